@@ -1,0 +1,47 @@
+# rig — see README.md. `make demo` and `make test` work on a fresh Debian 12 as root.
+GO        ?= go
+BIN       := bin/rig
+# Every system package rig, its tests and its benchmark need.
+DEB_PKGS  := dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk pkg-config iproute2 util-linux gcc libc6-dev
+TEST_TIMEOUT ?= 25m
+
+.PHONY: all deps build test unit demo bench fuzz vet clean
+
+all: build
+
+# Installs what is missing, and is a quick no-op when everything is there.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: need root to apt-get install$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/rig
+
+vet: deps
+	$(GO) vet ./...
+
+# Whole suite: unit + privileged integration tests (skipped with a reason when
+# not root). -p 1: integration tests share the host's hugepages and OvS binaries.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+demo: build
+	./$(BIN) plan -p hugepages-2m
+	./$(BIN) up -p hugepages-2m
+	@echo "--- second run: expect every step ok, zero changes"
+	./$(BIN) up -p hugepages-2m
+
+fuzz: deps
+	$(GO) test ./playbooks -run '^$$' -fuzz FuzzParse -fuzztime 30s
+
+clean:
+	rm -rf bin
+
+-include mk/*.mk

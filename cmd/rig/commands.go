@@ -1,0 +1,10 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// addCommands registers every subcommand. Each command group lives in its
+// own file and exposes one constructor taking the shared *app.
+func addCommands(root *cobra.Command, a *app) {
+	root.AddCommand(newPlanCmd(a), newUpCmd(a), newApplyCmd(a), newPlaybooksCmd(a))
+	root.AddCommand(newHugepagesCmd(a))
+}

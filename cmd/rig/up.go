@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rig/playbooks"
+	"rig/provision"
+)
+
+// runFlags are the flags shared by plan, up and apply.
+type runFlags struct {
+	playbook string
+	only     []string
+	skip     []string
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.playbook, "playbook", "p", "", "playbook: an embedded name ("+strings.Join(playbooks.Names(), ", ")+") or a path")
+	cmd.Flags().StringSliceVar(&f.only, "only", nil, "run only these steps (comma-separated names)")
+	cmd.Flags().StringSliceVar(&f.skip, "skip", nil, "skip these steps (comma-separated names)")
+	_ = cmd.MarkFlagRequired("playbook")
+}
+
+func newPlanCmd(a *app) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "plan -p PLAYBOOK",
+		Short: "Check every step and print what `rig up` would change (changes nothing)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runPlaybook(cmd, f, provision.ModePlan)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newUpCmd(a *app) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "up -p PLAYBOOK",
+		Short: "Check, apply and re-check every step of a playbook",
+		Long: `Check, apply and re-check every step of a playbook, in order. A failed step
+stops the run and later steps are reported as not run. Only one apply runs
+per host at a time (a lock file); a second one waits up to --lock-timeout.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runPlaybook(cmd, f, provision.ModeApply)
+		},
+	}
+	f.register(cmd)
+	a.registerLockFlags(cmd)
+	return cmd
+}
+
+func newApplyCmd(a *app) *cobra.Command {
+	cmd := newUpCmd(a)
+	cmd.Use = "apply -p PLAYBOOK"
+	cmd.Short = "Same as up"
+	return cmd
+}
+
+func (a *app) registerLockFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&a.lockPath, "lock-file", provision.DefaultLockPath, "host-wide lock taken while applying")
+	cmd.Flags().DurationVar(&a.lockTimeout, "lock-timeout", 60*time.Second, "how long to wait for another rig apply to finish")
+}
+
+func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) error {
+	pb, err := playbooks.Load(f.playbook)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	env := &provision.Env{Host: a.host()}
+	runner, err := provision.NewRunnerFor(pb, env)
+	if err != nil {
+		return err
+	}
+	if _, err := runner.Select(provision.Selection{Only: f.only, Skip: f.skip}); err != nil {
+		return withCode(exitUsage, err)
+	}
+	ctx := cmd.Context()
+	if mode == provision.ModeApply {
+		lock, err := provision.AcquireLock(ctx, a.lockPath, a.lockTimeout)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
+	rep, err := runner.Run(ctx, mode, provision.Selection{Only: f.only, Skip: f.skip})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	rep.Playbook = pb.Source
+	if a.json() {
+		if err := a.emitJSON(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(a.out); err != nil {
+		return err
+	}
+	switch {
+	case rep.Summary.Failed > 0:
+		return withCode(exitFailure, nil)
+	case rep.Summary.PendingReboot > 0:
+		if !a.json() {
+			fmt.Fprintln(a.errOut, "rig: power cycle required for the pending changes to take effect")
+		}
+		return withCode(exitPowerCycle, nil)
+	}
+	return nil
+}
+
+func newPlaybooksCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "playbooks [NAME]",
+		Short: "List the embedded playbooks, or print one",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				b, ok := playbooks.Embedded(args[0])
+				if !ok {
+					return withCode(exitUsage, fmt.Errorf("no embedded playbook %q (have: %s)", args[0], strings.Join(playbooks.Names(), ", ")))
+				}
+				_, err := a.out.Write(b)
+				return err
+			}
+			if a.json() {
+				return a.emitJSON(map[string]any{"schemaVersion": "rig.playbooks/v1", "playbooks": playbooks.Names()})
+			}
+			for _, n := range playbooks.Names() {
+				fmt.Fprintln(a.out, n)
+			}
+			return nil
+		},
+	}
+}

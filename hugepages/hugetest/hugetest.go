@@ -1,0 +1,71 @@
+// Package hugetest gives privileged tests real 2 MiB hugepages and gives
+// them back: Reserve raises the system-wide 2 MiB pool so that at least n
+// pages are free, and restores the previous count when the test ends.
+package hugetest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const sysDir = "/sys/kernel/mm/hugepages/hugepages-2048kB"
+
+func readInt(name string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(sysDir, name))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// RequireRoot skips the test (with the reason) unless running as root.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("privileged test: needs root (CI runs as root); run `sudo make test`")
+	}
+}
+
+// Reserve makes at least n 2 MiB hugepages free for the test and restores
+// nr_hugepages at cleanup. It skips when not root and fails when the kernel
+// grants fewer pages than needed.
+func Reserve(t testing.TB, n int) {
+	t.Helper()
+	RequireRoot(t)
+	total, err := readInt("nr_hugepages")
+	if err != nil {
+		t.Fatalf("hugetest: %v", err)
+	}
+	free, err := readInt("free_hugepages")
+	if err != nil {
+		t.Fatalf("hugetest: %v", err)
+	}
+	if free >= n {
+		return
+	}
+	want := total + (n - free)
+	if err := write(want); err != nil {
+		t.Fatalf("hugetest: reserve %d pages: %v", want, err)
+	}
+	t.Cleanup(func() {
+		if err := write(total); err != nil {
+			t.Errorf("hugetest: restore nr_hugepages=%d: %v", total, err)
+		}
+	})
+	got, _ := readInt("free_hugepages")
+	if got < n {
+		t.Fatalf("hugetest: wanted %d free 2 MiB pages, kernel granted %d free", n, got)
+	}
+}
+
+func write(n int) error {
+	p := filepath.Join(sysDir, "nr_hugepages")
+	if err := os.WriteFile(p, []byte(strconv.Itoa(n)), 0); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}

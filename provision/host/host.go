@@ -1,0 +1,170 @@
+// Package host is rig's seam to the machine: every sysfs/procfs/etc path is
+// resolved under a root directory, every external tool goes through one exec
+// function, and netlink goes through a handle opened per network namespace.
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ExecFunc is the one exec seam. It returns the tool's stdout; on failure
+// the error is a *ToolError carrying argv and output.
+type ExecFunc func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// ToolError is returned by RealExec when a tool fails to start or exits non-zero.
+type ToolError struct {
+	Argv   []string
+	Stdout string
+	Stderr string
+	Err    error
+}
+
+func (e *ToolError) Error() string {
+	out := strings.TrimSpace(e.Stderr)
+	if out == "" {
+		out = strings.TrimSpace(e.Stdout)
+	}
+	if out == "" {
+		return fmt.Sprintf("%s: %v", strings.Join(e.Argv, " "), e.Err)
+	}
+	return fmt.Sprintf("%s: %v: %s", strings.Join(e.Argv, " "), e.Err, out)
+}
+
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// NotFound reports whether the tool itself could not be found.
+func (e *ToolError) NotFound() bool { return errors.Is(e.Err, exec.ErrNotFound) }
+
+// RealExec runs the tool with no shell in between.
+func RealExec(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err != nil {
+		return stdout.Bytes(), &ToolError{Argv: append([]string{name}, args...), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// Host bundles the seams. The zero Root means "/".
+type Host struct {
+	Root string
+	Exec ExecFunc
+}
+
+// New returns a Host rooted at root (empty means "/") that runs real tools.
+func New(root string) *Host {
+	if root == "" {
+		root = "/"
+	}
+	return &Host{Root: root, Exec: RealExec}
+}
+
+// Path maps an absolute host path (e.g. /sys/kernel/mm) under the root.
+func (h *Host) Path(p string) string {
+	root := h.Root
+	if root == "" || root == "/" {
+		return filepath.Clean("/" + p)
+	}
+	return filepath.Join(root, filepath.Clean("/"+p))
+}
+
+// IsRealRoot reports whether paths resolve to the live system.
+func (h *Host) IsRealRoot() bool { return h.Root == "" || filepath.Clean(h.Root) == "/" }
+
+// ReadFile reads a host path under the root.
+func (h *Host) ReadFile(p string) ([]byte, error) { return os.ReadFile(h.Path(p)) }
+
+// ReadString reads a host path and trims surrounding whitespace.
+func (h *Host) ReadString(p string) (string, error) {
+	b, err := h.ReadFile(p)
+	return strings.TrimSpace(string(b)), err
+}
+
+// WriteFile writes a sysfs-style attribute (no create, no truncate semantics
+// beyond what the kernel does) or a regular file under the root.
+func (h *Host) WriteFile(p string, data []byte) error {
+	f, err := os.OpenFile(h.Path(p), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// CreateFile writes a regular file under the root, creating parent dirs.
+func (h *Host) CreateFile(p string, data []byte, perm fs.FileMode) error {
+	full := h.Path(p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(full, data, perm)
+}
+
+// Remove deletes a file under the root.
+func (h *Host) Remove(p string) error { return os.Remove(h.Path(p)) }
+
+// Glob expands a host pattern under the root and returns host paths (root stripped).
+func (h *Host) Glob(pattern string) ([]string, error) {
+	m, err := filepath.Glob(h.Path(pattern))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(m))
+	for _, p := range m {
+		out = append(out, h.Unroot(p))
+	}
+	return out, nil
+}
+
+// Unroot turns a path under the root back into the host path it stands for.
+func (h *Host) Unroot(p string) string {
+	if h.IsRealRoot() {
+		return p
+	}
+	rel, err := filepath.Rel(filepath.Clean(h.Root), p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return p
+	}
+	return "/" + rel
+}
+
+// ReadDir lists a host directory under the root.
+func (h *Host) ReadDir(p string) ([]os.DirEntry, error) { return os.ReadDir(h.Path(p)) }
+
+// Stat stats a host path under the root.
+func (h *Host) Stat(p string) (os.FileInfo, error) { return os.Stat(h.Path(p)) }
+
+// Lstat lstats a host path under the root.
+func (h *Host) Lstat(p string) (os.FileInfo, error) { return os.Lstat(h.Path(p)) }
+
+// Readlink reads a symlink under the root.
+func (h *Host) Readlink(p string) (string, error) { return os.Readlink(h.Path(p)) }
+
+// Exists reports whether a host path exists under the root.
+func (h *Host) Exists(p string) bool {
+	_, err := os.Stat(h.Path(p))
+	return err == nil
+}
+
+// Run calls the exec seam.
+func (h *Host) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	ex := h.Exec
+	if ex == nil {
+		ex = RealExec
+	}
+	return ex(ctx, name, args...)
+}

@@ -1,0 +1,156 @@
+package provision
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ReportSchemaVersion names the JSON shape of Report; bump on breaking change.
+const ReportSchemaVersion = "rig.report/v1"
+
+// StepResult is one step's outcome.
+type StepResult struct {
+	Name       string        `json:"name"`
+	Status     Status        `json:"status"`
+	Duration   time.Duration `json:"-"`
+	DurationMS float64       `json:"durationMs"`
+	Changes    []Change      `json:"changes,omitempty"`
+	Pending    string        `json:"pending,omitempty"`
+	Notes      []string      `json:"notes,omitempty"`
+	Error      string        `json:"error,omitempty"`
+	Cause      string        `json:"cause,omitempty"`
+	Fix        string        `json:"fix,omitempty"`
+	Err        error         `json:"-"`
+}
+
+func (r *StepResult) setErr(err error) {
+	r.Err = err
+	r.Error = err.Error()
+	if p, ok := AsProblem(err); ok {
+		r.Cause = p.Cause
+		r.Fix = p.Fix
+	}
+}
+
+// Summary counts results by status.
+type Summary struct {
+	OK            int  `json:"ok"`
+	Changed       int  `json:"changed"`
+	WouldChange   int  `json:"wouldChange"`
+	PendingReboot int  `json:"pendingReboot"`
+	Failed        int  `json:"failed"`
+	NotRun        int  `json:"notRun"`
+	Changes       int  `json:"changes"`
+	Success       bool `json:"success"`
+}
+
+// Report is the result of one run.
+type Report struct {
+	SchemaVersion string       `json:"schemaVersion"`
+	Mode          Mode         `json:"mode"`
+	Playbook      string       `json:"playbook,omitempty"`
+	Started       time.Time    `json:"started"`
+	Steps         []StepResult `json:"steps"`
+	Summary       Summary      `json:"summary"`
+}
+
+func (r *Report) summarize() {
+	s := Summary{}
+	for _, st := range r.Steps {
+		switch st.Status {
+		case StatusOK:
+			s.OK++
+		case StatusChanged:
+			s.Changed++
+		case StatusWouldChange:
+			s.WouldChange++
+		case StatusPendingReboot:
+			s.PendingReboot++
+		case StatusFailed:
+			s.Failed++
+		case StatusNotRun:
+			s.NotRun++
+		}
+		s.Changes += len(st.Changes)
+	}
+	s.Success = s.Failed == 0
+	r.Summary = s
+}
+
+// FailedStep returns the failed step, if any.
+func (r *Report) FailedStep() *StepResult {
+	for i := range r.Steps {
+		if r.Steps[i].Status == StatusFailed {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// WriteText prints the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "STEP\tSTATUS\tTIME\tDETAIL\n")
+	for _, st := range r.Steps {
+		detail := ""
+		switch {
+		case st.Status == StatusFailed:
+			detail = "see below"
+		case len(st.Changes) > 0:
+			detail = fmt.Sprintf("%d change(s)", len(st.Changes))
+		case st.Pending != "":
+			detail = st.Pending
+		}
+		dur := "-"
+		if st.Status != StatusNotRun {
+			dur = st.Duration.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, st.Status, dur, detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, st := range r.Steps {
+		if len(st.Changes) == 0 && len(st.Notes) == 0 && st.Err == nil && st.Error == "" && st.Pending == "" {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%s):\n", st.Name, st.Status)
+		verb := "  + "
+		if st.Status == StatusChanged || st.Status == StatusPendingReboot {
+			verb = "  ✓ "
+		}
+		for _, c := range st.Changes {
+			fmt.Fprintf(w, "%s%s\n", verb, c)
+		}
+		for _, n := range st.Notes {
+			fmt.Fprintf(w, "  · %s\n", n)
+		}
+		if st.Pending != "" {
+			fmt.Fprintf(w, "  ! pending: %s\n", st.Pending)
+		}
+		if st.Error != "" {
+			msg := st.Error
+			if p, ok := AsProblem(st.Err); ok && (p.Cause != "" || p.Fix != "") {
+				// print cause/fix on their own lines
+				msg = strings.TrimSuffix(strings.TrimSuffix(msg, "; fix: "+p.Fix), "; likely cause: "+p.Cause)
+			}
+			fmt.Fprintf(w, "  ✗ %s\n", msg)
+			if st.Cause != "" {
+				fmt.Fprintf(w, "    cause: %s\n", st.Cause)
+			}
+			if st.Fix != "" {
+				fmt.Fprintf(w, "    fix:   %s\n", st.Fix)
+			}
+		}
+	}
+	s := r.Summary
+	fmt.Fprintf(w, "\n%s: %d ok, %d changed, %d would change, %d pending reboot, %d failed, %d not run (%d change(s))\n",
+		r.Mode, s.OK, s.Changed, s.WouldChange, s.PendingReboot, s.Failed, s.NotRun, s.Changes)
+	if f := r.FailedStep(); f != nil {
+		fmt.Fprintf(w, "FAILED at step %q\n", f.Name)
+	}
+	return nil
+}
