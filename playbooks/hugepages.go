@@ -45,8 +45,8 @@ func ParsePageSize(s string) (int64, error) {
 		return 0, fmt.Errorf("empty page size; use e.g. 2M or 1G")
 	}
 	low := strings.ToLower(in)
-	low = strings.TrimSuffix(low, "ib")
 	low = strings.TrimSuffix(low, "b")
+	low = strings.TrimSuffix(low, "i")
 	mult := int64(0)
 	switch {
 	case strings.HasSuffix(low, "k"):

@@ -1,7 +1,174 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"rig/hugepages"
+	"rig/playbooks"
+	"rig/provision"
+)
+
+const hugepagesShowSchema = "rig.hugepages/v1"
 
 func newHugepagesCmd(a *app) *cobra.Command {
-	return &cobra.Command{Use: "hugepages", Short: "Show and set hugepages"}
+	cmd := &cobra.Command{
+		Use:   "hugepages",
+		Short: "Show and set hugepages (per size and NUMA node) and hugetlbfs mounts",
+	}
+	cmd.AddCommand(newHugepagesShowCmd(a), newHugepagesSetCmd(a))
+	return cmd
+}
+
+func newHugepagesShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show",
+		Short: "Print pages per size and node, hugetlbfs mounts, and stale DPDK hugepage files",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h := a.host()
+			st, err := hugepages.ReadState(h)
+			if err != nil {
+				return err
+			}
+			st.Stale = hugepages.FindStale(h, st.Mounts)
+			verify := st.VerifyMeminfo()
+			if a.json() {
+				out := struct {
+					SchemaVersion string `json:"schemaVersion"`
+					*hugepages.State
+					MeminfoMismatch string `json:"meminfoMismatch,omitempty"`
+				}{SchemaVersion: hugepagesShowSchema, State: st}
+				if verify != nil {
+					out.MeminfoMismatch = verify.Error()
+				}
+				return a.emitJSON(out)
+			}
+			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SIZE\tNODE\tTOTAL\tFREE\tRSVD\tSURP\tMEMORY")
+			for _, p := range st.Pools {
+				node, rsvd := "all", strconv.Itoa(p.Reserved)
+				if p.Node != hugepages.AllNodes {
+					node, rsvd = strconv.Itoa(p.Node), "-"
+				}
+				def := ""
+				if p.SizeKB == st.DefaultSizeKB && p.Node == hugepages.AllNodes {
+					def = " (default)"
+				}
+				fmt.Fprintf(tw, "%s%s\t%s\t%d\t%d\t%s\t%d\t%s\n", hugepages.FormatSize(p.SizeKB), def, node,
+					p.Total, p.Free, rsvd, p.Surplus, humanKB(int64(p.Total)*p.SizeKB))
+			}
+			tw.Flush()
+			fmt.Fprintf(a.out, "\n/proc/meminfo: HugePages_Total=%d HugePages_Free=%d HugePages_Rsvd=%d HugePages_Surp=%d Hugepagesize=%d kB\n",
+				st.Meminfo.Total, st.Meminfo.Free, st.Meminfo.Reserved, st.Meminfo.Surplus, st.Meminfo.DefaultSizeKB)
+			if verify != nil {
+				fmt.Fprintf(a.out, "WARNING: %v\n", verify)
+			}
+			if len(st.Mounts) == 0 {
+				fmt.Fprintln(a.out, "\nNo hugetlbfs mounted (DPDK needs one unless it runs with --in-memory)")
+			} else {
+				fmt.Fprintln(a.out, "\nhugetlbfs mounts:")
+				for _, m := range st.Mounts {
+					fmt.Fprintf(a.out, "  %s  pagesize=%s  (%s)\n", m.Path, hugepages.FormatSize(m.PageSizeKB), m.Options)
+				}
+			}
+			if len(st.Stale) > 0 {
+				var pages int64
+				fmt.Fprintln(a.out, "\nStale DPDK hugepage files (no live process maps or holds them):")
+				for _, f := range st.Stale {
+					fmt.Fprintf(a.out, "  %s  %d x %s\n", f.Path, f.Pages, hugepages.FormatSize(f.PageSizeKB))
+					pages += f.Pages
+				}
+				fmt.Fprintf(a.out, "  %d page(s) held; delete the files (or `dpdk-hugepages.py -c`) to free them\n", pages)
+			}
+			return nil
+		},
+	}
+}
+
+func humanKB(kb int64) string {
+	switch {
+	case kb >= 1<<20:
+		return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+	case kb >= 1<<10:
+		return fmt.Sprintf("%.0f MiB", float64(kb)/(1<<10))
+	}
+	return fmt.Sprintf("%d kB", kb)
+}
+
+func newHugepagesSetCmd(a *app) *cobra.Command {
+	var (
+		size    string
+		count   int
+		node    int
+		mount   string
+		persist bool
+		dryRun  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "set --size 2M --count N [--node N] [--mount DIR] [--persist]",
+		Short: "Reserve pages (system-wide or on one node) and optionally mount hugetlbfs, verified",
+		Long: `Reserve pages through sysfs and read them back; when the kernel grants fewer
+than asked, the previous count is restored and rig says why and how to fix it.
+This runs the same hugepages step as a playbook's hugepages section.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec := &playbooks.HugepagesSpec{Persist: persist,
+				Pages: []playbooks.HugepageReservation{{Size: size, Count: count}}}
+			if cmd.Flags().Changed("node") {
+				spec.Pages[0].Node = &node
+			}
+			if mount != "" {
+				spec.Mounts = []playbooks.HugetlbfsMount{{Path: mount, PageSize: size}}
+			}
+			if errs := spec.Validate(); len(errs) > 0 {
+				return withCode(exitUsage, fmt.Errorf("hugepages set: %v", errs[0]))
+			}
+			step, err := provision.NewHugepagesStep(a.host(), spec)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			mode := provision.ModeApply
+			if dryRun {
+				mode = provision.ModePlan
+			} else {
+				lock, err := provision.AcquireLock(cmd.Context(), a.lockPath, a.lockTimeout)
+				if err != nil {
+					return err
+				}
+				defer lock.Release()
+			}
+			r := &provision.Runner{Steps: []provision.Step{step}}
+			rep, err := r.Run(cmd.Context(), mode, provision.Selection{})
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				err = a.emitJSON(rep)
+			} else {
+				err = rep.WriteText(a.out)
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Summary.Failed > 0 {
+				return withCode(exitFailure, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&size, "size", "2M", "page size (2M, 1G, 2048kB)")
+	cmd.Flags().IntVar(&count, "count", 0, "number of pages wanted")
+	cmd.Flags().IntVar(&node, "node", 0, "NUMA node (default: system-wide)")
+	cmd.Flags().StringVar(&mount, "mount", "", "also mount hugetlbfs with this page size at DIR")
+	cmd.Flags().BoolVar(&persist, "persist", false, "also write boot-time config (/etc/tmpfiles.d, a systemd mount unit)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only print what would change")
+	_ = cmd.MarkFlagRequired("count")
+	a.registerLockFlags(cmd)
+	return cmd
 }

@@ -168,3 +168,12 @@ func (h *Host) Run(ctx context.Context, name string, args ...string) ([]byte, er
 	}
 	return ex(ctx, name, args...)
 }
+
+// Symlink creates a symlink at host path p (under the root) pointing to target (verbatim).
+func (h *Host) Symlink(target, p string) error {
+	full := h.Path(p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	return os.Symlink(target, full)
+}

@@ -1,0 +1,151 @@
+package playbooks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEmbeddedPlaybooksParse(t *testing.T) {
+	names := Names()
+	if len(names) == 0 {
+		t.Fatal("no embedded playbooks")
+	}
+	for _, n := range names {
+		pb, err := Load(n)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		if pb.Name != n {
+			t.Errorf("%s: name field %q does not match the file name", n, pb.Name)
+		}
+		if pb.Source != "embedded:"+n {
+			t.Errorf("%s: source %q", n, pb.Source)
+		}
+	}
+}
+
+func TestParseHugepages(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte(`
+name: t
+hugepages:
+  pages:
+    - size: 1G
+      count: 4
+      node: 1
+    - size: 2048kB
+      count: 0
+  mounts:
+    - path: /mnt/huge1G
+      pagesize: 1G
+  persist: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := pb.Hugepages
+	if len(h.Pages) != 2 || h.Pages[0].Size != "1G" || h.Pages[0].Count != 4 || h.Pages[0].Node == nil || *h.Pages[0].Node != 1 ||
+		h.Pages[1].Node != nil || !h.Persist || h.Mounts[0].Path != "/mnt/huge1G" {
+		t.Fatalf("parsed %+v", h)
+	}
+}
+
+// Each bad playbook's error must name the file, the line and the field.
+func TestParseErrorsNameFileLineField(t *testing.T) {
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"unknown top key", "name: t\nhugepage:\n  pages: []\n", "bad.yaml:2: hugepage: unknown field (known: name, description, hugepages,"},
+		{"unknown nested key", "hugepages:\n  pages:\n    - size: 2M\n      cuont: 4\n", "bad.yaml:4: hugepages.pages[0].cuont: unknown field (known: size, count, node)"},
+		{"string for int", "hugepages:\n  pages:\n    - size: 2M\n      count: lots\n", `bad.yaml:4: hugepages.pages[0].count: want a whole number, got "lots"`},
+		{"bad size", "hugepages:\n  pages:\n    - size: 3M\n      count: 4\n", `bad.yaml:3: hugepages.pages[0].size: page size "3M": not a power of two`},
+		{"negative count", "hugepages:\n  pages:\n    - size: 2M\n      count: -1\n", "bad.yaml:4: hugepages.pages[0].count: must be >= 0, got -1"},
+		{"bad node", "hugepages:\n  pages:\n    - size: 2M\n      count: 1\n      node: 5000\n", "bad.yaml:5: hugepages.pages[0].node: NUMA node must be 0..1023, got 5000"},
+		{"duplicate pool", "hugepages:\n  pages:\n    - size: 2M\n      count: 1\n    - size: 2048kB\n      count: 2\n", "bad.yaml:5: hugepages.pages[1]: same size and node as pages[0]"},
+		{"relative mount", "hugepages:\n  mounts:\n    - path: huge\n", `bad.yaml:3: hugepages.mounts[0].path: want an absolute directory other than /, got "huge"`},
+		{"list for map", "hugepages:\n  - 1\n", "bad.yaml:2: hugepages: want a mapping (key: value), got a list"},
+		{"bool as string", "hugepages:\n  persist: yes\n", `bad.yaml:2: hugepages.persist: want true or false, got "yes"`},
+		{"duplicate key", "name: a\nname: b\n", "bad.yaml:2: name: duplicate key"},
+		{"yaml syntax", "hugepages:\n  pages: [\n", "bad.yaml:"},
+		{"two documents", "name: a\n---\nname: b\n", "bad.yaml:2: more than one YAML document"},
+		{"empty", "", "bad.yaml: empty playbook"},
+	}
+	for _, c := range cases {
+		_, err := Parse("bad.yaml", []byte(c.doc))
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %q\nwant substring %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestParseReportsAllErrorsInLineOrder(t *testing.T) {
+	_, err := Parse("p.yaml", []byte("hugepages:\n  pages:\n    - size: 2M\n      count: -3\n    - size: 7M\n      count: 1\n"))
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 2 || es[0].Line != 4 || es[1].Line != 5 {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLoadByPathAndUnknownName(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mine.yaml")
+	if err := os.WriteFile(p, []byte("name: mine\nhugepages:\n  pages:\n    - size: 2M\n      count: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pb, err := Load(p)
+	if err != nil || pb.Source != p || pb.Hugepages.Pages[0].Count != 2 {
+		t.Fatalf("%+v %v", pb, err)
+	}
+	if _, err := Load("no-such-playbook"); err == nil || !strings.Contains(err.Error(), "not an embedded playbook") {
+		t.Fatalf("unknown: %v", err)
+	}
+}
+
+func TestParsePageSize(t *testing.T) {
+	ok := map[string]int64{"2M": 2048, "2MB": 2048, "2048kB": 2048, "2048K": 2048, "1G": 1 << 20, "1GB": 1 << 20, "1Gi": 1 << 20, "2097152": 2048, "1024M": 1 << 20}
+	for in, want := range ok {
+		if got, err := ParsePageSize(in); err != nil || got != want {
+			t.Errorf("ParsePageSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "M", "-2M", "3M", "2X", "1000", "99999999999G"} {
+		if _, err := ParsePageSize(bad); err == nil {
+			t.Errorf("ParsePageSize(%q): want error", bad)
+		}
+	}
+}
+
+// FuzzParse: any input either parses to a playbook that validates, or
+// fails with a *Error/Errors naming the file — never a panic.
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		b, _ := Embedded(n)
+		f.Add(b)
+	}
+	f.Add([]byte("hugepages:\n  pages:\n    - size: 1G\n      count: 4\n      node: 0\n  mounts:\n    - path: /mnt/h\n      pagesize: 1G\n"))
+	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
+	f.Add([]byte("hugepages: {pages: [{size: 2M, count: 0x10}]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pb, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			var e *Error
+			var es Errors
+			if !errors.As(err, &e) && !errors.As(err, &es) {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if errs := pb.Validate(); len(errs) != 0 {
+			t.Fatalf("parsed but invalid: %v", errs)
+		}
+	})
+}

@@ -1,0 +1,236 @@
+package provision
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"rig/hugepages/hugetest"
+	"rig/playbooks"
+)
+
+func intp(n int) *int { return &n }
+
+func hpStep(t *testing.T, k *hugetest.FakeKernel, spec *playbooks.HugepagesSpec) *HugepagesStep {
+	t.Helper()
+	if errs := spec.Validate(); len(errs) > 0 {
+		t.Fatalf("spec: %v", errs)
+	}
+	s, err := NewHugepagesStepWith(k, k, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runOne(t *testing.T, s Step, mode Mode) StepResult {
+	t.Helper()
+	rep, err := (&Runner{Steps: []Step{s}}).Run(context.Background(), mode, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Steps[0]
+}
+
+func TestHugepagesPlanApplyTwice(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048, 1 << 20}, []int{0, 1})
+	spec := &playbooks.HugepagesSpec{
+		Pages: []playbooks.HugepageReservation{
+			{Size: "2M", Count: 512, Node: intp(0)},
+			{Size: "2M", Count: 256, Node: intp(1)},
+			{Size: "1G", Count: 2},
+		},
+		Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}, {Path: "/mnt/huge1G", PageSize: "1G"}},
+	}
+	s := hpStep(t, k, spec)
+
+	// plan: exact changes, no write
+	res := runOne(t, s, ModePlan)
+	want := []Change{
+		{Object: "hugepages node0 2048kB", Action: "set nr_hugepages", From: "0", To: "512"},
+		{Object: "hugepages node1 2048kB", Action: "set nr_hugepages", From: "0", To: "256"},
+		{Object: "hugepages 1048576kB", Action: "set nr_hugepages", From: "0", To: "2"},
+		{Object: "hugetlbfs /dev/hugepages", Action: "mount hugetlbfs", To: "pagesize=2M"},
+		{Object: "hugetlbfs /mnt/huge1G", Action: "mount hugetlbfs", To: "pagesize=1G"},
+	}
+	if res.Status != StatusWouldChange || !reflect.DeepEqual(res.Changes, want) {
+		t.Fatalf("plan: %s %+v", res.Status, res.Changes)
+	}
+	if len(k.Writes) != 0 {
+		t.Fatalf("plan wrote: %q", k.Writes)
+	}
+
+	// apply: the writes, in order, then verified
+	res = runOne(t, s, ModeApply)
+	if res.Status != StatusChanged || res.Error != "" {
+		t.Fatalf("apply: %+v", res)
+	}
+	wantWrites := []string{
+		"/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages=512",
+		"/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages=256",
+		"/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages=2",
+		"mount /dev/hugepages",
+		"mount /mnt/huge1G",
+	}
+	if !reflect.DeepEqual(k.Writes, wantWrites) {
+		t.Fatalf("writes %q\nwant %q", k.Writes, wantWrites)
+	}
+	if !reflect.DeepEqual(k.Mounts, []string{"/dev/hugepages 2048", "/mnt/huge1G 1048576"}) {
+		t.Fatalf("mounts %q", k.Mounts)
+	}
+
+	// apply twice: nothing changes, nothing is written
+	k.ResetWrites()
+	res = runOne(t, s, ModeApply)
+	if res.Status != StatusOK || len(res.Changes) != 0 {
+		t.Fatalf("second apply: %+v", res)
+	}
+	if len(k.Writes) != 0 {
+		t.Fatalf("second apply wrote: %q", k.Writes)
+	}
+	if !reflect.DeepEqual(res.Notes, []string{"node0 2048kB: 512 pages, 512 free", "node1 2048kB: 256 pages, 256 free", "1048576kB: 2 pages, 2 free"}) {
+		t.Fatalf("notes %q", res.Notes)
+	}
+}
+
+func TestHugepagesPartialGrantRollsBack(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048, 1 << 20}, []int{0})
+	k.Capacity[1<<20] = 1
+	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "1G", Count: 4, Node: intp(0)}}})
+	res := runOne(t, s, ModeApply)
+	if res.Status != StatusFailed {
+		t.Fatalf("want failed, got %+v", res)
+	}
+	for _, sub := range []string{"node0 1048576kB", "kernel granted 1 of 4", "restored the previous 0"} {
+		if !strings.Contains(res.Error, sub) {
+			t.Errorf("error %q lacks %q", res.Error, sub)
+		}
+	}
+	if !strings.Contains(res.Fix, "hugepagesz=1G hugepages=4") || !strings.Contains(res.Cause, "contiguous") {
+		t.Errorf("cause %q fix %q", res.Cause, res.Fix)
+	}
+	if got := k.Writes; len(got) != 2 || !strings.HasSuffix(got[1], "nr_hugepages=0") {
+		t.Fatalf("writes %q: want the try then the restore", got)
+	}
+	b, _ := os.ReadFile(k.Path("/sys/devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages"))
+	if strings.TrimSpace(string(b)) != "0" {
+		t.Fatalf("not restored: %q", b)
+	}
+}
+
+func TestHugepagesProblems(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
+	cases := []struct {
+		name string
+		spec *playbooks.HugepagesSpec
+		want []string
+	}{
+		{"size not offered", &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "1G", Count: 1}}},
+			[]string{"page size 1G not offered by this kernel (offered: 2M)", "pdpe1gb"}},
+		{"no such node", &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 1, Node: intp(3)}}},
+			[]string{"hugepages node3 2048kB", "NUMA node 3 has no hugepage pools (nodes: [0])"}},
+	}
+	for _, c := range cases {
+		res := runOne(t, hpStep(t, k, c.spec), ModePlan)
+		if res.Status != StatusFailed {
+			t.Errorf("%s: status %s", c.name, res.Status)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.Error+" "+res.Cause+" "+res.Fix, w) {
+				t.Errorf("%s: %q lacks %q", c.name, res.Error, w)
+			}
+		}
+	}
+	// a hugetlbfs already mounted with another page size is a failure, not a remount
+	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=1024M 0 0\ntmpfs /run tmpfs rw 0 0\n")
+	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages", PageSize: "2M"}}}), ModeApply)
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "mounted with pagesize=1G, want 2M") || !strings.Contains(res.Fix, "umount /dev/hugepages") {
+		t.Fatalf("wrong page size mount: %+v", res)
+	}
+	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/run"}}}), ModeApply)
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "/run is already a tmpfs mount") {
+		t.Fatalf("other fs: %+v", res)
+	}
+	if len(k.Writes) != 0 {
+		t.Fatalf("failed checks wrote: %q", k.Writes)
+	}
+}
+
+func TestHugepagesPersistApplyTwice(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	s := hpStep(t, k, &playbooks.HugepagesSpec{Persist: true,
+		Pages:  []playbooks.HugepageReservation{{Size: "2M", Count: 64}},
+		Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}})
+	res := runOne(t, s, ModePlan)
+	var objs []string
+	for _, c := range res.Changes {
+		objs = append(objs, c.Object)
+	}
+	wantObjs := []string{"hugepages 2048kB", "hugetlbfs /dev/hugepages", "persist /etc/tmpfiles.d/rig-hugepages.conf",
+		"persist /etc/systemd/system/dev-hugepages.mount", "persist /etc/systemd/system/sysinit.target.wants/dev-hugepages.mount"}
+	if !reflect.DeepEqual(objs, wantObjs) {
+		t.Fatalf("plan objects %q", objs)
+	}
+	if res := runOne(t, s, ModeApply); res.Status != StatusChanged {
+		t.Fatalf("apply: %+v", res)
+	}
+	tmpf, _ := os.ReadFile(k.Path("/etc/tmpfiles.d/rig-hugepages.conf"))
+	if !strings.Contains(string(tmpf), "w /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages - - - - 64\n") {
+		t.Fatalf("tmpfiles: %s", tmpf)
+	}
+	if l, err := os.Readlink(k.Path("/etc/systemd/system/sysinit.target.wants/dev-hugepages.mount")); err != nil || l != "../dev-hugepages.mount" {
+		t.Fatalf("enable link: %q %v", l, err)
+	}
+	k.ResetWrites()
+	if res := runOne(t, s, ModeApply); res.Status != StatusOK || len(k.Writes) != 0 {
+		t.Fatalf("second apply: %+v writes %q", res, k.Writes)
+	}
+	// an edited persist file is reported and rewritten
+	k.Put("/etc/tmpfiles.d/rig-hugepages.conf", "edited\n")
+	res = runOne(t, s, ModePlan)
+	if len(res.Changes) != 1 || res.Changes[0].Action != "rewrite (survives reboot)" {
+		t.Fatalf("edited file: %+v", res.Changes)
+	}
+}
+
+func TestHugepagesPlanChangesNothingOnFakeRoot(t *testing.T) {
+	// `rig plan` over a real-looking tree: compare every file before and after.
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048, 1 << 20}, []int{0})
+	before := snapshot(t, k.Root)
+	s := hpStep(t, k, &playbooks.HugepagesSpec{Persist: true, Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}},
+		Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}})
+	runOne(t, s, ModePlan)
+	if after := snapshot(t, k.Root); !reflect.DeepEqual(before, after) {
+		t.Fatal("plan changed the host tree")
+	}
+}
+
+func snapshot(t *testing.T, root string) map[string]string {
+	out := map[string]string{}
+	err := walkFiles(root, func(p string, b []byte) { out[p] = string(b) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func walkFiles(root string, fn func(string, []byte)) error {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		p := root + "/" + e.Name()
+		if e.IsDir() {
+			if err := walkFiles(p, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		b, _ := os.ReadFile(p)
+		fn(p, b)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package provision
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeStep is a scripted step: Check returns plans in order (the last one
+// repeats), Apply records its calls and may fail.
+type fakeStep struct {
+	name     string
+	plans    []Plan
+	checkErr error
+	applyErr error
+	checks   int
+	applies  int
+}
+
+func (f *fakeStep) Name() string { return f.name }
+func (f *fakeStep) Check(ctx context.Context) (Plan, error) {
+	if f.checkErr != nil {
+		return Plan{}, f.checkErr
+	}
+	i := f.checks
+	if i >= len(f.plans) {
+		i = len(f.plans) - 1
+	}
+	f.checks++
+	return f.plans[i], nil
+}
+func (f *fakeStep) Apply(ctx context.Context, p Plan) error {
+	f.applies++
+	return f.applyErr
+}
+
+var oneChange = Plan{Changes: []Change{{Object: "x", Action: "set", From: "0", To: "1"}}}
+
+func statuses(r *Report) []Status {
+	var out []Status
+	for _, s := range r.Steps {
+		out = append(out, s.Status)
+	}
+	return out
+}
+
+func TestRunnerApplyAndPlan(t *testing.T) {
+	a := &fakeStep{name: "a", plans: []Plan{{}}}
+	b := &fakeStep{name: "b", plans: []Plan{oneChange, {}}}
+	c := &fakeStep{name: "c", plans: []Plan{{Pending: "power cycle required"}}}
+	r := &Runner{Steps: []Step{a, b, c}}
+	rep, err := r.Run(context.Background(), ModePlan, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusOK, StatusWouldChange, StatusPendingReboot}) {
+		t.Fatalf("plan statuses %v", got)
+	}
+	if a.applies+b.applies+c.applies != 0 {
+		t.Fatal("plan must not apply")
+	}
+	b.checks = 0
+	rep, err = r.Run(context.Background(), ModeApply, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusOK, StatusChanged, StatusPendingReboot}) {
+		t.Fatalf("apply statuses %v", got)
+	}
+	if a.applies != 0 || b.applies != 1 || c.applies != 0 {
+		t.Fatalf("applies a=%d b=%d c=%d", a.applies, b.applies, c.applies)
+	}
+	if rep.Summary.Changed != 1 || rep.Summary.Changes != 1 || rep.Summary.PendingReboot != 1 || !rep.Summary.Success {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+}
+
+func TestRunnerFailureStopsRun(t *testing.T) {
+	a := &fakeStep{name: "a", plans: []Plan{oneChange, {}}}
+	b := &fakeStep{name: "b", plans: []Plan{oneChange}, applyErr: &Problem{Object: "thing", Err: errors.New("boom"), Cause: "because", Fix: "do x"}}
+	c := &fakeStep{name: "c", plans: []Plan{oneChange}}
+	r := &Runner{Steps: []Step{a, b, c}}
+	rep, err := r.Run(context.Background(), ModeApply, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusChanged, StatusFailed, StatusNotRun}) {
+		t.Fatalf("statuses %v", got)
+	}
+	if c.checks != 0 || c.applies != 0 {
+		t.Fatal("step after the failure ran")
+	}
+	f := rep.FailedStep()
+	if f == nil || f.Name != "b" || f.Cause != "because" || f.Fix != "do x" || !strings.Contains(f.Error, "b: apply: thing: boom") {
+		t.Fatalf("failed step %+v", f)
+	}
+	var sb strings.Builder
+	if err := rep.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`FAILED at step "b"`, "cause: because", "fix:   do x", "not-run"} {
+		if !strings.Contains(sb.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, sb.String())
+		}
+	}
+}
+
+func TestRunnerVerifyAfterApply(t *testing.T) {
+	// Apply "succeeds" but the re-check still sees the change: failed, named.
+	a := &fakeStep{name: "a", plans: []Plan{oneChange}}
+	rep, _ := (&Runner{Steps: []Step{a}}).Run(context.Background(), ModeApply, Selection{})
+	if rep.Steps[0].Status != StatusFailed || !strings.Contains(rep.Steps[0].Error, "still differs: x: set 0 -> 1") {
+		t.Fatalf("got %+v", rep.Steps[0])
+	}
+	// A check error fails the step too.
+	b := &fakeStep{name: "b", checkErr: errors.New("cannot read")}
+	rep, _ = (&Runner{Steps: []Step{b}}).Run(context.Background(), ModePlan, Selection{})
+	if rep.Steps[0].Status != StatusFailed || rep.Steps[0].Error != "b: check: cannot read" {
+		t.Fatalf("got %+v", rep.Steps[0])
+	}
+}
+
+func TestRunnerOnlySkip(t *testing.T) {
+	mk := func() []Step {
+		return []Step{&fakeStep{name: "hugepages", plans: []Plan{{}}}, &fakeStep{name: "rdma", plans: []Plan{{}}}, &fakeStep{name: "ovs", plans: []Plan{{}}}}
+	}
+	names := func(r *Report) []string {
+		var out []string
+		for _, s := range r.Steps {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	r := &Runner{Steps: mk()}
+	rep, err := r.Run(context.Background(), ModePlan, Selection{Only: []string{"ovs", "hugepages"}})
+	if err != nil || !reflect.DeepEqual(names(rep), []string{"hugepages", "ovs"}) {
+		t.Fatalf("--only: %v %v", names(rep), err)
+	}
+	rep, err = r.Run(context.Background(), ModePlan, Selection{Skip: []string{"rdma"}})
+	if err != nil || !reflect.DeepEqual(names(rep), []string{"hugepages", "ovs"}) {
+		t.Fatalf("--skip: %v %v", names(rep), err)
+	}
+	var ue *UsageError
+	if _, err := r.Run(context.Background(), ModePlan, Selection{Only: []string{"hugepage"}}); !errors.As(err, &ue) ||
+		!strings.Contains(err.Error(), "unknown step hugepage") || !strings.Contains(err.Error(), "hugepages, rdma, ovs") {
+		t.Fatalf("unknown --only: %v", err)
+	}
+	if _, err := r.Run(context.Background(), ModePlan, Selection{Skip: []string{"nope"}}); !errors.As(err, &ue) {
+		t.Fatalf("unknown --skip: %v", err)
+	}
+	if _, err := r.Run(context.Background(), ModePlan, Selection{Only: []string{"ovs"}, Skip: []string{"rdma"}}); !errors.As(err, &ue) {
+		t.Fatalf("--only with --skip: %v", err)
+	}
+}
+
+func TestReportJSONSchema(t *testing.T) {
+	a := &fakeStep{name: "a", plans: []Plan{oneChange, {Notes: []string{"n"}}}}
+	r := &Runner{Steps: []Step{a}, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+	rep, _ := r.Run(context.Background(), ModeApply, Selection{})
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["schemaVersion"] != ReportSchemaVersion || m["mode"] != "apply" {
+		t.Fatalf("top level: %s", b)
+	}
+	want := `{"schemaVersion":"rig.report/v1","mode":"apply","started":"2026-11-30T00:00:00Z","steps":[{"name":"a","status":"changed","durationMs":0,"changes":[{"object":"x","action":"set","from":"0","to":"1"}],"notes":["n"]}],"summary":{"ok":0,"changed":1,"wouldChange":0,"pendingReboot":0,"failed":0,"notRun":0,"changes":1,"success":true}}`
+	if string(b) != want {
+		t.Fatalf("JSON changed shape (bump ReportSchemaVersion if intended):\n got %s\nwant %s", b, want)
+	}
+}
+
+const lockChildEnv = "RIG_LOCK_CHILD"
+
+// TestLockContention: a second process waits for the lock, times out with a
+// clear error naming the holder's pid, and gets it once the first releases.
+func TestLockContention(t *testing.T) {
+	if p := os.Getenv(lockChildEnv); p != "" {
+		_, err := AcquireLock(context.Background(), p, 200*time.Millisecond)
+		if err == nil {
+			os.Stdout.WriteString("GOT-LOCK\n")
+			return
+		}
+		os.Stdout.WriteString("LOCK-ERR " + err.Error() + "\n")
+		return
+	}
+	path := filepath.Join(t.TempDir(), "rig.lock")
+	l, err := AcquireLock(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := func() string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLockContention$")
+		cmd.Env = append(os.Environ(), lockChildEnv+"="+path)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	out := child()
+	if !strings.Contains(out, "LOCK-ERR") || !strings.Contains(out, "lock held by another rig") ||
+		!strings.Contains(out, "(pid "+strconv.Itoa(os.Getpid())+")") || !strings.Contains(out, "--lock-timeout") {
+		t.Fatalf("second process while held: %s", out)
+	}
+	// in-process too: flock is per open file, so a second acquire contends
+	t0 := time.Now()
+	if _, err := AcquireLock(context.Background(), path, 150*time.Millisecond); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("in-process second acquire: %v", err)
+	} else if time.Since(t0) < 150*time.Millisecond {
+		t.Fatal("did not wait for the timeout")
+	}
+	// a waiter gets it as soon as the holder releases
+	done := make(chan error, 1)
+	go func() {
+		l2, err := AcquireLock(context.Background(), path, 5*time.Second)
+		if err == nil {
+			l2.Release()
+		}
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	l.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("waiter after release: %v", err)
+	}
+	if out := child(); !strings.Contains(out, "GOT-LOCK") {
+		t.Fatalf("after release: %s", out)
+	}
+}
