@@ -9,6 +9,13 @@ import (
 // command line's targets.
 type Env struct {
 	Host *host.Host
+	// OVSRunDir is a private OvS instance's directory (`rig ovs daemon
+	// start --rundir`); OVSDB an ovsdb remote. Both empty: the system OvS.
+	OVSRunDir string
+	OVSDB     string
+	// NetNS is the network namespace (a name under /run/netns) whose
+	// netdevs the rdma step reads and sets up; "" = rig's own.
+	NetNS string
 }
 
 // stepBuilder makes the step for one playbook section, or nil when the
@@ -23,11 +30,35 @@ type stepBuilder struct {
 // cycle before anything above it makes sense), then memory, then OvS.
 func order() []stepBuilder {
 	return []stepBuilder{
+		{"mst", func(pb *playbooks.Playbook, env *Env) (Step, error) {
+			if pb.MST == nil {
+				return nil, nil
+			}
+			return NewMSTStep(env.Host, pb.MST)
+		}},
+		{"mode", func(pb *playbooks.Playbook, env *Env) (Step, error) {
+			if pb.Mode == nil {
+				return nil, nil
+			}
+			return NewModeStep(env.Host, pb.Mode)
+		}},
+		{"rdma", func(pb *playbooks.Playbook, env *Env) (Step, error) {
+			if pb.RDMA == nil {
+				return nil, nil
+			}
+			return NewRDMAStep(env, pb.RDMA)
+		}},
 		{"hugepages", func(pb *playbooks.Playbook, env *Env) (Step, error) {
 			if pb.Hugepages == nil {
 				return nil, nil
 			}
 			return NewHugepagesStep(env.Host, pb.Hugepages)
+		}},
+		{"ovs", func(pb *playbooks.Playbook, env *Env) (Step, error) {
+			if pb.OVS == nil {
+				return nil, nil
+			}
+			return NewOVSStep(env.Host, pb.OVS, env.OVSRunDir, env.OVSDB)
 		}},
 	}
 }

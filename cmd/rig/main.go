@@ -18,6 +18,7 @@ import (
 
 	"rig/provision"
 	"rig/provision/host"
+	"rig/provision/mlxconfig"
 )
 
 // Exit codes (documented in `rig --help`).
@@ -60,6 +61,7 @@ type app struct {
 
 	output      string // "text" or "json"
 	root        string // host root for sysfs/procfs
+	fwSim       string // firmware-config simulator state file (--fw-sim); "" = real tools
 	lockPath    string
 	lockTimeout time.Duration
 }
@@ -67,7 +69,13 @@ type app struct {
 func (a *app) json() bool { return a.output == "json" }
 
 // host returns the host seam for the --root flag.
-func (a *app) host() *host.Host { return host.New(a.root) }
+func (a *app) host() *host.Host {
+	h := host.New(a.root)
+	if a.fwSim != "" {
+		h.Exec = mlxconfig.NewSim(a.fwSim).Exec(h.Exec)
+	}
+	return h
+}
 
 // emitJSON writes v as indented JSON.
 func (a *app) emitJSON(v any) error {
@@ -100,6 +108,7 @@ what the path forwards.
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json")
 	pf.StringVar(&a.root, "root", "/", "host root under which /sys, /proc, /etc and /dev are read and written")
+	pf.StringVar(&a.fwSim, "fw-sim", "", "answer mstconfig/mlxconfig/mstprivhost from this firmware simulator state file (see `rig fwsim`)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withCode(exitUsage, err) })
 	addCommands(root, a)
 	return root

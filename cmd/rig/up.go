@@ -16,12 +16,18 @@ type runFlags struct {
 	playbook string
 	only     []string
 	skip     []string
+	rundir   string // private OvS instance (rig ovs daemon start --rundir)
+	db       string // ovsdb remote for the ovs step
+	netns    string // rdma step: network namespace of the netdevs
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.playbook, "playbook", "p", "", "playbook: an embedded name ("+strings.Join(playbooks.Names(), ", ")+") or a path")
 	cmd.Flags().StringSliceVar(&f.only, "only", nil, "run only these steps (comma-separated names)")
 	cmd.Flags().StringSliceVar(&f.skip, "skip", nil, "skip these steps (comma-separated names)")
+	cmd.Flags().StringVar(&f.rundir, "rundir", "", "ovs step: private OvS instance directory (from `rig ovs daemon start --rundir`)")
+	cmd.Flags().StringVar(&f.db, "db", "", "ovs step: ovsdb remote, e.g. unix:/run/openvswitch/db.sock (default: the system OvS)")
+	cmd.Flags().StringVar(&f.netns, "netns", "", "rdma step: network namespace (name under /run/netns) whose netdevs it reads and sets up")
 	_ = cmd.MarkFlagRequired("playbook")
 }
 
@@ -76,7 +82,7 @@ func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) 
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	env := &provision.Env{Host: a.host()}
+	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, NetNS: f.netns}
 	runner, err := provision.NewRunnerFor(pb, env)
 	if err != nil {
 		return err

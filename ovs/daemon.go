@@ -1,0 +1,331 @@
+package ovs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"rig/provision/host"
+)
+
+// Binaries and schema of Debian's openvswitch-switch-dpdk.
+const (
+	DefaultVswitchd = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+	DefaultSchema   = "/usr/share/openvswitch/vswitch.ovsschema"
+)
+
+// Daemon is a private ovsdb-server + ovs-vswitchd-dpdk whose database,
+// sockets, pidfiles and logs all live in Dir (OVS_RUNDIR/OVS_DBDIR/OVS_LOGDIR
+// point there too, so bridge .mgmt sockets and vhost-user sockets land in
+// Dir). Processes are started through the exec seam and stopped by pid.
+type Daemon struct {
+	Dir      string
+	H        *host.Host
+	Vswitchd string        // "" = DefaultVswitchd
+	Schema   string        // "" = DefaultSchema
+	StopWait time.Duration // how long SIGTERM gets before SIGKILL; 0 = 5s
+}
+
+// NewDaemon returns the private instance in dir (made absolute).
+func NewDaemon(h *host.Host, dir string) (*Daemon, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("ovs daemon: rundir %s: %w", dir, err)
+	}
+	// sun_path is 108 bytes; the longest name we put there is a bridge's
+	// <bridge>.snoop (bridge names are at most 15 bytes).
+	if len(abs) > 80 {
+		return nil, fmt.Errorf("ovs daemon: rundir %s: path too long for unix sockets (%d > 80 bytes); use a shorter directory", abs, len(abs))
+	}
+	return &Daemon{Dir: abs, H: h}, nil
+}
+
+func (d *Daemon) path(name string) string { return filepath.Join(d.Dir, name) }
+
+// DB is the ovsdb remote of this instance.
+func (d *Daemon) DB() string { return "unix:" + d.path("db.sock") }
+
+// Target is how clients reach this instance.
+func (d *Daemon) Target() Target {
+	return Target{DB: d.DB(), RunDir: d.Dir, LogFile: d.path("ovs-vswitchd.log"), Private: true}
+}
+
+func (d *Daemon) vswitchdBin() string {
+	if d.Vswitchd != "" {
+		return d.Vswitchd
+	}
+	return DefaultVswitchd
+}
+
+func (d *Daemon) schema() string {
+	if d.Schema != "" {
+		return d.Schema
+	}
+	return DefaultSchema
+}
+
+// ProcStatus is one daemon process as its pidfile and /proc tell.
+type ProcStatus struct {
+	Name    string `json:"name"`
+	Pidfile string `json:"pidfile"`
+	PID     int    `json:"pid,omitempty"`
+	Alive   bool   `json:"alive"`
+	Note    string `json:"note,omitempty"`
+}
+
+// DaemonStatus is the state of a private instance.
+type DaemonStatus struct {
+	SchemaVersion string     `json:"schemaVersion"`
+	Dir           string     `json:"rundir"`
+	DB            string     `json:"db"`
+	OVSDB         ProcStatus `json:"ovsdbServer"`
+	Vswitchd      ProcStatus `json:"vswitchd"`
+	Running       bool       `json:"running"`
+}
+
+// DaemonStatusSchema names DaemonStatus' JSON shape.
+const DaemonStatusSchema = "rig.ovs.daemon/v1"
+
+// procPrefix is what /proc/<pid>/stat's comm starts with (comm is cut at 15 bytes).
+var procPrefix = map[string]string{"ovsdb-server": "ovsdb-server", "ovs-vswitchd": "ovs-vswitchd"}
+
+// ProcessStatus reads pidfile (a real path when real is true, else a host
+// path under the root) and checks /proc/<pid>/stat under the host root: the
+// process must exist, not be a zombie, and have the expected name.
+func ProcessStatus(h *host.Host, name, pidfile string, real bool) ProcStatus {
+	ps := ProcStatus{Name: name, Pidfile: pidfile}
+	var b []byte
+	var err error
+	if real {
+		b, err = os.ReadFile(pidfile)
+	} else {
+		b, err = h.ReadFile(pidfile)
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			ps.Note = "no pidfile (not running)"
+		} else {
+			ps.Note = "pidfile: " + err.Error()
+		}
+		return ps
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		ps.Note = fmt.Sprintf("pidfile holds %q, not a pid", strings.TrimSpace(string(b)))
+		return ps
+	}
+	ps.PID = pid
+	stat, err := h.ReadString(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		ps.Note = fmt.Sprintf("pid %d from the pidfile is not running (stale pidfile)", pid)
+		return ps
+	}
+	comm, state, ok := parseStat(stat)
+	switch {
+	case !ok:
+		ps.Note = fmt.Sprintf("pid %d: unreadable /proc/%d/stat", pid, pid)
+	case state == "Z" || state == "X":
+		ps.Note = fmt.Sprintf("pid %d has exited (zombie)", pid)
+	case !strings.HasPrefix(comm, procPrefix[name]):
+		ps.Note = fmt.Sprintf("pid %d from the pidfile is %q now, not %s (stale pidfile)", pid, comm, name)
+	default:
+		ps.Alive = true
+	}
+	return ps
+}
+
+// parseStat returns comm and state from /proc/<pid>/stat ("pid (comm) S ...").
+func parseStat(s string) (comm, state string, ok bool) {
+	i := strings.IndexByte(s, '(')
+	j := strings.LastIndexByte(s, ')')
+	if i < 0 || j < i {
+		return "", "", false
+	}
+	rest := strings.Fields(s[j+1:])
+	if len(rest) == 0 {
+		return "", "", false
+	}
+	return s[i+1 : j], rest[0], true
+}
+
+// Status reports both processes.
+func (d *Daemon) Status() DaemonStatus {
+	st := DaemonStatus{SchemaVersion: DaemonStatusSchema, Dir: d.Dir, DB: d.DB(),
+		OVSDB:    ProcessStatus(d.H, "ovsdb-server", d.path("ovsdb-server.pid"), true),
+		Vswitchd: ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true)}
+	st.Running = st.OVSDB.Alive && st.Vswitchd.Alive
+	return st
+}
+
+// Start creates the database if needed and starts whichever of the two
+// daemons is not running. It is a no-op when both run.
+func (d *Daemon) Start(ctx context.Context) error {
+	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+		return fmt.Errorf("ovs daemon: %w", err)
+	}
+	if err := d.StartDB(ctx); err != nil {
+		return err
+	}
+	return d.StartVswitchd(ctx)
+}
+
+// StartDB creates conf.db (ovsdb-tool create) when absent, starts
+// ovsdb-server and initialises the Open_vSwitch row.
+func (d *Daemon) StartDB(ctx context.Context) error {
+	if ProcessStatus(d.H, "ovsdb-server", d.path("ovsdb-server.pid"), true).Alive {
+		return nil
+	}
+	if !fileExists(d.path("conf.db")) {
+		if _, err := d.H.Run(ctx, "ovsdb-tool", "create", d.path("conf.db"), d.schema()); err != nil {
+			return fmt.Errorf("ovs daemon: create %s: %w", d.path("conf.db"), err)
+		}
+	}
+	_ = os.Remove(d.path("db.sock")) // a stale socket from a killed server
+	_, err := d.H.Run(ctx, "env", append(d.env(), "ovsdb-server", d.path("conf.db"),
+		"--remote=punix:"+d.path("db.sock"),
+		"--pidfile="+d.path("ovsdb-server.pid"),
+		"--log-file="+d.path("ovsdb-server.log"),
+		"--unixctl="+d.path("ovsdb-server.ctl"),
+		"--detach", "--no-chdir", "-vconsole:off")...)
+	if err != nil {
+		return fmt.Errorf("ovs daemon: start ovsdb-server in %s: %w (log: %s)", d.Dir, err, d.path("ovsdb-server.log"))
+	}
+	if _, err := d.H.Run(ctx, "ovs-vsctl", "--db="+d.DB(), "--timeout=10", "--no-wait", "init"); err != nil {
+		return fmt.Errorf("ovs daemon: init database: %w", err)
+	}
+	return nil
+}
+
+func (d *Daemon) env() []string {
+	return []string{"OVS_RUNDIR=" + d.Dir, "OVS_DBDIR=" + d.Dir, "OVS_LOGDIR=" + d.Dir}
+}
+
+// StartVswitchd starts ovs-vswitchd-dpdk against this instance's database.
+// --detach returns once the daemon is initialised (DPDK included, when
+// other_config:dpdk-init asks for it).
+func (d *Daemon) StartVswitchd(ctx context.Context) error {
+	if ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).Alive {
+		return nil
+	}
+	for _, n := range []string{"ovs-vswitchd.ctl"} {
+		_ = os.Remove(d.path(n))
+	}
+	_, err := d.H.Run(ctx, "env", append(d.env(), d.vswitchdBin(), d.DB(),
+		"--pidfile="+d.path("ovs-vswitchd.pid"),
+		"--log-file="+d.path("ovs-vswitchd.log"),
+		"--unixctl="+d.path("ovs-vswitchd.ctl"),
+		"--detach", "--no-chdir", "-vconsole:off")...)
+	if err != nil {
+		tail := strings.Join(LastStartLines(d.H, d.path("ovs-vswitchd.log"), true, 5, isProblemLine), " | ")
+		return fmt.Errorf("ovs daemon: start ovs-vswitchd in %s: %w (log %s: %s)", d.Dir, err, d.path("ovs-vswitchd.log"), tail)
+	}
+	return nil
+}
+
+// RestartVswitchd stops and starts ovs-vswitchd (DPDK settings only take
+// effect at start).
+func (d *Daemon) RestartVswitchd(ctx context.Context) error {
+	if err := d.stopProc(ctx, "ovs-vswitchd"); err != nil {
+		return err
+	}
+	return d.StartVswitchd(ctx)
+}
+
+// Stop stops ovs-vswitchd then ovsdb-server by pid (SIGTERM, wait,
+// SIGKILL), removes their sockets and pidfiles, and checks both are gone.
+// The database and logs stay in Dir.
+func (d *Daemon) Stop(ctx context.Context) error {
+	var errs []error
+	for _, n := range []string{"ovs-vswitchd", "ovsdb-server"} {
+		if err := d.stopProc(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// leftovers of a SIGKILLed daemon
+	ents, _ := os.ReadDir(d.Dir)
+	for _, e := range ents {
+		if e.Type()&os.ModeSocket != 0 || strings.HasSuffix(e.Name(), ".pid") {
+			if strings.HasSuffix(e.Name(), ".pid") || strings.HasSuffix(e.Name(), ".ctl") || e.Name() == "db.sock" ||
+				strings.HasSuffix(e.Name(), ".mgmt") || strings.HasSuffix(e.Name(), ".snoop") {
+				_ = os.Remove(filepath.Join(d.Dir, e.Name()))
+			}
+		}
+	}
+	if st := d.Status(); st.OVSDB.Alive || st.Vswitchd.Alive {
+		errs = append(errs, fmt.Errorf("ovs daemon: still running after stop: ovsdb-server alive=%v, ovs-vswitchd alive=%v", st.OVSDB.Alive, st.Vswitchd.Alive))
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Daemon) stopProc(ctx context.Context, name string) error {
+	pidfile := d.path(name + ".pid")
+	ps := ProcessStatus(d.H, name, pidfile, true)
+	if !ps.Alive {
+		_ = os.Remove(pidfile)
+		return nil
+	}
+	wait := d.StopWait
+	if wait == 0 {
+		wait = 5 * time.Second
+	}
+	if err := syscall.Kill(ps.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("ovs daemon: %s pid %d: SIGTERM: %w", name, ps.PID, err)
+	}
+	if d.waitGone(ctx, name, pidfile, ps.PID, wait) {
+		_ = os.Remove(pidfile)
+		return nil
+	}
+	if err := syscall.Kill(ps.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("ovs daemon: %s pid %d: SIGKILL: %w", name, ps.PID, err)
+	}
+	if !d.waitGone(ctx, name, pidfile, ps.PID, 5*time.Second) {
+		return fmt.Errorf("ovs daemon: %s pid %d survived SIGKILL", name, ps.PID)
+	}
+	_ = os.Remove(pidfile)
+	return nil
+}
+
+// waitGone waits until pid has exited (gone, or a zombie). It looks at
+// /proc/<pid> itself: daemons remove their pidfile before they exit.
+func (d *Daemon) waitGone(ctx context.Context, name, pidfile string, pid int, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		stat, err := d.H.ReadString(fmt.Sprintf("/proc/%d/stat", pid))
+		comm, state, ok := parseStat(stat)
+		if err != nil || !ok || state == "Z" || state == "X" || !strings.HasPrefix(comm, procPrefix[name]) {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// KillVswitchd kills ovs-vswitchd with SIGKILL and leaves its pidfile, as a
+// crash would. For tests of stale-state detection.
+func (d *Daemon) KillVswitchd(ctx context.Context) error {
+	pidfile := d.path("ovs-vswitchd.pid")
+	ps := ProcessStatus(d.H, "ovs-vswitchd", pidfile, true)
+	if !ps.Alive {
+		return fmt.Errorf("ovs daemon: ovs-vswitchd is not running: %s", ps.Note)
+	}
+	if err := syscall.Kill(ps.PID, syscall.SIGKILL); err != nil {
+		return err
+	}
+	if !d.waitGone(ctx, "ovs-vswitchd", pidfile, ps.PID, 5*time.Second) {
+		return fmt.Errorf("ovs daemon: ovs-vswitchd pid %d survived SIGKILL", ps.PID)
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,200 @@
+package ovs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rig/provision/host"
+)
+
+// fakeRoot builds a host root with files (path -> content; content "<dir>" makes a directory).
+func fakeRoot(t *testing.T, files map[string]string) *host.Host {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(root, p)
+		if c == "<dir>" {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &host.Host{Root: root}
+}
+
+// Log lines recorded from ovs-vswitchd-dpdk 3.1.0 / DPDK 22.11.11 on this VM.
+var recorded = map[string]LogTail{
+	"bad-pci": {
+		"2026-11-30T13:35:36.885Z|00098|dpdk|ERR|EAL: Cannot find device (0000:99:00.0)",
+		"2026-11-30T13:35:36.885Z|00099|dpdk|ERR|EAL: Failed to attach device on primary process",
+		"2026-11-30T13:35:36.885Z|00100|netdev_dpdk|WARN|Error attaching device '0000:99:00.0' to DPDK",
+	},
+	"malformed": {
+		"2026-11-30T13:35:36.885Z|00093|dpdk|ERR|EAL: Driver cannot attach the device (net_null1)",
+		"2026-11-30T13:35:36.885Z|00095|netdev_dpdk|WARN|Error attaching device 'net_null1,foo=bar,,=' to DPDK",
+	},
+	"memif": {
+		"2026-11-30T13:35:43.197Z|00140|dpdk|ERR|memif_socket_create(): Failed to setup socket /tmp/ovsx/memif.sock: Address already in use",
+		"2026-11-30T13:35:43.197Z|00141|dpdk|ERR|EAL: Driver cannot attach the device (net_memif1)",
+	},
+	"mempool": {
+		"2026-11-30T13:35:53.774Z|00060|netdev_dpdk|ERR|Failed to create mempool \"ovs043f488100021580016384\" with a request of 8192 mbufs",
+		"2026-11-30T13:35:53.774Z|00061|netdev_dpdk|ERR|Failed to create memory pool for netdev n0, with MTU 1500 on socket 0: Cannot allocate memory",
+	},
+	"nomem": {
+		"2026-11-30T13:36:00.617Z|00014|dpdk|ERR|EAL: Not enough memory available on socket 0! Requested: 4096MB, available: 1024MB",
+		"2026-11-30T13:36:00.617Z|00015|dpdk|ERR|EAL: Cannot init memory",
+		"2026-11-30T13:36:00.617Z|00016|dpdk|EMER|Unable to initialize DPDK: Cannot allocate memory",
+	},
+	// mlx5 text from DPDK drivers/common/mlx5/linux/mlx5_common_os.c as logged
+	// by the EAL (not provoked here: no mlx5 hardware).
+	"mlx5": {
+		"2026-11-30T13:00:00.000Z|00050|dpdk|WARN|mlx5_common: No Verbs device matches PCI device 0000:03:00.0, are kernel drivers loaded?",
+		"2026-11-30T13:00:00.000Z|00051|dpdk|ERR|EAL: Driver cannot attach the device (0000:03:00.0)",
+	},
+}
+
+func TestDiagnose(t *testing.T) {
+	h := fakeRoot(t, map[string]string{
+		"/sys/bus/pci/devices/0000:03:00.0/vendor":      "0x15b3\n",
+		"/sys/bus/pci/devices/0000:03:00.1/vendor":      "0x15b3\n",
+		"/sys/bus/pci/devices/0000:03:00.1/infiniband":  "<dir>",
+		"/sys/bus/pci/devices/0000:04:00.0/vendor":      "0x8086\n",
+		"/sys/bus/pci/devices/0000:03:00.1/infiniband/": "<dir>",
+	})
+	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "16", "dpdk-socket-limit": "16"}}
+	attach := func(d string) string { return "Error attaching device '" + d + "' to DPDK" }
+	cases := []struct {
+		name, log string
+		st        *State
+		ifc       Interface
+		kind      string
+		cause     string
+	}{
+		{"bad pci", "bad-pci", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:99:00.0"), Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}},
+			KindPCIAbsent, "PCI device 0000:99:00.0 does not exist"},
+		{"short bdf", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("99:00.0"), Options: map[string]string{"dpdk-devargs": "99:00.0"}},
+			KindPCIAbsent, "0000:99:00.0 does not exist"},
+		{"mlx5 no rdma", "mlx5", up, Interface{Name: "pf0hpf", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0,representor=[65535]"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0,representor=[65535]"}},
+			KindMlx5NoRDMA, "has no RDMA device"},
+		{"mlx5 no rdma, sysfs only", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0"}},
+			KindMlx5NoRDMA, "mlx5_ib"},
+		{"mlx5 with rdma", "", up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.1"), Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}},
+			KindAttachFailed, "could not attach PCI device 0000:03:00.1"},
+		{"intel", "", up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: attach("0000:04:00.0"), Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}},
+			KindAttachFailed, "could not attach PCI device"},
+		{"malformed", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar,,="), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar,,="}},
+			KindBadDevargs, "malformed devargs"},
+		{"unknown key", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar"), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar"}},
+			KindBadDevargs, "rejected the devargs"},
+		{"memif in use", "memif", up, Interface{Name: "m1", Type: "dpdk", OFPort: -1, Error: attach("net_memif1,role=server,socket=/tmp/ovsx/memif.sock"), Options: map[string]string{"dpdk-devargs": "net_memif1,role=server,socket=/tmp/ovsx/memif.sock"}},
+			KindMemifSocketInUse, "memif socket is already in use"},
+		{"mempool", "mempool", up, Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
+			KindMempool, "dpdk-socket-mem=16 dpdk-socket-limit=16 MB is too small"},
+		{"dpdk not initialised: hugepages", "nomem", &State{OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "4096"}},
+			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
+			KindNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
+		{"dpdk-init unset", "", &State{OtherConfig: map[string]string{}},
+			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"},
+			KindDPDKNotInit, "dpdk-init is \"\""},
+		{"in use", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is trying to use device 'net_null0' which is already in use by 'a'"},
+			KindDevargsInUse, "same DPDK device"},
+		{"no devargs", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"},
+			KindNoDevargs, "needs options:dpdk-devargs"},
+		{"kernel port", "", up, Interface{Name: "eth9", Type: "system", OFPort: -1, Error: "could not open network device eth9 (No such device)"},
+			KindNoSuchNetdev, "no network device eth9"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Diagnose(h, c.st, c.ifc, recorded[c.log])
+			if d.Kind != c.kind || !strings.Contains(d.Cause, c.cause) || d.Fix == "" || d.Object != "ovs: port "+c.ifc.Name {
+				t.Fatalf("got %+v\nwant kind %s, cause containing %q", d, c.kind, c.cause)
+			}
+			if c.log != "" && c.kind != KindDevargsInUse && len(d.Evidence) == 0 {
+				t.Errorf("no log evidence quoted: %+v", d)
+			}
+			seen := map[string]bool{}
+			for _, e := range d.Evidence {
+				if seen[e] {
+					t.Errorf("evidence repeated: %q", e)
+				}
+				seen[e] = true
+			}
+		})
+	}
+}
+
+func TestCheckDevargs(t *testing.T) {
+	good := []string{"0000:03:00.0", "03:00.0", "0000:03:00.0,representor=[65535]", "0000:08:00.0,representor=vf3",
+		"0000:03:00.0,representor=[0-1,65535],dv_xmeta_en=1", "net_null0", "net_af_packet0,iface=veth0,qpairs=1",
+		"net_memif0,role=server,socket=/tmp/x/m.sock", "0000:03:00.0,representor=sf[0-1023]"}
+	for _, g := range good {
+		if why := CheckDevargs(g); why != "" {
+			t.Errorf("%q: %s", g, why)
+		}
+	}
+	bad := []string{"", "net_null1,foo=bar,,=", ",x=1", "net_null0,", "net_null0,novalue", "net null0", "0000:03:00.0,representor=[1",
+		"0000:03:00.0,representor=1]", "net_null0,=1", "dev/x"}
+	for _, b := range bad {
+		if CheckDevargs(b) == "" {
+			t.Errorf("%q: want a syntax error", b)
+		}
+	}
+	if bdf, ok := PCIAddress("0000:03:00.0,representor=[65535]"); !ok || bdf != "0000:03:00.0" {
+		t.Errorf("PCIAddress: %s %v", bdf, ok)
+	}
+	if _, ok := PCIAddress("net_null0"); ok {
+		t.Error("net_null0 is not PCI")
+	}
+}
+
+func TestReadLogTailFromLastStart(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "ovs-vswitchd.log")
+	log := "2026-11-30T13:00:00.000Z|00001|vlog|INFO|opened log file " + p + "\n" +
+		"2026-11-30T13:00:01.000Z|00002|dpdk|ERR|EAL: Cannot find device (0000:99:00.0)\n" +
+		"2026-11-30T13:01:00.000Z|00001|vlog|INFO|opened log file " + p + "\n" +
+		"2026-11-30T13:01:01.000Z|00002|dpdk|INFO|DPDK Enabled - initialized\n"
+	if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tail := ReadLogTail(&host.Host{Root: "/"}, p, true)
+	if len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
+		t.Fatalf("tail: %q", tail)
+	}
+	if got := ReadLogTail(&host.Host{Root: "/"}, filepath.Join(dir, "none.log"), true); got != nil {
+		t.Fatalf("missing log: %q", got)
+	}
+}
+
+func TestProcessStatusStale(t *testing.T) {
+	h := fakeRoot(t, map[string]string{
+		"/var/run/openvswitch/ovs-vswitchd.pid": "4242\n",
+		"/proc/4242/stat":                       "4242 (ovs-vswitchd-dp) S 1 4242 4242 0 -1 4194624",
+		"/run/b.pid":                            "77\n",
+		"/proc/77/stat":                         "77 (bash) S 1 77 77 0 -1",
+		"/run/z.pid":                            "78\n",
+		"/proc/78/stat":                         "78 (ovs-vswitchd-dp) Z 1 78 78 0 -1",
+		"/run/g.pid":                            "79\n",
+		"/run/j.pid":                            "junk\n",
+	})
+	if ps := ProcessStatus(h, "ovs-vswitchd", "/var/run/openvswitch/ovs-vswitchd.pid", false); !ps.Alive || ps.PID != 4242 {
+		t.Errorf("alive: %+v", ps)
+	}
+	for p, note := range map[string]string{"/run/b.pid": "is \"bash\" now", "/run/z.pid": "zombie", "/run/g.pid": "not running",
+		"/run/j.pid": "not a pid", "/run/none.pid": "no pidfile"} {
+		ps := ProcessStatus(h, "ovs-vswitchd", p, false)
+		if ps.Alive || !strings.Contains(ps.Note, note) {
+			t.Errorf("%s: %+v, want note %q", p, ps, note)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package ovs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// StatusSchema names Status' JSON shape.
+const StatusSchema = "rig.ovs.status/v1"
+
+// Status is `rig ovs status`: DPDK state, liveness of the vswitchd behind
+// it, every interface, and a diagnosis for each problem.
+type Status struct {
+	SchemaVersion string     `json:"schemaVersion"`
+	Target        Target     `json:"target"`
+	Vswitchd      ProcStatus `json:"vswitchd"`
+	// DPDKInitialized is the column as stored; DPDKStale is true when the
+	// vswitchd that wrote it is gone (the column stays true after a crash).
+	DPDKInitialized bool              `json:"dpdkInitialized"`
+	DPDKStale       bool              `json:"dpdkInitializedStale"`
+	DPDKVersion     string            `json:"dpdkVersion,omitempty"`
+	OVSVersion      string            `json:"ovsVersion,omitempty"`
+	OtherConfig     map[string]string `json:"otherConfig"`
+	Bridges         []Bridge          `json:"bridges"`
+	Problems        []Diagnosis       `json:"problems,omitempty"`
+	OK              bool              `json:"ok"`
+}
+
+// VswitchdStatus checks the vswitchd of target via its pidfile.
+func (c *Client) VswitchdStatus() ProcStatus {
+	return ProcessStatus(c.H, "ovs-vswitchd", filepath.Join(c.T.RunDir, "ovs-vswitchd.pid"), c.T.Private)
+}
+
+// Log reads the vswitchd log since its last start.
+func (c *Client) Log() LogTail { return ReadLogTail(c.H, c.T.LogFile, c.T.Private) }
+
+// VswitchdDown is the diagnosis for a dead vswitchd.
+func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
+	d := Diagnosis{Object: "ovs: ovs-vswitchd", Kind: KindVswitchdDown,
+		Error: "ovs-vswitchd is not running (" + ps.Pidfile + ": " + ps.Note + ")"}
+	if st != nil && st.DPDKInitialized {
+		d.Error += "; dpdk_initialized=true and the ports' ofport/error in the database are stale"
+	}
+	d.Cause = "ovs-vswitchd crashed, was killed or was never started"
+	if c.T.Private {
+		d.Fix = "start it: rig ovs daemon start --rundir " + c.T.RunDir + " (see " + c.T.LogFile + " for why it stopped)"
+	} else {
+		d.Fix = "systemctl restart openvswitch-switch; see " + c.T.LogFile + " and `journalctl -u ovs-vswitchd` for why it stopped"
+	}
+	d.Evidence = LastStartLines(c.H, c.T.LogFile, c.T.Private, 3, func(l string) bool {
+		return strings.Contains(l, "|EMER|") || strings.Contains(l, "terminating with signal") || strings.Contains(l, "|ERR|")
+	})
+	return d
+}
+
+// ReadStatus reads everything `rig ovs status` shows.
+func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
+	st, err := c.ReadState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Status{SchemaVersion: StatusSchema, Target: c.T, Vswitchd: c.VswitchdStatus(),
+		DPDKInitialized: st.DPDKInitialized, DPDKVersion: st.DPDKVersion, OVSVersion: st.OVSVersion,
+		OtherConfig: st.OtherConfig, Bridges: st.Bridges}
+	if s.Bridges == nil {
+		s.Bridges = []Bridge{}
+	}
+	if !s.Vswitchd.Alive {
+		s.DPDKStale = st.DPDKInitialized
+		s.Problems = append(s.Problems, c.VswitchdDown(s.Vswitchd, st))
+		return s, nil
+	}
+	log := c.Log()
+	wantDPDK := st.OtherConfig["dpdk-init"] == "true" || st.OtherConfig["dpdk-init"] == "try"
+	if wantDPDK && !st.DPDKInitialized {
+		s.Problems = append(s.Problems, DiagnoseDPDK(st, log))
+	}
+	for _, b := range st.Bridges {
+		for _, p := range b.Ports {
+			for _, ifc := range p.Interfaces {
+				if ifc.Error != "" || ifc.OFPort < 0 {
+					s.Problems = append(s.Problems, Diagnose(c.H, st, ifc, log))
+				}
+			}
+		}
+	}
+	s.OK = len(s.Problems) == 0
+	return s, nil
+}
+
+// WriteText prints the status for people.
+func (s *Status) WriteText(w io.Writer) error {
+	alive := "running"
+	if !s.Vswitchd.Alive {
+		alive = "NOT RUNNING (" + s.Vswitchd.Note + ")"
+	} else {
+		alive += fmt.Sprintf(" (pid %d)", s.Vswitchd.PID)
+	}
+	init := strconv.FormatBool(s.DPDKInitialized)
+	if s.DPDKStale {
+		init += " (STALE: written by a vswitchd that is gone)"
+	}
+	db := s.Target.DB
+	if db == "" {
+		db = "(system default)"
+	}
+	fmt.Fprintf(w, "ovsdb:             %s\n", db)
+	fmt.Fprintf(w, "ovs-vswitchd:      %s\n", alive)
+	fmt.Fprintf(w, "dpdk_initialized:  %s\n", init)
+	if s.DPDKVersion != "" {
+		fmt.Fprintf(w, "dpdk_version:      %s\n", s.DPDKVersion)
+	}
+	var keys []string
+	for k := range s.OtherConfig {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "other_config:      %s=%s\n", k, s.OtherConfig[k])
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BRIDGE\tPORT\tTYPE\tOFPORT\tLINK\tADMIN\tRXQ\tRX_PKTS\tTX_PKTS\tDEVARGS\tERROR")
+	for _, b := range s.Bridges {
+		for _, p := range b.Ports {
+			for _, i := range p.Interfaces {
+				rxq := i.NRxq
+				if rxq == "" {
+					rxq = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", b.Name, i.Name, i.Type, i.OFPort,
+					dash(i.LinkState), dash(i.AdminState), rxq, i.Statistics["rx_packets"], i.Statistics["tx_packets"], dash(i.Devargs()), dash(i.Error))
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.Problems) == 0 {
+		_, err := fmt.Fprintln(w, "\nok: DPDK initialised and every port attached")
+		return err
+	}
+	fmt.Fprintf(w, "\n%d problem(s):\n", len(s.Problems))
+	for _, p := range s.Problems {
+		fmt.Fprintf(w, "- %s: %s\n    cause: %s\n    fix:   %s\n", p.Object, p.Error, p.Cause, p.Fix)
+		for _, e := range p.Evidence {
+			fmt.Fprintf(w, "    log:   %s\n", e)
+		}
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,208 @@
+package playbooks
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// OVSSpec is the `ovs` section: DPDK settings of ovs-vswitchd and the
+// netdev bridges with their DPDK ports.
+//
+//	ovs:
+//	  config:                       # Open_vSwitch other_config; absent keys are left alone
+//	    dpdk-init: try              # true | try | false
+//	    dpdk-socket-mem: "1024,0"   # MB per NUMA socket
+//	    dpdk-socket-limit: "2048"
+//	    dpdk-lcore-mask: "0x1"
+//	    pmd-cpu-mask: "0x6"
+//	    dpdk-extra: "--no-pci"
+//	    hw-offload: false
+//	  prune: false                  # true: delete bridges/ports not listed here
+//	  bridges:
+//	    - name: br-phy
+//	      datapath_type: netdev     # default netdev
+//	      ports:
+//	        - name: p0
+//	          type: dpdk            # dpdk (default) | dpdkvhostuser | dpdkvhostuserclient
+//	          devargs: "0000:03:00.0"
+//	          n_rxq: 2
+//	          mtu_request: 9000
+//	        - name: pf0hpf
+//	          devargs: "0000:03:00.0,representor=[65535]"
+type OVSSpec struct {
+	Config  OVSConfig   `yaml:"config"`
+	Prune   bool        `yaml:"prune"`
+	Bridges []OVSBridge `yaml:"bridges"`
+}
+
+// OVSConfig are the Open_vSwitch other_config keys rig manages. They only
+// take effect when ovs-vswitchd restarts; the step restarts it.
+type OVSConfig struct {
+	DPDKInit        string `yaml:"dpdk-init"`
+	DPDKSocketMem   string `yaml:"dpdk-socket-mem"`
+	DPDKSocketLimit string `yaml:"dpdk-socket-limit"`
+	DPDKLcoreMask   string `yaml:"dpdk-lcore-mask"`
+	PMDCPUMask      string `yaml:"pmd-cpu-mask"`
+	DPDKExtra       string `yaml:"dpdk-extra"`
+	HWOffload       *bool  `yaml:"hw-offload"`
+}
+
+// OtherConfig returns the keys set in the playbook, as OvS spells them.
+func (c OVSConfig) OtherConfig() map[string]string {
+	m := map[string]string{}
+	set := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	set("dpdk-init", c.DPDKInit)
+	set("dpdk-socket-mem", c.DPDKSocketMem)
+	set("dpdk-socket-limit", c.DPDKSocketLimit)
+	set("dpdk-lcore-mask", c.DPDKLcoreMask)
+	set("pmd-cpu-mask", c.PMDCPUMask)
+	set("dpdk-extra", c.DPDKExtra)
+	if c.HWOffload != nil {
+		m["hw-offload"] = strconv.FormatBool(*c.HWOffload)
+	}
+	return m
+}
+
+// OVSBridge is one bridge.
+type OVSBridge struct {
+	Name         string    `yaml:"name"`
+	DatapathType string    `yaml:"datapath_type"`
+	Ports        []OVSPort `yaml:"ports"`
+}
+
+// Datapath returns the datapath type (default netdev).
+func (b OVSBridge) Datapath() string {
+	if b.DatapathType == "" {
+		return "netdev"
+	}
+	return b.DatapathType
+}
+
+// OVSPort is one port (with its one interface of the same name).
+type OVSPort struct {
+	Name            string `yaml:"name"`
+	Type            string `yaml:"type"`
+	Devargs         string `yaml:"devargs"`
+	NRxq            int    `yaml:"n_rxq"`
+	MTURequest      int    `yaml:"mtu_request"`
+	VhostServerPath string `yaml:"vhost-server-path"`
+}
+
+// PortType returns the interface type (default dpdk).
+func (p OVSPort) PortType() string {
+	if p.Type == "" {
+		return "dpdk"
+	}
+	return p.Type
+}
+
+var (
+	ovsNameRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	hexMaskRe  = regexp.MustCompile(`^(0[xX])?[0-9a-fA-F]+$`)
+	memListRe  = regexp.MustCompile(`^[0-9]+(,[0-9]+)*$`)
+	portTypes  = map[string]bool{"dpdk": true, "dpdkvhostuser": true, "dpdkvhostuserclient": true}
+	datapaths  = map[string]bool{"netdev": true, "system": true}
+	devargsBad = " \t\n\"'"
+)
+
+// Validate checks the section's values.
+func (s *OVSSpec) Validate() []FieldError {
+	var errs []FieldError
+	add := func(f, format string, a ...any) { errs = append(errs, FieldError{f, fmt.Sprintf(format, a...)}) }
+	c := s.Config
+	switch c.DPDKInit {
+	case "", "true", "try", "false":
+	default:
+		add("config.dpdk-init", "want true, try or false, got %q", c.DPDKInit)
+	}
+	for _, kv := range []struct{ f, v string }{{"config.dpdk-socket-mem", c.DPDKSocketMem}, {"config.dpdk-socket-limit", c.DPDKSocketLimit}} {
+		if kv.v != "" && !memListRe.MatchString(kv.v) {
+			add(kv.f, "want MB per NUMA socket, comma-separated in socket order (e.g. \"1024\" or \"1024,0\"), got %q", kv.v)
+		}
+	}
+	for _, kv := range []struct{ f, v string }{{"config.dpdk-lcore-mask", c.DPDKLcoreMask}, {"config.pmd-cpu-mask", c.PMDCPUMask}} {
+		if kv.v == "" {
+			continue
+		}
+		if !hexMaskRe.MatchString(kv.v) {
+			add(kv.f, "want a hex CPU mask like 0x6, got %q", kv.v)
+		} else if strings.Trim(strings.TrimPrefix(strings.TrimPrefix(kv.v, "0x"), "0X"), "0") == "" {
+			add(kv.f, "mask %q selects no CPU", kv.v)
+		}
+	}
+	if strings.ContainsAny(c.DPDKExtra, "\n\r") {
+		add("config.dpdk-extra", "must be one line of EAL arguments")
+	}
+	bridges := map[string]int{}
+	ports := map[string]string{}
+	devargs := map[string]string{}
+	for bi, b := range s.Bridges {
+		bf := fmt.Sprintf("bridges[%d]", bi)
+		switch {
+		case !ovsNameRe.MatchString(b.Name):
+			add(bf+".name", "want a bridge name of letters, digits, '_', '.', '-', got %q", b.Name)
+		case len(b.Name) > 15:
+			add(bf+".name", "%q is longer than 15 bytes (the bridge's internal netdev needs IFNAMSIZ)", b.Name)
+		}
+		if j, dup := bridges[b.Name]; dup && b.Name != "" {
+			add(bf+".name", "same name as bridges[%d]", j)
+		}
+		bridges[b.Name] = bi
+		if b.DatapathType != "" && !datapaths[b.DatapathType] {
+			add(bf+".datapath_type", "want netdev (OvS-DPDK) or system, got %q", b.DatapathType)
+		}
+		for pi, p := range b.Ports {
+			pf := fmt.Sprintf("%s.ports[%d]", bf, pi)
+			if !ovsNameRe.MatchString(p.Name) || len(p.Name) > 64 {
+				add(pf+".name", "want a port name of letters, digits, '_', '.', '-' (at most 64), got %q", p.Name)
+			} else if other, dup := ports[p.Name]; dup {
+				add(pf+".name", "port %q is already listed at %s", p.Name, other)
+			} else if _, clash := bridges[p.Name]; clash {
+				add(pf+".name", "port %q has a bridge's name", p.Name)
+			}
+			ports[p.Name] = pf
+			t := p.PortType()
+			if !portTypes[t] {
+				add(pf+".type", "want dpdk, dpdkvhostuser or dpdkvhostuserclient, got %q", p.Type)
+			}
+			if b.Datapath() != "netdev" {
+				add(pf+".type", "%s ports need a netdev bridge (datapath_type: netdev)", t)
+			}
+			switch {
+			case t == "dpdk" && p.Devargs == "":
+				add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0)")
+			case t != "dpdk" && p.Devargs != "":
+				add(pf+".devargs", "only dpdk ports take devargs")
+			case strings.ContainsAny(p.Devargs, devargsBad):
+				add(pf+".devargs", "must not contain whitespace or quotes")
+			case p.Devargs != "":
+				if other, dup := devargs[p.Devargs]; dup {
+					add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
+				}
+				devargs[p.Devargs] = pf
+			}
+			if p.NRxq < 0 || p.NRxq > 1024 {
+				add(pf+".n_rxq", "want 1..1024, got %d", p.NRxq)
+			}
+			if p.MTURequest != 0 && (p.MTURequest < 68 || p.MTURequest > 65535) {
+				add(pf+".mtu_request", "want 68..65535, got %d", p.MTURequest)
+			}
+			switch {
+			case t == "dpdkvhostuserclient" && p.VhostServerPath == "":
+				add(pf+".vhost-server-path", "a dpdkvhostuserclient port needs the socket path the VM (QEMU) serves")
+			case t != "dpdkvhostuserclient" && p.VhostServerPath != "":
+				add(pf+".vhost-server-path", "only dpdkvhostuserclient ports take vhost-server-path")
+			case p.VhostServerPath != "" && !filepath.IsAbs(p.VhostServerPath):
+				add(pf+".vhost-server-path", "want an absolute path, got %q", p.VhostServerPath)
+			}
+		}
+	}
+	return errs
+}

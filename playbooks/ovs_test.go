@@ -1,0 +1,96 @@
+package playbooks
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseOVSVdevPlaybook(t *testing.T) {
+	pb, err := Load("ovs-vdev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := pb.OVS
+	if o == nil || len(o.Bridges) != 1 || o.Bridges[0].Datapath() != "netdev" || len(o.Bridges[0].Ports) != 2 {
+		t.Fatalf("ovs: %+v", o)
+	}
+	oc := o.Config.OtherConfig()
+	if oc["dpdk-init"] != "try" || oc["dpdk-socket-mem"] != "128" || oc["hw-offload"] != "false" || !strings.Contains(oc["dpdk-extra"], "--no-pci") {
+		t.Fatalf("other_config: %v", oc)
+	}
+	if p := o.Bridges[0].Ports[1]; p.PortType() != "dpdk" || p.Devargs != "net_null1" || p.NRxq != 2 || p.MTURequest != 1500 {
+		t.Fatalf("port: %+v", p)
+	}
+}
+
+func TestParseOVSScalarsAsStrings(t *testing.T) {
+	// unquoted YAML `true` and `1024` still mean the OvS strings
+	pb, err := Parse("t.yaml", []byte("ovs:\n  config:\n    dpdk-init: true\n    dpdk-socket-mem: 1024\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oc := pb.OVS.Config.OtherConfig(); oc["dpdk-init"] != "true" || oc["dpdk-socket-mem"] != "1024" || len(oc) != 2 {
+		t.Fatalf("other_config: %v", oc)
+	}
+}
+
+func TestParseOVSErrors(t *testing.T) {
+	src := `ovs:
+  config:
+    dpdk-init: maybe
+    dpdk-socket-mem: "1G"
+    pmd-cpu-mask: "0x0"
+    dpdk-lcore-mask: zz
+  bridges:
+    - name: br-this-name-is-too-long
+      ports:
+        - name: p0
+        - name: p0
+          devargs: net_null0
+        - name: v0
+          type: dpdkvhostuserclient
+        - name: x0
+          type: tap
+          devargs: net_null0
+          n_rxq: -1
+          mtu_request: 10
+    - name: brs
+      datapath_type: system
+      ports:
+        - name: s0
+          devargs: "0000:03:00.0 ,x=1"
+        - name: s1
+          devargs: net_null0
+          vhost-server-path: rel/path
+`
+	_, err := Parse("bad.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"bad.yaml:3: ovs.config.dpdk-init: want true, try or false",
+		"bad.yaml:4: ovs.config.dpdk-socket-mem: want MB per NUMA socket",
+		"bad.yaml:5: ovs.config.pmd-cpu-mask: mask \"0x0\" selects no CPU",
+		"bad.yaml:6: ovs.config.dpdk-lcore-mask: want a hex CPU mask",
+		"bad.yaml:8: ovs.bridges[0].name: \"br-this-name-is-too-long\" is longer than 15 bytes",
+		"bad.yaml:10: ovs.bridges[0].ports[0].devargs: a dpdk port needs devargs",
+		"bad.yaml:11: ovs.bridges[0].ports[1].name: port \"p0\" is already listed",
+		"bad.yaml:13: ovs.bridges[0].ports[2].vhost-server-path: a dpdkvhostuserclient port needs",
+		"bad.yaml:16: ovs.bridges[0].ports[3].type: want dpdk, dpdkvhostuser or dpdkvhostuserclient",
+		"ovs.bridges[0].ports[3].devargs: only dpdk ports take devargs",
+		"bad.yaml:18: ovs.bridges[0].ports[3].n_rxq: want 1..1024",
+		"bad.yaml:19: ovs.bridges[0].ports[3].mtu_request: want 68..65535",
+		"ovs.bridges[1].ports[0].type: dpdk ports need a netdev bridge",
+		"ovs.bridges[1].ports[0].devargs: must not contain whitespace",
+		"ovs.bridges[1].ports[1].vhost-server-path: only dpdkvhostuserclient ports",
+		"ovs.bridges[1].ports[1].devargs: same devargs as bridges[0].ports[1]",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if _, err := Parse("u.yaml", []byte("ovs:\n  bogus: 1\n")); err == nil || !strings.Contains(err.Error(), "u.yaml:2: ovs.bogus: unknown field") {
+		t.Errorf("unknown key: %v", err)
+	}
+}

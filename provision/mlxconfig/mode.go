@@ -1,0 +1,215 @@
+package mlxconfig
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Generation is a BlueField generation; it decides the NIC-mode parameter set.
+type Generation string
+
+const (
+	BlueField2 Generation = "BlueField-2"
+	BlueField3 Generation = "BlueField-3"
+)
+
+// PCI device ids (vendor 0x15b3) of BlueField PFs (hardware-formats.md §2.4).
+const (
+	DevIDBlueField2 = "a2d6"
+	DevIDBlueField3 = "a2dc"
+	DevIDCX6Dx      = "101d"
+)
+
+// GenerationForDeviceID maps a PCI device id ("a2d6", "0xa2d6") to its
+// BlueField generation; ok is false for anything that is not a BlueField PF.
+func GenerationForDeviceID(id string) (Generation, bool) {
+	switch strings.TrimPrefix(strings.ToLower(strings.TrimSpace(id)), "0x") {
+	case DevIDBlueField2:
+		return BlueField2, true
+	case DevIDBlueField3:
+		return BlueField3, true
+	}
+	return "", false
+}
+
+// Mode is a BlueField operation mode.
+type Mode string
+
+const (
+	ModeDPU       Mode = "dpu"       // embedded CPU function ownership (ECPF)
+	ModeNIC       Mode = "nic"       // Arm inactive / non-functional
+	ModeSeparated Mode = "separated" // separated host (obsolete "symmetric model")
+	ModeUnknown   Mode = "unknown"
+)
+
+// ParseMode accepts dpu, nic, separated (and the aliases smartnic, ecpf,
+// separated-host).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "dpu", "smartnic", "ecpf":
+		return ModeDPU, nil
+	case "nic":
+		return ModeNIC, nil
+	case "separated", "separated-host", "separated_host":
+		return ModeSeparated, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want dpu, nic or separated)", s)
+}
+
+// Wanted returns the parameter values that put a device of generation gen
+// into mode m (hardware-formats.md §1.2):
+//   - dpu: EMBEDDED_CPU(1) ECPF(0) ECPF(0) ECPF(0) ENABLED(0) (both generations)
+//   - nic on BlueField-2: EMBEDDED_CPU(1) EXT_HOST_PF(1) x3 DISABLED(1)
+//   - nic on BlueField-3: OFFLOAD_ENGINE=DISABLED(1) only; MODEL must stay
+//     EMBEDDED_CPU (it normally is, so only OFFLOAD_ENGINE is ever written)
+//   - separated: INTERNAL_CPU_MODEL=SEPARATED_HOST(0); the others are n/a.
+func Wanted(gen Generation, m Mode) (map[string]int64, error) {
+	switch m {
+	case ModeDPU:
+		return map[string]int64{ParamModel: 1, ParamPageSupplier: 0, ParamEswitchManager: 0, ParamIBVport0: 0, ParamOffloadEngine: 0}, nil
+	case ModeNIC:
+		switch gen {
+		case BlueField2:
+			return map[string]int64{ParamModel: 1, ParamPageSupplier: 1, ParamEswitchManager: 1, ParamIBVport0: 1, ParamOffloadEngine: 1}, nil
+		case BlueField3:
+			return map[string]int64{ParamModel: 1, ParamOffloadEngine: 1}, nil
+		}
+		return nil, fmt.Errorf("nic mode: unknown BlueField generation %q", gen)
+	case ModeSeparated:
+		return map[string]int64{ParamModel: 0}, nil
+	}
+	return nil, fmt.Errorf("no parameter set for mode %q", m)
+}
+
+// Classify names the mode that values (param -> integer; a missing key is
+// unreadable) describe for generation gen.
+func Classify(gen Generation, values map[string]int64) Mode {
+	model, ok := values[ParamModel]
+	if !ok {
+		return ModeUnknown
+	}
+	if model == 0 {
+		return ModeSeparated
+	}
+	if model != 1 {
+		return ModeUnknown
+	}
+	matches := func(want map[string]int64) bool {
+		for k, v := range want {
+			if got, ok := values[k]; !ok || got != v {
+				return false
+			}
+		}
+		return true
+	}
+	for _, m := range []Mode{ModeDPU, ModeNIC} {
+		w, err := Wanted(gen, m)
+		if err == nil && matches(w) {
+			return m
+		}
+	}
+	return ModeUnknown
+}
+
+// Column selects Default, Current or Next Boot values.
+type Column int
+
+const (
+	ColDefault Column = iota
+	ColCurrent
+	ColNext
+)
+
+// Values extracts the mode parameters' integers from one column of q.
+// Unreadable values (N/A, absent column) are left out.
+func Values(q *Query, col Column) map[string]int64 {
+	out := map[string]int64{}
+	for _, name := range ModeParams {
+		p, ok := q.Param(name)
+		if !ok {
+			continue
+		}
+		v := p.Next
+		switch col {
+		case ColDefault:
+			v = p.Default
+		case ColCurrent:
+			v = p.Current
+		}
+		if v.Present && v.HasNum {
+			out[name] = v.Num
+		}
+	}
+	return out
+}
+
+// State is what one device's query says about its mode.
+type State struct {
+	Generation Generation       `json:"generation"`
+	Current    Mode             `json:"current"`            // running firmware (Current column; Next Boot when -e is absent)
+	Next       Mode             `json:"next"`               // after the next power cycle
+	Pending    bool             `json:"pending"`            // Next Boot differs from Current for a mode parameter
+	ReadOnly   []string         `json:"readOnly,omitempty"` // mode params shown RO: this host may not write them
+	CurrentVal map[string]int64 `json:"currentValues"`
+	NextVal    map[string]int64 `json:"nextValues"`
+}
+
+// Decide computes the current and pending mode of a device from its query.
+func Decide(gen Generation, q *Query) (State, error) {
+	missing := []string{}
+	for _, name := range ModeParams {
+		if _, ok := q.Param(name); !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == len(ModeParams) {
+		return State{}, fmt.Errorf("no BlueField mode parameters in the output (device type %q); not a BlueField, or the tool cannot read nv_internal_cpu_conf", q.DeviceType)
+	}
+	st := State{Generation: gen, NextVal: Values(q, ColNext)}
+	if q.HasCurrent {
+		st.CurrentVal = Values(q, ColCurrent)
+	} else {
+		st.CurrentVal = st.NextVal
+	}
+	st.Current = Classify(gen, st.CurrentVal)
+	st.Next = Classify(gen, st.NextVal)
+	for _, name := range ModeParams {
+		if p, ok := q.Param(name); ok && p.ReadOnly {
+			st.ReadOnly = append(st.ReadOnly, name)
+		}
+		c, cok := st.CurrentVal[name]
+		n, nok := st.NextVal[name]
+		if cok && nok && c != n {
+			st.Pending = true
+		}
+	}
+	return st, nil
+}
+
+// Diff returns the parameters (in ModeParams order) whose value in have
+// differs from want, as NAME=VALUE set arguments.
+func Diff(want, have map[string]int64) []string {
+	var out []string
+	for _, name := range ModeParams {
+		w, ok := want[name]
+		if !ok {
+			continue
+		}
+		if h, ok := have[name]; ok && h == w {
+			continue
+		}
+		out = append(out, name+"="+EnumName(name, w))
+	}
+	return out
+}
+
+// Describe renders values compactly: "MODEL=EMBEDDED_CPU(1) ..." in param order.
+func Describe(values map[string]int64) string {
+	var parts []string
+	for _, name := range ModeParams {
+		if v, ok := values[name]; ok {
+			parts = append(parts, strings.TrimPrefix(name, "INTERNAL_CPU_")+"="+FormatValue(name, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,554 @@
+package mlxconfig
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"rig/provision/host"
+)
+
+// Sim is a firmware-configuration simulator that behaves like mstflint's
+// `mstconfig` (and MFT's `mlxconfig`) and `mstprivhost`/`mlxprivhost` for
+// BlueField-2 (a2d6), BlueField-3 (a2dc) and ConnectX-6 Dx (101d), with
+// Default / Current / Next Boot semantics:
+//   - `q` prints the real table (with -e: Default, Current, Next Boot; '*'
+//     on rows whose next value differs from default or current; 'RO' on
+//     rows this host may not write);
+//   - `set` writes Next Boot only and prints the real set output;
+//   - PowerCycle promotes Next Boot to Current (a host reboot does not);
+//   - a restricted (zero-trust) host sees the mode rows as RO and its
+//     writes fail with the real error text.
+//
+// State lives in a JSON file so separate rig invocations (and the lab) share
+// one "card". The simulator is reached through the exec seam (Exec), so the
+// step code is the same as on hardware.
+type Sim struct {
+	Path string
+	mu   sync.Mutex
+}
+
+// SimParam is one parameter's three values.
+type SimParam struct {
+	Default int64 `json:"default"`
+	Current int64 `json:"current"`
+	Next    int64 `json:"next"`
+}
+
+// SimDevice is one PCI function as the tool sees it.
+type SimDevice struct {
+	Type        string               `json:"type"`     // mstflint device type name: BlueField2, BlueField3, ConnectX6DX
+	DeviceID    string               `json:"deviceId"` // PCI device id, e.g. a2d6
+	Name        string               `json:"name"`     // "Name:" header line (N/A when unknown)
+	Description string               `json:"description"`
+	Restricted  bool                 `json:"restricted"` // zero-trust host: nv_internal_cpu_conf is read-only
+	Params      map[string]*SimParam `json:"params"`
+}
+
+// SimState is the state file's content.
+type SimState struct {
+	Devices map[string]*SimDevice `json:"devices"` // by full BDF (0000:03:00.0)
+}
+
+// NewSim returns a simulator backed by the state file at path.
+func NewSim(path string) *Sim { return &Sim{Path: path} }
+
+// DeviceTypeForID maps a PCI device id to its mstflint type name.
+func DeviceTypeForID(id string) (string, error) {
+	switch strings.TrimPrefix(strings.ToLower(id), "0x") {
+	case DevIDBlueField2:
+		return "BlueField2", nil
+	case DevIDBlueField3:
+		return "BlueField3", nil
+	case DevIDCX6Dx:
+		return "ConnectX6DX", nil
+	}
+	return "", fmt.Errorf("fw-sim: unsupported device id %q (supported: a2d6 BlueField-2, a2dc BlueField-3, 101d ConnectX-6 Dx)", id)
+}
+
+// presetValues returns all five mode parameter values for a device in mode m.
+// Separated host: NVIDIA documents only INTERNAL_CPU_MODEL=SEPARATED_HOST(0)
+// (the ownership params are "n/a"); the simulator leaves them host-owned
+// (EXT_HOST_PF, OFFLOAD DISABLED) because in that mode the Arm does not manage
+// the eswitch. BlueField-3 NIC keeps ECPF leftovers (only OFFLOAD_ENGINE is
+// set on BF3, hardware-formats.md §10.2).
+func presetValues(gen Generation, m Mode) (map[string]int64, error) {
+	switch m {
+	case ModeSeparated:
+		return map[string]int64{ParamModel: 0, ParamPageSupplier: 1, ParamEswitchManager: 1, ParamIBVport0: 1, ParamOffloadEngine: 1}, nil
+	case ModeNIC:
+		if gen == BlueField3 {
+			return map[string]int64{ParamModel: 1, ParamPageSupplier: 0, ParamEswitchManager: 0, ParamIBVport0: 0, ParamOffloadEngine: 1}, nil
+		}
+	}
+	return Wanted(gen, m)
+}
+
+// NewSimDevice builds a device of PCI device id id whose current and next
+// boot mode is m (ignored for ConnectX). Factory defaults are DPU mode (the
+// default on DPU SKUs).
+func NewSimDevice(id string, m Mode) (*SimDevice, error) {
+	typ, err := DeviceTypeForID(id)
+	if err != nil {
+		return nil, err
+	}
+	d := &SimDevice{Type: typ, DeviceID: strings.TrimPrefix(strings.ToLower(id), "0x"), Name: "N/A", Description: "N/A", Params: map[string]*SimParam{}}
+	gen, isBF := GenerationForDeviceID(id)
+	if !isBF {
+		return d, nil
+	}
+	def, _ := Wanted(gen, ModeDPU)
+	cur, err := presetValues(gen, m)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range ModeParams {
+		d.Params[name] = &SimParam{Default: def[name], Current: cur[name], Next: cur[name]}
+	}
+	return d, nil
+}
+
+// NormalizeBDF turns "03:00.0" into "0000:03:00.0" and lower-cases it.
+func NormalizeBDF(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if strings.Count(s, ":") == 1 {
+		s = "0000:" + s
+	}
+	return s
+}
+
+// Load reads the state file.
+func (s *Sim) Load() (*SimState, error) {
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("fw-sim: state file %s does not exist; create it with `rig fwsim init`", s.Path)
+		}
+		return nil, fmt.Errorf("fw-sim: %w", err)
+	}
+	var st SimState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("fw-sim: state file %s: %w", s.Path, err)
+	}
+	if st.Devices == nil {
+		st.Devices = map[string]*SimDevice{}
+	}
+	for bdf, d := range st.Devices {
+		if d == nil {
+			return nil, fmt.Errorf("fw-sim: state file %s: device %s is null", s.Path, bdf)
+		}
+		if d.Params == nil {
+			d.Params = map[string]*SimParam{}
+		}
+	}
+	return &st, nil
+}
+
+// Save writes the state file atomically.
+func (s *Sim) Save(st *SimState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return fmt.Errorf("fw-sim: %w", err)
+	}
+	tmp := s.Path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("fw-sim: %w", err)
+	}
+	if err := os.Rename(tmp, s.Path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fw-sim: %w", err)
+	}
+	return nil
+}
+
+// Init replaces the state with devs (by BDF).
+func (s *Sim) Init(devs map[string]*SimDevice) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &SimState{Devices: map[string]*SimDevice{}}
+	for bdf, d := range devs {
+		st.Devices[NormalizeBDF(bdf)] = d
+	}
+	return s.Save(st)
+}
+
+// PowerCycle promotes Next Boot to Current on every device (what a real
+// power cycle does; a warm host reboot does not reload NIC firmware in DPU
+// mode). It returns the BDFs whose Current changed, sorted.
+func (s *Sim) PowerCycle() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for bdf, d := range st.Devices {
+		c := false
+		for _, p := range d.Params {
+			if p.Current != p.Next {
+				p.Current, c = p.Next, true
+			}
+		}
+		if c {
+			changed = append(changed, bdf)
+		}
+	}
+	sort.Strings(changed)
+	return changed, s.Save(st)
+}
+
+// SetRestricted marks the host zero-trust (restricted) or privileged for
+// the device at bdf ("" = every device).
+func (s *Sim) SetRestricted(bdf string, restricted bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.Load()
+	if err != nil {
+		return err
+	}
+	if bdf == "" {
+		for _, d := range st.Devices {
+			d.Restricted = restricted
+		}
+	} else {
+		d, ok := st.Devices[NormalizeBDF(bdf)]
+		if !ok {
+			return fmt.Errorf("fw-sim: no device %s in %s", bdf, s.Path)
+		}
+		d.Restricted = restricted
+	}
+	return s.Save(st)
+}
+
+// Exec wraps next: mstconfig, mlxconfig, mstprivhost and mlxprivhost are
+// answered by the simulator; every other tool goes to next.
+func (s *Sim) Exec(next host.ExecFunc) host.ExecFunc {
+	return func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		switch filepath.Base(name) {
+		case "mstconfig", "mlxconfig", "mstprivhost", "mlxprivhost":
+			out, code := s.Run(name, args...)
+			if code != 0 {
+				return []byte(out), &host.ToolError{Argv: append([]string{name}, args...), Stdout: out, Err: fmt.Errorf("exit status %d", code)}
+			}
+			return []byte(out), nil
+		}
+		if next == nil {
+			next = host.RealExec
+		}
+		return next(ctx, name, args...)
+	}
+}
+
+// Run executes one simulated command line and returns stdout and the exit code.
+func (s *Sim) Run(name string, args ...string) (string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.Load()
+	if err != nil {
+		return "-E- " + err.Error() + "\n", 1
+	}
+	var out string
+	var code int
+	switch filepath.Base(name) {
+	case "mstprivhost", "mlxprivhost":
+		out, code = runPrivHost(st, args)
+	default:
+		var dirty bool
+		out, code, dirty = runConfig(st, args)
+		if dirty {
+			if err := s.Save(st); err != nil {
+				return out + "-E- " + err.Error() + "\n", 1
+			}
+		}
+	}
+	return out, code
+}
+
+// resolve finds the device -d names: a BDF (with or without domain) or an
+// mst name /dev/mst/mt<decimal id>_pciconf<N>[.<fn>].
+func resolve(st *SimState, dev string) (string, *SimDevice) {
+	if d, ok := st.Devices[NormalizeBDF(dev)]; ok {
+		return NormalizeBDF(dev), d
+	}
+	base := filepath.Base(dev)
+	if !strings.HasPrefix(base, "mt") || !strings.Contains(base, "_pciconf") {
+		return "", nil
+	}
+	idDec, rest, _ := strings.Cut(strings.TrimPrefix(base, "mt"), "_pciconf")
+	card, fn, _ := strings.Cut(rest, ".")
+	if fn == "" {
+		fn = "0"
+	}
+	n, err1 := strconv.Atoi(idDec)
+	k, err2 := strconv.Atoi(card)
+	if err1 != nil || err2 != nil {
+		return "", nil
+	}
+	var cards []string
+	for bdf, d := range st.Devices {
+		id, err := strconv.ParseInt(d.DeviceID, 16, 64)
+		if err == nil && int(id) == n && strings.HasSuffix(bdf, ".0") {
+			cards = append(cards, strings.TrimSuffix(bdf, "0"))
+		}
+	}
+	sort.Strings(cards)
+	if k < 0 || k >= len(cards) {
+		return "", nil
+	}
+	bdf := cards[k] + fn
+	if d, ok := st.Devices[bdf]; ok {
+		return bdf, d
+	}
+	return "", nil
+}
+
+type cfgArgs struct {
+	dev     string
+	verbose bool
+	yes     bool
+	cmd     string
+	params  []string
+}
+
+func parseCfgArgs(args []string) (cfgArgs, error) {
+	var a cfgArgs
+	for i := 0; i < len(args); i++ {
+		switch x := args[i]; {
+		case x == "-d" || x == "--dev":
+			if i+1 >= len(args) {
+				return a, fmt.Errorf("missing device after %s", x)
+			}
+			a.dev = args[i+1]
+			i++
+		case x == "-e" || x == "--enable_verbosity":
+			a.verbose = true
+		case x == "-y" || x == "--yes":
+			a.yes = true
+		case a.cmd == "" && (x == "q" || x == "query" || x == "s" || x == "set"):
+			a.cmd = x[:1]
+		case a.cmd != "" && !strings.HasPrefix(x, "-"):
+			a.params = append(a.params, x)
+		default:
+			return a, fmt.Errorf("unsupported argument %q", x)
+		}
+	}
+	if a.dev == "" {
+		return a, fmt.Errorf("the simulator needs -d <device>")
+	}
+	if a.cmd == "" {
+		return a, fmt.Errorf("missing command (q or set)")
+	}
+	if a.cmd == "s" && len(a.params) == 0 {
+		return a, fmt.Errorf("set needs PARAM=VALUE arguments")
+	}
+	return a, nil
+}
+
+// printOpening, as mlxcfg_ui.cpp MlxCfg::printOpening.
+func printOpening(b *strings.Builder, d *SimDevice, dev string) {
+	fmt.Fprintf(b, "\n%s:\n", "Device #1")
+	b.WriteString("----------\n\n")
+	fmt.Fprintf(b, "%-20s%-20s\n", "Device type:", d.Type)
+	fmt.Fprintf(b, "%-20s%-20s\n", "Name:", d.Name)
+	fmt.Fprintf(b, "%-20s%-20s\n", "Description:", d.Description)
+	fmt.Fprintf(b, "%-20s%-20s\n", "Device:", dev)
+	b.WriteString("\n")
+}
+
+// printConfHeader, as MlxCfg::printConfHeader (then the caller's "\n").
+func printConfHeader(b *strings.Builder, showDefCur, showNew bool) {
+	if showDefCur {
+		fmt.Fprintf(b, "%-20s%44s%20s%18s", "Configurations:", "Default", "Current", "Next Boot")
+	} else {
+		fmt.Fprintf(b, "%-20s%46s", "Configurations:", "Next Boot")
+	}
+	if showNew {
+		fmt.Fprintf(b, "       %s", "New")
+	}
+	b.WriteString("\n")
+}
+
+// printRow, as MlxCfg::printSingleParam: values in "%-20s" columns with a
+// space before each column after a 20-wide one.
+func printRow(b *strings.Builder, name string, ro, diff bool, vals []string) {
+	d, r := " ", "  "
+	if diff {
+		d = "*"
+	}
+	if ro {
+		r = "RO"
+	}
+	fmt.Fprintf(b, "%s%s     %-44s", d, r, name)
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(b, "%-20s", v)
+	}
+	b.WriteString("\n")
+}
+
+func unsupported(name string) string {
+	return fmt.Sprintf("The Device doesn't support %s parameter", name)
+}
+
+// runConfig answers mstconfig/mlxconfig. dirty reports a state change.
+func runConfig(st *SimState, args []string) (string, int, bool) {
+	a, err := parseCfgArgs(args)
+	if err != nil {
+		return "-E- fw-sim: " + err.Error() + "\n", 1, false
+	}
+	_, d := resolve(st, a.dev)
+	if d == nil {
+		// createCommander prints the error, then queryDevsCfg prints it again
+		if a.cmd == "q" {
+			return "-E- Failed to open the device\n-E- Failed to open the device\n", 1, false
+		}
+		return "-E- Failed to open the device\n", 1, false
+	}
+	var b strings.Builder
+	printOpening(&b, d, a.dev)
+	if a.cmd == "q" {
+		names := a.params
+		if len(names) == 0 {
+			names = sortedParams(d)
+		}
+		printConfHeader(&b, a.verbose, false)
+		for _, n := range names {
+			if _, ok := d.Params[n]; !ok {
+				fmt.Fprintf(&b, "-E- %s\n", unsupported(n))
+				return b.String(), 1, false
+			}
+		}
+		anyDiff, anyRO := false, false
+		for _, n := range names {
+			p := d.Params[n]
+			ro := d.Restricted && IsModeParam(n)
+			diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
+			vals := []string{FormatValue(n, p.Next)}
+			if a.verbose {
+				vals = []string{FormatValue(n, p.Default), FormatValue(n, p.Current), FormatValue(n, p.Next)}
+			}
+			printRow(&b, n, ro, diff, vals)
+			anyDiff, anyRO = anyDiff || diff, anyRO || ro
+		}
+		if anyDiff {
+			b.WriteString("The '*' shows parameters with next value different from default/current value.\n")
+		}
+		if anyRO {
+			b.WriteString("\nThe 'RO' shows parameters which are for read only and cannot be changed\n")
+		}
+		return b.String(), 0, false
+	}
+
+	// set: query the named params with write access, show Next Boot / New
+	printConfHeader(&b, a.verbose, true)
+	type kv struct {
+		name string
+		val  int64
+	}
+	var sets []kv
+	for _, arg := range a.params {
+		n, v, ok := strings.Cut(arg, "=")
+		if !ok {
+			return b.String() + fmt.Sprintf("-E- fw-sim: bad set argument %q (want PARAM=VALUE)\n", arg), 1, false
+		}
+		p, known := d.Params[n]
+		if !known || (d.Restricted && IsModeParam(n)) {
+			// restricted host: NVQC reports no write support, so the TLV is
+			// not returned for a write operation (GenericCommander::queryParamViews)
+			fmt.Fprintf(&b, "-E- %s\n", unsupported(n))
+			return b.String(), 1, false
+		}
+		iv, err := ParseSetValue(n, v)
+		if err != nil {
+			return b.String() + "-E- fw-sim: " + err.Error() + "\n", 1, false
+		}
+		_ = p
+		sets = append(sets, kv{n, iv})
+	}
+	for _, s := range sets {
+		p := d.Params[s.name]
+		vals := []string{FormatValue(s.name, p.Next), FormatValue(s.name, s.val)}
+		if a.verbose {
+			vals = []string{FormatValue(s.name, p.Default), FormatValue(s.name, p.Current), FormatValue(s.name, p.Next), FormatValue(s.name, s.val)}
+		}
+		diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
+		printRow(&b, s.name, false, diff, vals)
+	}
+	b.WriteString("\n Apply new Configuration? (y/n) [n] : ")
+	if !a.yes {
+		// no terminal answer: askUser reads an empty line
+		b.WriteString("-E- Aborted by user.\n")
+		return b.String(), 1, false
+	}
+	b.WriteString("y\n")
+	for _, s := range sets {
+		d.Params[s.name].Next = s.val
+	}
+	b.WriteString("Applying... Done!\n")
+	b.WriteString("-I- Please reboot machine to load new configurations.\n")
+	return b.String(), 0, true
+}
+
+func sortedParams(d *SimDevice) []string {
+	var out []string
+	for _, n := range ModeParams {
+		if _, ok := d.Params[n]; ok {
+			out = append(out, n)
+		}
+	}
+	var rest []string
+	for n := range d.Params {
+		if !IsModeParam(n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// runPrivHost answers mstprivhost/mlxprivhost (mstflint mlxconfig/mstprivhost.py).
+func runPrivHost(st *SimState, args []string) (string, int) {
+	dev, cmd := "", ""
+	for i := 0; i < len(args); i++ {
+		switch x := args[i]; {
+		case x == "-d" || x == "--device":
+			if i+1 < len(args) {
+				dev = args[i+1]
+				i++
+			}
+		case !strings.HasPrefix(x, "-") && cmd == "":
+			cmd = x
+		}
+	}
+	if dev == "" || cmd == "" {
+		return "-E- fw-sim: mstprivhost needs -d <device> and a command (q, r, p)\n", 2
+	}
+	_, d := resolve(st, dev)
+	if d == nil {
+		return fmt.Sprintf("-E- Unknown device '%s'!\n", dev), 1
+	}
+	if _, isBF := GenerationForDeviceID(d.DeviceID); !isBF {
+		return fmt.Sprintf("-E- Device '%s' is not supported, only BlueField devices are supported!\n", dev), 1
+	}
+	switch cmd {
+	case "q", "query":
+		return FormatPrivHost(d.Restricted), 0
+	case "r", "restrict", "p", "privilege":
+		// the simulated caller is the external host, not the embedded Arm
+		return "-E- Operation is not permitted (refer to the DPU user manual)\n", 1
+	}
+	return fmt.Sprintf("-E- fw-sim: unknown mstprivhost command %q\n", cmd), 2
+}

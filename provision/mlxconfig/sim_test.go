@@ -1,0 +1,189 @@
+package mlxconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rig/provision/host"
+)
+
+func newTestSim(t *testing.T, devs map[string]string) *Sim {
+	t.Helper()
+	s := NewSim(filepath.Join(t.TempDir(), "fw.json"))
+	m := map[string]*SimDevice{}
+	for bdf, spec := range devs {
+		id, mode, _ := strings.Cut(spec, ":")
+		md, err := ParseMode(mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := NewSimDevice(id, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[bdf] = d
+	}
+	if err := s.Init(m); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, s *Sim, args ...string) (string, int) {
+	t.Helper()
+	return s.Run("mstconfig", args...)
+}
+
+func TestSimQueryFormat(t *testing.T) {
+	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	out, code := run(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	// printOpening / printConfHeader / printSingleParam layouts (mlxcfg_ui.cpp)
+	want := []string{
+		"",
+		"Device #1:",
+		"----------",
+		"",
+		fmt.Sprintf("%-20s%-20s", "Device type:", "BlueField2"),
+		fmt.Sprintf("%-20s%-20s", "Name:", "N/A"),
+		fmt.Sprintf("%-20s%-20s", "Description:", "N/A"),
+		fmt.Sprintf("%-20s%-20s", "Device:", "0000:03:00.0"),
+		"",
+		fmt.Sprintf("%-20s%44s%20s%18s", "Configurations:", "Default", "Current", "Next Boot"),
+		fmt.Sprintf("*       %-44s%-20s %-20s %-20s", ParamModel, "EMBEDDED_CPU(1)", "SEPARATED_HOST(0)", "SEPARATED_HOST(0)"),
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d:\n got %q\nwant %q", i, lines[i], w)
+		}
+	}
+	if !strings.Contains(out, "The '*' shows parameters with next value different from default/current value.\n") {
+		t.Error("no '*' footer")
+	}
+	q, err := ParseQuery(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Decide(BlueField2, q)
+	if err != nil || st.Current != ModeSeparated || st.Next != ModeSeparated || st.Pending {
+		t.Fatalf("%+v %v", st, err)
+	}
+	// without -e only Next Boot is shown and nothing is starred
+	out, _ = run(t, s, "-d", "03:00.0", "q", ParamModel)
+	if !strings.Contains(out, fmt.Sprintf("%-20s%46s\n", "Configurations:", "Next Boot")) || strings.Contains(out, "*") {
+		t.Errorf("plain query:\n%s", out)
+	}
+}
+
+func TestSimSetPowerCycle(t *testing.T) {
+	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	out, code := run(t, s, "-y", "-d", "0000:03:00.0", "set", "INTERNAL_CPU_MODEL=EMBEDDED_CPU", "INTERNAL_CPU_OFFLOAD_ENGINE=0")
+	if code != 0 {
+		t.Fatalf("set: %d %s", code, out)
+	}
+	for _, w := range []string{
+		fmt.Sprintf("%-20s%46s       New\n", "Configurations:", "Next Boot"),
+		fmt.Sprintf("        %-44s%-20s %-20s\n", ParamModel, "SEPARATED_HOST(0)", "EMBEDDED_CPU(1)"),
+		"\n Apply new Configuration? (y/n) [n] : y\nApplying... Done!\n-I- Please reboot machine to load new configurations.\n",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("set output lacks %q:\n%s", w, out)
+		}
+	}
+	q, _ := ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...))
+	st, _ := Decide(BlueField2, q)
+	if st.Current != ModeSeparated || !st.Pending || st.NextVal[ParamModel] != 1 || st.NextVal[ParamOffloadEngine] != 0 || st.CurrentVal[ParamModel] != 0 {
+		t.Fatalf("after set: %+v", st)
+	}
+	if p, _ := q.Param(ParamModel); !p.Modified {
+		t.Error("pending row not starred")
+	}
+	changed, err := s.PowerCycle()
+	if err != nil || len(changed) != 1 || changed[0] != "0000:03:00.0" {
+		t.Fatalf("power cycle: %v %v", changed, err)
+	}
+	q, _ = ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...))
+	st, _ = Decide(BlueField2, q)
+	if st.Pending || st.CurrentVal[ParamModel] != 1 {
+		t.Fatalf("after power cycle: %+v", st)
+	}
+	// without -y the tool asks and gets no answer
+	out, code = run(t, s, "-d", "0000:03:00.0", "set", "INTERNAL_CPU_MODEL=SEPARATED_HOST")
+	if code == 0 || !strings.Contains(out, "-E- Aborted by user.") {
+		t.Errorf("no -y: %d %s", code, out)
+	}
+}
+
+func mustRun(t *testing.T, s *Sim, args ...string) string {
+	t.Helper()
+	out, code := run(t, s, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, out)
+	}
+	return out
+}
+
+func TestSimRestricted(t *testing.T) {
+	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2dc:nic"})
+	if err := s.SetRestricted("", true); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...)
+	if !strings.Contains(out, fmt.Sprintf(" RO     %-44s", ParamModel)) || !strings.Contains(out, "\nThe 'RO' shows parameters which are for read only and cannot be changed\n") {
+		t.Errorf("restricted query:\n%s", out)
+	}
+	out, code := run(t, s, "-y", "-d", "0000:03:00.0", "set", "INTERNAL_CPU_OFFLOAD_ENGINE=ENABLED")
+	if code == 0 || !strings.HasSuffix(out, "-E- The Device doesn't support INTERNAL_CPU_OFFLOAD_ENGINE parameter\n") {
+		t.Errorf("restricted set: %d\n%s", code, out)
+	}
+	q, _ := ParseQuery(mustRun(t, s, "-e", "-d", "0000:03:00.0", "q", ParamOffloadEngine))
+	if p, _ := q.Param(ParamOffloadEngine); !p.Next.Equal(1) {
+		t.Errorf("restricted set changed next: %+v", p)
+	}
+	pout, code := s.Run("mstprivhost", "-d", "0000:03:00.0", "q")
+	ph, err := ParsePrivHost(pout)
+	if code != 0 || err != nil || !ph.Restricted() {
+		t.Errorf("privhost: %d %v %q", code, err, pout)
+	}
+	if out, code := s.Run("mstprivhost", "-d", "0000:03:00.0", "p"); code == 0 || !strings.Contains(out, "Operation is not permitted") {
+		t.Errorf("privilege from host: %d %q", code, out)
+	}
+}
+
+func TestSimDevicesAndExec(t *testing.T) {
+	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:03:00.1": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
+	// mst device names address the card by decimal device id
+	if out := mustRun(t, s, "-d", "/dev/mst/mt41686_pciconf0.1", "q", ParamModel); !strings.Contains(out, "Device:             /dev/mst/mt41686_pciconf0.1") {
+		t.Errorf("mst name:\n%s", out)
+	}
+	out, code := run(t, s, "-d", "0000:5e:00.0", "q", ParamModel)
+	if code == 0 || !strings.Contains(out, "Device type:        ConnectX6DX") || !strings.Contains(out, "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
+		t.Errorf("CX6Dx: %d\n%s", code, out)
+	}
+	if out, code := run(t, s, "-d", "0000:99:00.0", "q"); code == 0 || out != "-E- Failed to open the device\n-E- Failed to open the device\n" {
+		t.Errorf("absent: %d %q", code, out)
+	}
+	if out, code := s.Run("mstprivhost", "-d", "0000:5e:00.0", "q"); code == 0 || !strings.Contains(out, "only BlueField devices are supported") {
+		t.Errorf("privhost on CX: %d %q", code, out)
+	}
+	var passed []string
+	ex := s.Exec(func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		passed = append(passed, name)
+		return []byte("next"), nil
+	})
+	if out, err := ex(context.Background(), "ovs-vsctl", "show"); err != nil || string(out) != "next" || len(passed) != 1 {
+		t.Errorf("pass-through: %q %v %v", out, err, passed)
+	}
+	_, err := ex(context.Background(), "/usr/bin/mlxconfig", "-d", "0000:5e:00.0", "q", ParamModel)
+	var te *host.ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Stdout, "doesn't support") || te.Argv[0] != "/usr/bin/mlxconfig" || len(passed) != 1 {
+		t.Errorf("sim error through the seam: %v", err)
+	}
+}

@@ -1,0 +1,368 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"rig/playbooks"
+	"rig/provision/host"
+	"rig/provision/mlxconfig"
+)
+
+// modeStep puts each BlueField into the wanted operation mode (DPU, NIC or
+// separated host) with mstflint's mstconfig (or MFT's mlxconfig):
+//   - Check queries `<tool> -e -d BDF q <the five INTERNAL_CPU_* params>`,
+//     decides the current and next-boot mode and plans only the parameters
+//     whose Next Boot value differs from the wanted one;
+//   - Apply re-queries and writes exactly those with one
+//     `<tool> -y -d BDF set P=V ...` per device (never the same values twice);
+//   - when Next Boot already holds the wanted values but the running
+//     firmware does not, nothing is written and the plan is pending a power
+//     cycle (a host reboot does not reload NIC firmware in DPU mode);
+//   - a restricted (zero-trust) host gets a Problem with the tool's text,
+//     and no write.
+type modeStep struct {
+	h       *host.Host
+	want    mlxconfig.Mode
+	devices []string // explicit BDFs; empty = auto
+	tool    string   // resolved config tool (mstconfig or mlxconfig)
+}
+
+// NewModeStep builds the mode step for a playbook's `mode` section.
+func NewModeStep(h *host.Host, spec *playbooks.ModeSpec) (Step, error) {
+	w, err := spec.ModeWant()
+	if err != nil {
+		return nil, fmt.Errorf("mode: want: %w", err)
+	}
+	m, err := mlxconfig.ParseMode(w)
+	if err != nil {
+		return nil, fmt.Errorf("mode: %w", err)
+	}
+	s := &modeStep{h: h, want: m}
+	if !spec.AutoDevices() {
+		for _, d := range spec.Devices {
+			s.devices = append(s.devices, mlxconfig.NormalizeBDF(d))
+		}
+	}
+	return s, nil
+}
+
+func (s *modeStep) Name() string { return "mode" }
+
+// BlueFieldDevice is a BlueField PF found under the host root.
+type BlueFieldDevice struct {
+	BDF        string               `json:"bdf"`
+	DeviceID   string               `json:"deviceId"`
+	Generation mlxconfig.Generation `json:"generation"`
+}
+
+// FindBlueFields lists BlueField PFs (vendor 0x15b3, device a2d6/a2dc,
+// function 0) under /sys/bus/pci/devices of the host root, sorted by BDF.
+func FindBlueFields(h *host.Host) ([]BlueFieldDevice, error) {
+	dirs, err := h.Glob("/sys/bus/pci/devices/*")
+	if err != nil {
+		return nil, err
+	}
+	var out []BlueFieldDevice
+	for _, d := range dirs {
+		bdf := path.Base(d)
+		if !strings.HasSuffix(bdf, ".0") {
+			continue
+		}
+		dev, ok := readBlueField(h, bdf)
+		if ok {
+			out = append(out, dev)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].BDF < out[j].BDF })
+	return out, nil
+}
+
+func readBlueField(h *host.Host, bdf string) (BlueFieldDevice, bool) {
+	base := "/sys/bus/pci/devices/" + bdf
+	vendor, err1 := h.ReadString(base + "/vendor")
+	device, err2 := h.ReadString(base + "/device")
+	if err1 != nil || err2 != nil || strings.ToLower(vendor) != "0x15b3" {
+		return BlueFieldDevice{}, false
+	}
+	gen, ok := mlxconfig.GenerationForDeviceID(device)
+	if !ok {
+		return BlueFieldDevice{}, false
+	}
+	return BlueFieldDevice{BDF: bdf, DeviceID: strings.TrimPrefix(strings.ToLower(device), "0x"), Generation: gen}, true
+}
+
+// targets resolves the devices the step works on.
+func (s *modeStep) targets() ([]BlueFieldDevice, error) {
+	return modeTargets(s.h, s.devices)
+}
+
+func modeTargets(h *host.Host, bdfs []string) ([]BlueFieldDevice, error) {
+	if len(bdfs) == 0 {
+		devs, err := FindBlueFields(h)
+		if err != nil {
+			return nil, err
+		}
+		if len(devs) == 0 {
+			return nil, &Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s (no PCI function 0 with vendor 0x15b3 and device 0xa2d6/0xa2dc)", h.Path("/sys/bus/pci/devices")),
+				Cause: "the card is absent, not enumerated on PCI, or this is not the host it is plugged into",
+				Fix:   "check `lspci -d 15b3:`; name the device by PCI address in the playbook's mode.devices"}
+		}
+		return devs, nil
+	}
+	var out []BlueFieldDevice
+	for _, bdf := range bdfs {
+		if !h.Exists("/sys/bus/pci/devices/" + bdf) {
+			return nil, &Problem{Object: "mode: " + bdf, Err: errors.New("PCI device not present"),
+				Cause: "wrong PCI address in mode.devices, or the card is not enumerated",
+				Fix:   "check `lspci -d 15b3:` and fix mode.devices (or use auto)"}
+		}
+		dev, ok := readBlueField(h, bdf)
+		if !ok {
+			id, _ := h.ReadString("/sys/bus/pci/devices/" + bdf + "/device")
+			return nil, &Problem{Object: "mode: " + bdf, Err: fmt.Errorf("not a BlueField PF (device id %s)", id),
+				Cause: "DPU mode exists only on BlueField-2 (15b3:a2d6) and BlueField-3 (15b3:a2dc)",
+				Fix:   "remove the device from mode.devices"}
+		}
+		out = append(out, dev)
+	}
+	return out, nil
+}
+
+// runTool runs the firmware config tool, trying mstconfig (mstflint) first
+// and mlxconfig (MFT) when mstconfig is not installed.
+func runTool(ctx context.Context, h *host.Host, tool *string, args ...string) ([]byte, error) {
+	if *tool != "" {
+		return h.Run(ctx, *tool, args...)
+	}
+	var lastErr error
+	for _, t := range []string{"mstconfig", "mlxconfig"} {
+		out, err := h.Run(ctx, t, args...)
+		var te *host.ToolError
+		if errors.As(err, &te) && te.NotFound() {
+			lastErr = err
+			continue
+		}
+		*tool = t
+		return out, err
+	}
+	return nil, &Problem{Object: "mode", Err: fmt.Errorf("neither mstconfig nor mlxconfig is installed: %w", lastErr),
+		Cause: "no firmware configuration tool on this host",
+		Fix:   "install Debian package mstflint (apt-get install mstflint), or NVIDIA MFT for mlxconfig"}
+}
+
+// deviceMode is one device's decided state.
+type deviceMode struct {
+	dev   BlueFieldDevice
+	query *mlxconfig.Query
+	state mlxconfig.State
+}
+
+func queryArgs(bdf string) []string {
+	return append([]string{"-e", "-d", bdf, "q"}, mlxconfig.ModeParams...)
+}
+
+// queryMode runs the query and decides the device's mode; zero-trust hosts
+// whose tool hides the parameters are explained through the privhost tool.
+func queryMode(ctx context.Context, h *host.Host, tool *string, dev BlueFieldDevice) (*deviceMode, error) {
+	out, err := runTool(ctx, h, tool, queryArgs(dev.BDF)...)
+	obj := "mode: " + dev.BDF
+	if err != nil {
+		if _, ok := AsProblem(err); ok {
+			return nil, err
+		}
+		if strings.Contains(string(out), "doesn't support") {
+			if ph, perr := privHost(ctx, h, dev.BDF); perr == nil && ph.Restricted() {
+				return nil, restrictedProblem(dev.BDF, *tool, err)
+			}
+		}
+		return nil, fmt.Errorf("%s: query firmware config: %w", obj, err)
+	}
+	q, err := mlxconfig.ParseQuery(string(out))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s output: %w", obj, *tool, err)
+	}
+	st, err := mlxconfig.Decide(dev.Generation, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", obj, err)
+	}
+	return &deviceMode{dev: dev, query: q, state: st}, nil
+}
+
+// privHost queries zero-trust with mstprivhost (mstflint) or mlxprivhost (MFT).
+func privHost(ctx context.Context, h *host.Host, bdf string) (mlxconfig.PrivHost, error) {
+	var lastErr error
+	for _, t := range []string{"mstprivhost", "mlxprivhost"} {
+		out, err := h.Run(ctx, t, "-d", bdf, "q")
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		return mlxconfig.ParsePrivHost(string(out))
+	}
+	return mlxconfig.PrivHost{}, lastErr
+}
+
+func restrictedProblem(bdf, tool string, err error) *Problem {
+	return &Problem{Object: "mode: " + bdf,
+		Err:   fmt.Errorf("this host may not change the BlueField mode (zero-trust / restricted host): %w", err),
+		Cause: "the Arm side restricted this host (`mstprivhost r`); nv_internal_cpu_conf is read-only (RO) from here",
+		Fix:   fmt.Sprintf("change the mode from the BlueField's Arm OS (`rig mode set` there, or `%s -y -d %s set ...`), or lift the restriction on the Arm with `mstprivhost -d %s p`", tool, bdf, bdf)}
+}
+
+const powerCycleNote = "a host reboot does not reload NIC firmware in DPU mode: power cycle the server (cold, ~30 s off) or run mstfwreset"
+
+// plan decides the changes or the pending state of one device.
+func (s *modeStep) planDevice(ctx context.Context, dm *deviceMode, plan *Plan) error {
+	want, err := mlxconfig.Wanted(dm.dev.Generation, s.want)
+	if err != nil {
+		return fmt.Errorf("mode: %s: %w", dm.dev.BDF, err)
+	}
+	obj := "mode " + dm.dev.BDF
+	st := dm.state
+	diff := mlxconfig.Diff(want, st.NextVal)
+	if len(diff) > 0 {
+		for _, ro := range st.ReadOnly {
+			if _, needed := want[ro]; needed {
+				// quote what the tools print: the RO row footer of mstconfig
+				// (mlxcfg_ui.cpp) and the level line of mstprivhost q
+				ev := fmt.Sprintf("`%s %s` marks %s RO: \"The 'RO' shows parameters which are for read only and cannot be changed\"",
+					s.tool, strings.Join(queryArgs(dm.dev.BDF), " "), ro)
+				if ph, perr := privHost(ctx, s.h, dm.dev.BDF); perr == nil && ph.Restricted() {
+					ev += fmt.Sprintf("; `mstprivhost -d %s q`: \"%-30s: %s\"", dm.dev.BDF, "level", ph.Level)
+				}
+				return restrictedProblem(dm.dev.BDF, s.tool, errors.New(ev))
+			}
+		}
+		for _, a := range diff {
+			name, _, _ := strings.Cut(a, "=")
+			from := "N/A"
+			if v, ok := st.NextVal[name]; ok {
+				from = mlxconfig.FormatValue(name, v)
+			}
+			plan.Changes = append(plan.Changes, Change{Object: obj, Action: "set " + name + " (next boot)", From: from, To: mlxconfig.FormatValue(name, want[name])})
+		}
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s): running %s mode, next boot %s mode; want %s", dm.dev.BDF, dm.dev.Generation, st.Current, st.Next, s.want))
+		addPending(plan, fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", dm.dev.BDF, s.want, powerCycleNote))
+		return nil
+	}
+	if len(mlxconfig.Diff(want, st.CurrentVal)) > 0 {
+		addPending(plan, fmt.Sprintf("power cycle required: %s next boot holds %s mode but the running firmware is in %s mode (%s); %s",
+			dm.dev.BDF, s.want, st.Current, mlxconfig.Describe(st.CurrentVal), powerCycleNote))
+		return nil
+	}
+	if !dm.query.HasCurrent {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%s: the tool shows no Current column; only the next-boot mode (%s) could be checked", dm.dev.BDF, st.Next))
+	}
+	plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s) is in %s mode", dm.dev.BDF, dm.dev.Generation, s.want))
+	if len(st.ReadOnly) > 0 {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%s: this host is restricted (mode parameters are RO); a mode change would have to be made from the Arm", dm.dev.BDF))
+	}
+	return nil
+}
+
+func addPending(plan *Plan, msg string) {
+	if plan.Pending == "" {
+		plan.Pending = msg
+	} else {
+		plan.Pending += "; " + msg
+	}
+}
+
+func (s *modeStep) Check(ctx context.Context) (Plan, error) {
+	devs, err := s.targets()
+	if err != nil {
+		return Plan{}, err
+	}
+	var plan Plan
+	for _, d := range devs {
+		dm, err := queryMode(ctx, s.h, &s.tool, d)
+		if err != nil {
+			return Plan{}, err
+		}
+		if err := s.planDevice(ctx, dm, &plan); err != nil {
+			return Plan{}, err
+		}
+	}
+	return plan, nil
+}
+
+// Apply re-reads each device and writes only what still differs from the
+// wanted values in Next Boot, one set command per device.
+func (s *modeStep) Apply(ctx context.Context, _ Plan) error {
+	devs, err := s.targets()
+	if err != nil {
+		return err
+	}
+	for _, d := range devs {
+		dm, err := queryMode(ctx, s.h, &s.tool, d)
+		if err != nil {
+			return err
+		}
+		var p Plan
+		if err := s.planDevice(ctx, dm, &p); err != nil {
+			return err
+		}
+		if len(p.Changes) == 0 {
+			continue
+		}
+		want, _ := mlxconfig.Wanted(d.Generation, s.want)
+		args := append([]string{"-y", "-d", d.BDF, "set"}, mlxconfig.Diff(want, dm.state.NextVal)...)
+		out, err := runTool(ctx, s.h, &s.tool, args...)
+		if err != nil {
+			if strings.Contains(string(out), "doesn't support") {
+				return restrictedProblem(d.BDF, s.tool, err)
+			}
+			return fmt.Errorf("mode: %s: set firmware config: %w", d.BDF, err)
+		}
+		if !strings.Contains(string(out), "Done!") {
+			return fmt.Errorf("mode: %s: %s set did not report success: %s", d.BDF, s.tool, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// ModeReport is one device's mode as `rig mode show` prints it.
+type ModeReport struct {
+	BDF        string               `json:"bdf"`
+	DeviceType string               `json:"deviceType"`
+	Generation mlxconfig.Generation `json:"generation"`
+	Current    mlxconfig.Mode       `json:"current"`
+	Next       mlxconfig.Mode       `json:"next"`
+	Pending    bool                 `json:"pendingPowerCycle"`
+	ReadOnly   bool                 `json:"readOnly"`
+	Params     []mlxconfig.Param    `json:"params"`
+}
+
+// ShowModes reads the mode of each BlueField (bdfs empty = auto discovery).
+func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, error) {
+	norm := make([]string, len(bdfs))
+	for i, b := range bdfs {
+		norm[i] = mlxconfig.NormalizeBDF(b)
+	}
+	devs, err := modeTargets(h, norm)
+	if err != nil {
+		return nil, err
+	}
+	var tool string
+	var out []ModeReport
+	for _, d := range devs {
+		dm, err := queryMode(ctx, h, &tool, d)
+		if err != nil {
+			return nil, err
+		}
+		r := ModeReport{BDF: d.BDF, DeviceType: dm.query.DeviceType, Generation: d.Generation,
+			Current: dm.state.Current, Next: dm.state.Next, Pending: dm.state.Pending, ReadOnly: len(dm.state.ReadOnly) > 0}
+		for _, name := range mlxconfig.ModeParams {
+			if p, ok := dm.query.Param(name); ok {
+				r.Params = append(r.Params, p)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,319 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"rig/playbooks"
+	"rig/provision/host"
+	"rig/provision/mlxconfig"
+)
+
+// modeRig is a fake host root with BlueField PCI functions, the firmware
+// simulator behind the exec seam, and a recorder of every argv.
+type modeRig struct {
+	h    *host.Host
+	sim  *mlxconfig.Sim
+	mu   sync.Mutex
+	argv [][]string
+}
+
+func newModeRig(t *testing.T, devs map[string]string) *modeRig {
+	t.Helper()
+	root := t.TempDir()
+	sims := map[string]*mlxconfig.SimDevice{}
+	for bdf, spec := range devs {
+		id, mode, _ := strings.Cut(spec, ":")
+		dir := filepath.Join(root, "sys/bus/pci/devices", bdf)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range map[string]string{"vendor": "0x15b3\n", "device": "0x" + id + "\n"} {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := mlxconfig.ParseMode(mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := mlxconfig.NewSimDevice(id, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sims[bdf] = d
+	}
+	r := &modeRig{sim: mlxconfig.NewSim(filepath.Join(t.TempDir(), "fw.json"))}
+	if err := r.sim.Init(sims); err != nil {
+		t.Fatal(err)
+	}
+	inner := r.sim.Exec(func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
+	})
+	r.h = &host.Host{Root: root, Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		r.mu.Lock()
+		r.argv = append(r.argv, append([]string{name}, args...))
+		r.mu.Unlock()
+		return inner(ctx, name, args...)
+	}}
+	return r
+}
+
+// writes returns the recorded commands that write firmware config.
+func (r *modeRig) writes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, a := range r.argv {
+		for _, x := range a {
+			if x == "set" || x == "s" || x == "r" || x == "p" {
+				out = append(out, strings.Join(a, " "))
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (r *modeRig) reset() { r.mu.Lock(); r.argv = nil; r.mu.Unlock() }
+
+func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step {
+	t.Helper()
+	s, err := NewModeStep(r.h, &playbooks.ModeSpec{Want: want, Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func changeStrings(p Plan) []string {
+	var out []string
+	for _, c := range p.Changes {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+func TestModeSeparatedToDPU(t *testing.T) {
+	for _, tc := range []struct {
+		name, id, bdf string
+	}{
+		{"BlueField-2", "a2d6", "0000:03:00.0"},
+		{"BlueField-3", "a2dc", "0000:b1:00.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			fn1 := strings.TrimSuffix(tc.bdf, "0") + "1"
+			r := newModeRig(t, map[string]string{tc.bdf: tc.id + ":separated", fn1: tc.id + ":separated"})
+			s := modeStepFor(t, r, "dpu") // auto: function 0 only
+			plan, err := s.Check(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := "mode " + tc.bdf + ": set "
+			want := []string{
+				obj + "INTERNAL_CPU_MODEL (next boot) SEPARATED_HOST(0) -> EMBEDDED_CPU(1)",
+				obj + "INTERNAL_CPU_PAGE_SUPPLIER (next boot) EXT_HOST_PF(1) -> ECPF(0)",
+				obj + "INTERNAL_CPU_ESWITCH_MANAGER (next boot) EXT_HOST_PF(1) -> ECPF(0)",
+				obj + "INTERNAL_CPU_IB_VPORT0 (next boot) EXT_HOST_PF(1) -> ECPF(0)",
+				obj + "INTERNAL_CPU_OFFLOAD_ENGINE (next boot) DISABLED(1) -> ENABLED(0)",
+			}
+			if got := changeStrings(plan); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if !strings.Contains(plan.Pending, "power cycle required") {
+				t.Errorf("plan pending = %q", plan.Pending)
+			}
+			if w := r.writes(); len(w) != 0 {
+				t.Fatalf("Check wrote: %v", w)
+			}
+			if q := strings.Join(r.argv[0], " "); q != "mstconfig -e -d "+tc.bdf+" q INTERNAL_CPU_MODEL INTERNAL_CPU_PAGE_SUPPLIER INTERNAL_CPU_ESWITCH_MANAGER INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" {
+				t.Errorf("query argv = %q", q)
+			}
+
+			r.reset()
+			if err := s.Apply(ctx, plan); err != nil {
+				t.Fatal(err)
+			}
+			wantSet := "mstconfig -y -d " + tc.bdf + " set INTERNAL_CPU_MODEL=EMBEDDED_CPU INTERNAL_CPU_PAGE_SUPPLIER=ECPF INTERNAL_CPU_ESWITCH_MANAGER=ECPF INTERNAL_CPU_IB_VPORT0=ECPF INTERNAL_CPU_OFFLOAD_ENGINE=ENABLED"
+			if w := r.writes(); len(w) != 1 || w[0] != wantSet {
+				t.Fatalf("apply writes:\n%q\nwant exactly\n%q", w, wantSet)
+			}
+
+			// next boot holds DPU, running firmware does not: pending, no changes
+			after, err := s.Check(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after.Changes) != 0 || !strings.Contains(after.Pending, "power cycle required: "+tc.bdf+" next boot holds dpu mode but the running firmware is in separated mode") ||
+				!strings.Contains(after.Pending, "a host reboot does not reload NIC firmware in DPU mode") {
+				t.Fatalf("after apply: %+v", after)
+			}
+			r.reset()
+			if err := s.Apply(ctx, after); err != nil {
+				t.Fatal(err)
+			}
+			if w := r.writes(); len(w) != 0 {
+				t.Fatalf("second apply wrote: %v", w)
+			}
+			rep, err := (&Runner{Steps: []Step{s}}).Run(ctx, ModeApply, Selection{})
+			if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 {
+				t.Fatalf("runner: %+v %v", rep, err)
+			}
+
+			if _, err := r.sim.PowerCycle(); err != nil {
+				t.Fatal(err)
+			}
+			ok, err := s.Check(ctx)
+			if err != nil || !ok.Satisfied() || ok.Pending != "" {
+				t.Fatalf("after power cycle: %+v %v", ok, err)
+			}
+			reps, err := ShowModes(ctx, r.h, nil)
+			if err != nil || len(reps) != 1 || reps[0].Current != mlxconfig.ModeDPU || reps[0].Pending {
+				t.Fatalf("show: %+v %v", reps, err)
+			}
+		})
+	}
+}
+
+func TestModeApplyTwice(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
+	s := modeStepFor(t, r, "nic", "03:00.0")
+	run := &Runner{Steps: []Step{s}}
+	rep, err := run.Run(ctx, ModeApply, Selection{})
+	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 1 {
+		t.Fatalf("first: %+v %v", rep.Steps, err)
+	}
+	// BlueField-3 NIC mode = INTERNAL_CPU_OFFLOAD_ENGINE only
+	if w := r.writes(); len(w) != 1 || w[0] != "mstconfig -y -d 0000:03:00.0 set INTERNAL_CPU_OFFLOAD_ENGINE=DISABLED" {
+		t.Fatalf("writes: %q", w)
+	}
+	r.reset()
+	rep, err = run.Run(ctx, ModeApply, Selection{})
+	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 || len(r.writes()) != 0 {
+		t.Fatalf("second: %+v %v writes %v", rep.Steps, err, r.writes())
+	}
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = run.Run(ctx, ModeApply, Selection{})
+	if err != nil || rep.Steps[0].Status != StatusOK || len(r.writes()) != 0 {
+		t.Fatalf("after power cycle: %+v %v", rep.Steps, err)
+	}
+}
+
+func TestModeRestrictedHost(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	if err := r.sim.SetRestricted("", true); err != nil {
+		t.Fatal(err)
+	}
+	s := modeStepFor(t, r, "dpu")
+	_, err := s.Check(ctx)
+	p, ok := AsProblem(err)
+	if !ok || !strings.Contains(err.Error(), "zero-trust") ||
+		!strings.Contains(err.Error(), "The 'RO' shows parameters which are for read only and cannot be changed") ||
+		!strings.Contains(err.Error(), "level                         : RESTRICTED") || !strings.Contains(p.Fix, "mstprivhost -d 0000:03:00.0 p") {
+		t.Fatalf("check: %v", err)
+	}
+	if err := s.Apply(ctx, Plan{}); err == nil {
+		t.Fatal("apply on a restricted host succeeded")
+	}
+	rep, err := (&Runner{Steps: []Step{s}}).Run(ctx, ModeApply, Selection{})
+	if err != nil || rep.Steps[0].Status != StatusFailed {
+		t.Fatalf("runner: %+v %v", rep, err)
+	}
+	if w := r.writes(); len(w) != 0 {
+		t.Fatalf("restricted host got writes: %v", w)
+	}
+	// already in the wanted mode: restriction does not matter
+	r2 := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	_ = r2.sim.SetRestricted("0000:03:00.0", true)
+	plan, err := modeStepFor(t, r2, "dpu").Check(ctx)
+	if err != nil || !plan.Satisfied() || plan.Pending != "" {
+		t.Fatalf("restricted but satisfied: %+v %v", plan, err)
+	}
+}
+
+// An older mstflint hides TLVs the host cannot write: the set fails with
+// the tool's own text, which the step reports as a restricted host.
+func TestModeSetRefusedByTool(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	inner := r.h.Exec
+	refuse := "\nDevice #1:\n----------\n\nDevice type:        BlueField2          \n\nConfigurations:                                          Next Boot       New\n-E- The Device doesn't support INTERNAL_CPU_MODEL parameter\n"
+	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		if len(args) > 3 && args[3] == "set" {
+			r.argv = append(r.argv, append([]string{name}, args...))
+			return []byte(refuse), &host.ToolError{Argv: append([]string{name}, args...), Stdout: refuse, Err: errors.New("exit status 1")}
+		}
+		return inner(ctx, name, args...)
+	}
+	err := modeStepFor(t, r, "dpu").Apply(ctx, Plan{})
+	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
+		t.Fatalf("apply: %v", err)
+	}
+}
+
+func TestModeToolSelection(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	inner := r.h.Exec
+	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		if name == "mstconfig" {
+			r.argv = append(r.argv, []string{name})
+			return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
+		}
+		return inner(ctx, name, args...)
+	}
+	s := modeStepFor(t, r, "separated")
+	plan, err := s.Check(ctx)
+	if err != nil || len(plan.Changes) != 1 {
+		t.Fatalf("%+v %v", plan, err)
+	}
+	r.reset()
+	if err := s.Apply(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	if w := r.writes(); len(w) != 1 || w[0] != "mlxconfig -y -d 0000:03:00.0 set INTERNAL_CPU_MODEL=SEPARATED_HOST" {
+		t.Fatalf("writes: %q", w)
+	}
+
+	// neither tool: name the package
+	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
+	}
+	_, err = modeStepFor(t, r, "dpu").Check(ctx)
+	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Fix, "mstflint") {
+		t.Fatalf("no tool: %v", err)
+	}
+}
+
+func TestModeDevices(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
+	if devs, err := FindBlueFields(r.h); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 {
+		t.Fatalf("auto: %+v %v", devs, err)
+	}
+	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField") {
+		t.Errorf("CX6Dx: %v", err)
+	}
+	if _, err := modeStepFor(t, r, "dpu", "0000:99:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not present") {
+		t.Errorf("absent: %v", err)
+	}
+	empty := &host.Host{Root: t.TempDir(), Exec: r.h.Exec}
+	s, _ := NewModeStep(empty, &playbooks.ModeSpec{Want: "dpu"})
+	if _, err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "no BlueField found") {
+		t.Errorf("none: %v", err)
+	}
+	if w := r.writes(); len(w) != 0 {
+		t.Errorf("writes: %v", w)
+	}
+}

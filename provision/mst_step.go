@@ -1,0 +1,179 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"rig/playbooks"
+	"rig/provision/host"
+	"rig/provision/smartnic"
+)
+
+// mstStep makes the Mellanox devices addressable by the firmware tools.
+// NVIDIA MFT (mst, mlxconfig) works on /dev/mst/* nodes that `mst start`
+// creates; mstflint (mstconfig, mstflint, mstfwreset) takes a PCI BDF and
+// needs no `mst start` (hardware-formats.md §1.4, §2.1). So: with MFT
+// installed, run `mst start` when /dev/mst is empty and report the nodes;
+// otherwise report the BDFs mstflint will use. Without mstconfig and
+// mlxconfig the mode step cannot work: fail naming Debian's mstflint.
+type mstStep struct {
+	h    *host.Host
+	spec *playbooks.MSTSpec
+}
+
+// NewMSTStep builds the mst step.
+func NewMSTStep(h *host.Host, spec *playbooks.MSTSpec) (Step, error) {
+	return &mstStep{h: h, spec: spec}, nil
+}
+
+func (s *mstStep) Name() string { return "mst" }
+
+// Tool probes: read-only invocations, run through the exec seam so a
+// simulator (rig --fw-sim) or a test fake answers them like the real tool.
+// Only "not found" counts as absent; a tool that runs and fails is present.
+var mstProbes = map[string][]string{
+	"mst":       {"version"},
+	"mstconfig": {"-v"},
+	"mlxconfig": {"-v"},
+}
+
+func (s *mstStep) installed(ctx context.Context, tool string) bool {
+	_, err := s.h.Run(ctx, tool, mstProbes[tool]...)
+	var te *host.ToolError
+	return !(errors.As(err, &te) && te.NotFound())
+}
+
+// devNodes lists /dev/mst under the host root (sorted).
+func (s *mstStep) devNodes() ([]string, error) {
+	ents, err := s.h.ReadDir("/dev/mst")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mst: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+type mstState struct {
+	mft     bool
+	nodes   []string
+	devices []smartnic.Function
+}
+
+func (s *mstStep) state(ctx context.Context) (mstState, error) {
+	var st mstState
+	hasMstconfig := s.installed(ctx, "mstconfig")
+	hasMlxconfig := s.installed(ctx, "mlxconfig")
+	st.mft = s.installed(ctx, "mst")
+	if !hasMstconfig && !hasMlxconfig {
+		return st, &Problem{Object: "mst",
+			Err:   errors.New("neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed"),
+			Cause: "no firmware configuration tool on this host: the mode step and `rig mode` need one",
+			Fix:   "install the Debian package mstflint (`apt-get install mstflint`: mstconfig, mstflint, mstfwreset), or NVIDIA MFT for mlxconfig"}
+	}
+	inv, err := smartnic.Scan(s.h)
+	if err != nil {
+		return st, err
+	}
+	for _, f := range inv.Functions {
+		if f.Kind == smartnic.KindNIC {
+			st.devices = append(st.devices, f)
+		}
+	}
+	if len(st.devices) < s.spec.MinDevices {
+		return st, &Problem{Object: "mst",
+			Err:   fmt.Errorf("found %d Mellanox NIC functions under %s, playbook wants at least %d", len(st.devices), s.h.Path("/sys/bus/pci/devices"), s.spec.MinDevices),
+			Cause: "the card is not enumerated on PCI (seating, slot power, BIOS), or mlx5_core is not bound",
+			Fix:   "check `lspci -d 15b3:` and `dmesg | grep mlx5`"}
+	}
+	if st.mft {
+		if st.nodes, err = s.devNodes(); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func (s *mstStep) Check(ctx context.Context) (Plan, error) {
+	st, err := s.state(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
+	var plan Plan
+	switch {
+	case !st.mft:
+		var devs []string
+		for _, f := range st.devices {
+			devs = append(devs, fmt.Sprintf("%s (%s, mst name %s)", f.BDF, f.Model, f.MSTName))
+		}
+		if len(devs) == 0 {
+			devs = []string{"none found"}
+		}
+		plan.Notes = append(plan.Notes, "NVIDIA MFT (mst) not installed: mstflint tools address devices by PCI BDF and need no `mst start`; devices: "+strings.Join(devs, ", "))
+	case len(st.nodes) == 0 && s.spec.StartMST():
+		var want []string
+		for _, f := range st.devices {
+			want = append(want, "/dev/mst/"+f.MSTName)
+		}
+		plan.Changes = append(plan.Changes, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
+	case len(st.nodes) == 0:
+		plan.Notes = append(plan.Notes, "NVIDIA MFT installed but /dev/mst is empty and mst.start is false: MFT tools need `mst start`; mstflint tools work by PCI BDF")
+	default:
+		plan.Notes = append(plan.Notes, "mst devices: "+describeNodes(st.nodes, st.devices))
+	}
+	return plan, nil
+}
+
+// describeNodes pairs /dev/mst nodes with the functions they name.
+func describeNodes(nodes []string, devs []smartnic.Function) string {
+	byName := map[string]smartnic.Function{}
+	for _, f := range devs {
+		byName[f.MSTName] = f
+	}
+	var out []string
+	for _, n := range nodes {
+		d := "/dev/mst/" + n
+		if f, ok := byName[n]; ok {
+			d += fmt.Sprintf(" (%s %s)", f.BDF, f.Model)
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, ", ")
+}
+
+func (s *mstStep) Apply(ctx context.Context, plan Plan) error {
+	start := false
+	for _, c := range plan.Changes {
+		if c.Object == "mst" && c.Action == "mst start" {
+			start = true
+		}
+	}
+	if !start {
+		return nil
+	}
+	if _, err := s.h.Run(ctx, "mst", "start"); err != nil {
+		return &Problem{Object: "mst", Err: fmt.Errorf("mst start: %w", err),
+			Cause: "MFT's kernel modules (mst_pci, mst_pciconf) did not load for this kernel, or no privilege",
+			Fix:   "run as root; check `mst status` and dmesg; reinstall MFT for this kernel — or remove MFT and use mstflint, which needs no mst start"}
+	}
+	nodes, err := s.devNodes()
+	if err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		return &Problem{Object: "mst", Err: errors.New("`mst start` succeeded but created no /dev/mst devices"),
+			Cause: "MFT did not recognise the device (too old an MFT for this card) or the driver set failed to load",
+			Fix:   "check `mst status -v`; try `mst start --with_unknown`; mstflint tools can address the device by PCI BDF instead"}
+	}
+	return nil
+}

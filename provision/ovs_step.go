@@ -1,0 +1,326 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"rig/ovs"
+	"rig/playbooks"
+	"rig/provision/host"
+)
+
+// ovsStep applies the `ovs` section: DPDK other_config (restarting
+// ovs-vswitchd when it changes), netdev bridges and their DPDK ports. Its
+// check fails, naming the port and the likely cause, when a port that
+// needs no change is not attached (ovs-vsctl exits 0 when a port fails).
+type ovsStep struct {
+	h    *host.Host
+	spec *playbooks.OVSSpec
+	c    *ovs.Client
+	// restarted is set once Apply restarted ovs-vswitchd in this run, so
+	// the re-check reports a DPDK init failure instead of asking for
+	// another restart.
+	restarted bool
+}
+
+// NewOVSStep builds the step. rundir (a private instance from `rig ovs
+// daemon start`) or db (an ovsdb remote) select the instance; both empty
+// means the system one, restarted through systemd.
+func NewOVSStep(h *host.Host, spec *playbooks.OVSSpec, rundir, db string) (Step, error) {
+	return &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, rundir, db))}, nil
+}
+
+func (s *ovsStep) Name() string { return "ovs" }
+
+type ovsAction struct {
+	phase  int // order of execution in Apply
+	change Change
+	do     func(ctx context.Context) error
+}
+
+const (
+	phaseConfig = iota
+	phaseRestart
+	phaseBridge
+	phasePortDel
+	phasePortAdd
+	phaseBridgeDel
+)
+
+func (s *ovsStep) Check(ctx context.Context) (Plan, error) {
+	plan, _, err := s.diff(ctx)
+	return plan, err
+}
+
+func (s *ovsStep) Apply(ctx context.Context, _ Plan) error {
+	_, acts, err := s.diff(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range acts {
+		if err := a.do(ctx); err != nil {
+			return fmt.Errorf("%s: %s: %w", a.change.Object, a.change.Action, err)
+		}
+		if a.phase == phaseRestart {
+			s.restarted = true
+		}
+	}
+	return nil
+}
+
+func (s *ovsStep) unreachable(err error) error {
+	t := s.c.T
+	p := &Problem{Object: "ovs", Err: err}
+	if t.Private {
+		p.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
+		p.Fix = "rig ovs daemon start --rundir " + t.RunDir
+	} else {
+		p.Cause = "ovsdb-server is not running or not reachable at " + orDefault(t.DB, "the default socket "+ovs.SystemRunDir+"/db.sock")
+		p.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
+	}
+	return p
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func diagProblem(d ovs.Diagnosis) *Problem {
+	msg := d.Error
+	if len(d.Evidence) > 0 {
+		msg += " [vswitchd log: " + strings.Join(d.Evidence, " | ") + "]"
+	}
+	return &Problem{Object: d.Object, Err: errors.New(msg), Cause: d.Cause, Fix: d.Fix}
+}
+
+// diff compares the playbook with OvS and returns the plan, the actions
+// that carry it out (in order), or an explained error.
+func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
+	var plan Plan
+	var acts []ovsAction
+	st, err := s.c.ReadState(ctx)
+	if err != nil {
+		return plan, nil, s.unreachable(err)
+	}
+	ps := s.c.VswitchdStatus()
+	if !ps.Alive {
+		return plan, nil, diagProblem(s.c.VswitchdDown(ps, st))
+	}
+	add := func(phase int, c Change, do func(ctx context.Context) error) {
+		acts = append(acts, ovsAction{phase: phase, change: c, do: do})
+	}
+
+	// DPDK settings: read by ovs-vswitchd only at start.
+	want := s.spec.Config.OtherConfig()
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	kv := map[string]string{}
+	for _, k := range keys {
+		if cur, ok := st.OtherConfig[k]; !ok || cur != want[k] {
+			kv[k] = want[k]
+			add(phaseConfig, Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]}, nil)
+		}
+	}
+	if len(kv) > 0 {
+		// one write for all keys: replace the per-key no-op actions
+		for i := range acts {
+			acts[i].do = func(context.Context) error { return nil }
+		}
+		acts[len(acts)-1].do = func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }
+	}
+	restart := ""
+	if len(kv) > 0 {
+		restart = "DPDK settings changed (read only at start)"
+	} else if init := st.OtherConfig["dpdk-init"]; (init == "true" || init == "try") && !st.DPDKInitialized {
+		dd := ovs.DiagnoseDPDK(st, s.c.Log())
+		if s.restarted || len(dd.Evidence) > 0 {
+			return plan, nil, diagProblem(dd)
+		}
+		restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
+	}
+	if restart != "" {
+		how := "systemctl restart openvswitch-switch"
+		if s.c.T.Private {
+			how = "private instance in " + s.c.T.RunDir
+		}
+		add(phaseRestart, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: restart}, s.c.RestartVswitchd)
+	}
+
+	// Bridges and ports.
+	wantBridges := map[string]bool{}
+	wantPorts := map[string]bool{}
+	changedPorts := map[string]bool{}
+	for _, b := range s.spec.Bridges {
+		b := b
+		wantBridges[b.Name] = true
+		obj := "ovs bridge " + b.Name
+		cur, ok := st.Bridge(b.Name)
+		switch {
+		case !ok:
+			add(phaseBridge, Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()},
+				func(ctx context.Context) error { return s.c.AddBridge(ctx, b.Name, b.Datapath()) })
+		case orDefault(cur.DatapathType, "system") != b.Datapath():
+			add(phaseBridge, Change{Object: obj, Action: "set datapath_type", From: orDefault(cur.DatapathType, "system"), To: b.Datapath()},
+				func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) })
+		}
+		for _, p := range b.Ports {
+			p := p
+			wantPorts[p.Name] = true
+			pobj := "ovs port " + p.Name
+			settings := ovs.IfaceSettings{Type: p.PortType(), Devargs: p.Devargs, MTURequest: p.MTURequest, VhostServerPath: p.VhostServerPath}
+			if p.NRxq > 0 {
+				settings.NRxq = strconv.Itoa(p.NRxq)
+			}
+			curBr, exists := st.PortBridge(p.Name)
+			switch {
+			case !exists:
+				changedPorts[p.Name] = true
+				add(phasePortAdd, Change{Object: pobj, Action: "add port to " + b.Name, To: describePort(p)},
+					func(ctx context.Context) error { return s.c.AddPort(ctx, b.Name, p.Name, settings) })
+			case curBr != b.Name:
+				changedPorts[p.Name] = true
+				add(phasePortDel, Change{Object: pobj, Action: "move port", From: curBr, To: b.Name},
+					func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) })
+				add(phasePortAdd, Change{Object: pobj, Action: "add port to " + b.Name, To: describePort(p)},
+					func(ctx context.Context) error { return s.c.AddPort(ctx, b.Name, p.Name, settings) })
+			default:
+				ifc, _ := st.Interface(p.Name)
+				var cur ovs.Interface
+				if ifc != nil {
+					cur = *ifc
+				}
+				diffs, fix := ifaceDiff(cur, settings)
+				if len(diffs) > 0 {
+					changedPorts[p.Name] = true
+					for i, d := range diffs {
+						d.Object = pobj
+						var do func(ctx context.Context) error
+						if i == len(diffs)-1 {
+							do = func(ctx context.Context) error { return s.c.SetInterface(ctx, p.Name, fix) }
+						} else {
+							do = func(context.Context) error { return nil }
+						}
+						add(phasePortAdd, d, do)
+					}
+				}
+			}
+		}
+	}
+	if s.spec.Prune {
+		for _, b := range st.Bridges {
+			b := b
+			if !wantBridges[b.Name] {
+				add(phaseBridgeDel, Change{Object: "ovs bridge " + b.Name, Action: "delete bridge (prune: true)"},
+					func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b.Name) })
+				continue
+			}
+			for _, p := range b.Ports {
+				p := p
+				if p.Name == b.Name || wantPorts[p.Name] {
+					continue
+				}
+				add(phasePortDel, Change{Object: "ovs port " + p.Name, Action: "delete port from " + b.Name + " (prune: true)"},
+					func(ctx context.Context) error { return s.c.DeletePort(ctx, b.Name, p.Name) })
+			}
+		}
+	}
+	sort.SliceStable(acts, func(i, j int) bool { return acts[i].phase < acts[j].phase })
+	for _, a := range acts {
+		plan.Changes = append(plan.Changes, a.change)
+	}
+
+	// Ports that need no change must be attached.
+	var problems []error
+	log := ovs.LogTail(nil)
+	logRead := false
+	for _, b := range s.spec.Bridges {
+		for _, p := range b.Ports {
+			if changedPorts[p.Name] || restart != "" {
+				continue
+			}
+			ifc, ok := st.Interface(p.Name)
+			if !ok || (ifc.OFPort > 0 && ifc.Error == "") {
+				continue
+			}
+			if !logRead {
+				log, logRead = s.c.Log(), true
+			}
+			d := ovs.Diagnose(s.h, st, *ifc, log)
+			if len(plan.Changes) > 0 {
+				plan.Notes = append(plan.Notes, d.String())
+				continue
+			}
+			problems = append(problems, diagProblem(d))
+		}
+	}
+	if len(problems) > 0 {
+		return plan, nil, errors.Join(problems...)
+	}
+	if len(plan.Changes) == 0 {
+		n := 0
+		for _, b := range s.spec.Bridges {
+			n += len(b.Ports)
+		}
+		plan.Notes = append(plan.Notes, fmt.Sprintf("ovs: dpdk_initialized=%v (%s), %d bridge(s), %d port(s) attached", st.DPDKInitialized, st.DPDKVersion, len(s.spec.Bridges), n))
+	}
+	return plan, acts, nil
+}
+
+func describePort(p playbooks.OVSPort) string {
+	parts := []string{"type=" + p.PortType()}
+	if p.Devargs != "" {
+		parts = append(parts, "devargs="+p.Devargs)
+	}
+	if p.NRxq > 0 {
+		parts = append(parts, "n_rxq="+strconv.Itoa(p.NRxq))
+	}
+	if p.MTURequest > 0 {
+		parts = append(parts, "mtu_request="+strconv.Itoa(p.MTURequest))
+	}
+	if p.VhostServerPath != "" {
+		parts = append(parts, "vhost-server-path="+p.VhostServerPath)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ifaceDiff returns one change per differing managed column and the
+// settings that fix them (only the differing ones).
+func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSettings) {
+	var ch []Change
+	var fix ovs.IfaceSettings
+	if want.Type != "" && cur.Type != want.Type {
+		ch = append(ch, Change{Action: "set type", From: cur.Type, To: want.Type})
+		fix.Type = want.Type
+	}
+	if want.Devargs != "" && cur.Devargs() != want.Devargs {
+		ch = append(ch, Change{Action: "set options:dpdk-devargs", From: cur.Devargs(), To: want.Devargs})
+		fix.Devargs = want.Devargs
+	}
+	if want.NRxq != "" && cur.Options["n_rxq"] != want.NRxq {
+		ch = append(ch, Change{Action: "set options:n_rxq", From: cur.Options["n_rxq"], To: want.NRxq})
+		fix.NRxq = want.NRxq
+	}
+	if want.VhostServerPath != "" && cur.Options["vhost-server-path"] != want.VhostServerPath {
+		ch = append(ch, Change{Action: "set options:vhost-server-path", From: cur.Options["vhost-server-path"], To: want.VhostServerPath})
+		fix.VhostServerPath = want.VhostServerPath
+	}
+	if want.MTURequest > 0 && cur.MTURequest != int64(want.MTURequest) {
+		from := ""
+		if cur.MTURequest > 0 {
+			from = strconv.FormatInt(cur.MTURequest, 10)
+		}
+		ch = append(ch, Change{Action: "set mtu_request", From: from, To: strconv.Itoa(want.MTURequest)})
+		fix.MTURequest = want.MTURequest
+	}
+	return ch, fix
+}

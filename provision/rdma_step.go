@@ -1,0 +1,271 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"rig/playbooks"
+	"rig/provision/host"
+	"rig/provision/smartnic"
+)
+
+// rdmaStep makes the playbook's RDMA ports ACTIVE / LinkUp. The one thing it
+// can fix is a netdev that is administratively down (the RoCE port follows
+// its netdev): it sets it up through netlink. A physical link that is down
+// (no cable, peer port down, transceiver) is reported with the phys_state
+// and what to check; rig never claims to fix it.
+type rdmaStep struct {
+	h     *host.Host
+	spec  *playbooks.RDMASpec
+	links linkAdmin
+	// port reads one port's state; smartnic.ReadPort (sysfs under the root)
+	// unless a test models the kernel (see rdma_step_test.go).
+	port  func(dev string, port int) (smartnic.RDMAPort, error)
+	sleep func(time.Duration)
+	now   func() time.Time
+}
+
+// linkAdmin reads and sets a netdev's administrative state.
+type linkAdmin interface {
+	AdminUp(name string) (bool, error)
+	SetUp(name string) error
+}
+
+// NewRDMAStep builds the rdma step. Netdevs are read and set through
+// netlink in env.NetNS when the root is the live system or a netns is
+// given; under a fixture root without --netns their admin state comes from
+// the fixture's sysfs and Apply cannot change it.
+func NewRDMAStep(env *Env, spec *playbooks.RDMASpec) (Step, error) {
+	h := env.Host
+	s := &rdmaStep{h: h, spec: spec, sleep: time.Sleep, now: time.Now}
+	s.port = func(dev string, port int) (smartnic.RDMAPort, error) { return smartnic.ReadPort(h, dev, port) }
+	if h.IsRealRoot() || env.NetNS != "" {
+		s.links = netlinkAdmin{ns: env.NetNS}
+	} else {
+		s.links = sysfsAdmin{h: h}
+	}
+	return s, nil
+}
+
+func (s *rdmaStep) Name() string { return "rdma" }
+
+// rdmaTarget is one wanted port, resolved.
+type rdmaTarget struct {
+	object string // "rdma mlx5_0/1 (p0)"
+	port   smartnic.RDMAPort
+	netdev string
+}
+
+func (s *rdmaStep) resolve() ([]rdmaTarget, error) {
+	var inv *smartnic.Inventory
+	var out []rdmaTarget
+	for _, ps := range s.spec.Ports {
+		dev, num := ps.Device, ps.PortNum()
+		if ps.Netdev != "" {
+			if inv == nil {
+				var err error
+				if inv, err = smartnic.Scan(s.h); err != nil {
+					return nil, err
+				}
+			}
+			p, ok := inv.NetdevPort(ps.Netdev)
+			if !ok {
+				return nil, &Problem{Object: "rdma: netdev " + ps.Netdev,
+					Err:   errors.New("no RDMA port has this netdev"),
+					Cause: "the netdev does not exist, is not on a Mellanox function, or mlx5_ib (RDMA) is not loaded",
+					Fix:   "check `rdma link` and `ip link`; load mlx5_ib (`modprobe mlx5_ib`), or fix the netdev name in the playbook"}
+			}
+			dev, num = p.Device, p.Port
+		}
+		p, err := s.port(dev, num)
+		if err != nil {
+			return nil, &Problem{Err: err, // ReadPort's error names "rdma <dev>/<port>"
+				Cause: "no such RDMA device or port (wrong name, or mlx5_ib not loaded)",
+				Fix:   "check `rdma link`; `modprobe mlx5_ib`; fix the device/port in the playbook"}
+		}
+		nd := p.Netdev
+		if ps.Netdev != "" {
+			nd = ps.Netdev
+		}
+		obj := fmt.Sprintf("rdma %s/%d", dev, num)
+		if nd != "" {
+			obj += " (" + nd + ")"
+		}
+		out = append(out, rdmaTarget{object: obj, port: p, netdev: nd})
+	}
+	return out, nil
+}
+
+func stateText(p smartnic.RDMAPort) string {
+	return fmt.Sprintf("state %q, phys_state %q", p.State.String(), p.PhysState.String())
+}
+
+func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
+	targets, err := s.resolve()
+	if err != nil {
+		return Plan{}, err
+	}
+	var plan Plan
+	for _, t := range targets {
+		if t.port.Active() {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: ACTIVE / LINK_UP", t.object))
+			continue
+		}
+		if t.netdev != "" {
+			up, err := s.links.AdminUp(t.netdev)
+			if err != nil {
+				return Plan{}, fmt.Errorf("%s: netdev %s: %w", t.object, t.netdev, err)
+			}
+			if !up {
+				plan.Changes = append(plan.Changes, Change{Object: t.object, Action: "set netdev " + t.netdev + " up",
+					From: "admin down (" + stateText(t.port) + ")", To: "admin up"})
+				continue
+			}
+		}
+		return Plan{}, linkProblem(t)
+	}
+	return plan, nil
+}
+
+// linkProblem explains a port that is not ACTIVE while its netdev is up.
+func linkProblem(t rdmaTarget) error {
+	p := t.port
+	if p.PhysState.Num != smartnic.PhysLinkUp {
+		cause := "the physical link is down: " + physHint(p.PhysState.Num)
+		return &Problem{Object: t.object,
+			Err:   fmt.Errorf("port not ACTIVE: %s (rdma link: %s / %s)", stateText(p), smartnic.RDMAStateName(p.State.Num), smartnic.RDMAPhysName(p.PhysState.Num)),
+			Cause: cause,
+			Fix: "check the cable is seated at both ends, the transceiver/DAC is supported by the card, the peer (switch or other host) port is enabled and at a matching speed; " +
+				"then `rdma link show " + p.String() + "` must show physical_state LINK_UP. rig cannot fix a physical link"}
+	}
+	cause := fmt.Sprintf("the physical link is up but the logical state is %s", p.State.Name)
+	fix := "check `ip link show " + t.netdev + "` (oper state) and dmesg for mlx5 errors"
+	if strings.EqualFold(p.LinkLayer, "InfiniBand") {
+		cause += ": an InfiniBand port stays INIT/ARMED until a subnet manager configures it"
+		fix = "run a subnet manager on the fabric (opensm on one host, or the switch's SM)"
+	}
+	return &Problem{Object: t.object, Err: fmt.Errorf("port not ACTIVE: %s", stateText(p)), Cause: cause, Fix: fix}
+}
+
+func physHint(n int) string {
+	switch n {
+	case smartnic.PhysPolling:
+		return "phys_state 2: Polling — the port is enabled and looking for a partner (no cable, far end unplugged, peer port down, or an unsupported module/speed)"
+	case smartnic.PhysDisabled:
+		return "phys_state 3: Disabled — the port is disabled although its netdev is up (firmware/driver forced it down, or a module fault)"
+	case smartnic.PhysSleep:
+		return "phys_state 1: Sleep — the port is powered down"
+	case smartnic.PhysTraining:
+		return "phys_state 4: PortConfigurationTraining — link training has not completed (cable quality, speed/FEC mismatch with the peer)"
+	case smartnic.PhysErrRecov:
+		return "phys_state 6: LinkErrorRecovery — the link is flapping (bad cable or module)"
+	}
+	return fmt.Sprintf("phys_state %d is not 5: LinkUp", n)
+}
+
+func (s *rdmaStep) Apply(ctx context.Context, plan Plan) error {
+	if plan.Satisfied() {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, c := range plan.Changes {
+		want[c.Object] = true
+	}
+	targets, err := s.resolve()
+	if err != nil {
+		return err
+	}
+	var raised []rdmaTarget
+	for _, t := range targets {
+		if !want[t.object] || t.netdev == "" {
+			continue
+		}
+		if err := s.links.SetUp(t.netdev); err != nil {
+			return fmt.Errorf("%s: set netdev %s up: %w", t.object, t.netdev, err)
+		}
+		raised = append(raised, t)
+	}
+	// The port follows its netdev within a few seconds; wait for it so the
+	// re-check sees the result, and explain a link that stays down.
+	deadline := s.now().Add(s.spec.WaitTimeout())
+	for _, t := range raised {
+		for {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("%s: waiting for ACTIVE: %w", t.object, err)
+			}
+			p, err := s.port(t.port.Device, t.port.Port)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.object, err)
+			}
+			if p.Active() {
+				break
+			}
+			if !s.now().Before(deadline) {
+				t.port = p
+				return fmt.Errorf("netdev %s is up now, but after %s: %w", t.netdev, s.spec.WaitTimeout(), linkProblem(t))
+			}
+			s.sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// netlinkAdmin is the live system: netlink in a network namespace.
+type netlinkAdmin struct{ ns string }
+
+func (n netlinkAdmin) AdminUp(name string) (bool, error) {
+	hd, err := host.NetlinkHandle(n.ns)
+	if err != nil {
+		return false, err
+	}
+	defer hd.Close()
+	l, err := hd.LinkByName(name)
+	if err != nil {
+		return false, fmt.Errorf("netlink: %w%s", err, n.where())
+	}
+	return l.Attrs().Flags&net.FlagUp != 0, nil
+}
+
+func (n netlinkAdmin) SetUp(name string) error {
+	hd, err := host.NetlinkHandle(n.ns)
+	if err != nil {
+		return err
+	}
+	defer hd.Close()
+	l, err := hd.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("netlink: %w%s", err, n.where())
+	}
+	if err := hd.LinkSetUp(l); err != nil {
+		return fmt.Errorf("netlink: set %s up: %w (needs CAP_NET_ADMIN)", name, err)
+	}
+	return nil
+}
+
+func (n netlinkAdmin) where() string {
+	if n.ns == "" {
+		return " (in this network namespace; give --netns if it lives in another)"
+	}
+	return " (in netns " + n.ns + ")"
+}
+
+// sysfsAdmin reads admin state from <root>/sys/class/net/<if>/flags: a
+// fixture root with no live netdevs behind it. It cannot set anything.
+type sysfsAdmin struct{ h *host.Host }
+
+func (a sysfsAdmin) AdminUp(name string) (bool, error) {
+	s, err := a.h.ReadString("/sys/class/net/" + name + "/flags")
+	if err != nil {
+		return false, err
+	}
+	_, up, err := smartnic.ParseNetFlags(s)
+	return up, err
+}
+
+func (a sysfsAdmin) SetUp(name string) error {
+	return fmt.Errorf("host root %s is not the live system: no netdev %s to set up; run on the host, or give --netns where the netdev lives", a.h.Root, name)
+}

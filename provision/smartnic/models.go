@@ -1,0 +1,80 @@
+package smartnic
+
+import (
+	"fmt"
+	"strings"
+)
+
+// VendorMellanox is the PCI vendor ID of Mellanox/NVIDIA networking.
+const VendorMellanox = 0x15b3
+
+// Kind of a PCI function.
+const (
+	KindNIC   = "nic"   // a physical function with ports (ConnectX / BlueField)
+	KindVF    = "vf"    // an SR-IOV virtual function
+	KindRShim = "rshim" // BlueField RShim PCIe function (host side)
+	KindOther = "other" // Mellanox function rig does not know
+)
+
+// Model describes one device ID (hardware-formats.md §2.4).
+type Model struct {
+	DeviceID uint16
+	Name     string // "BlueField-2"
+	Family   string // "BlueField" or "ConnectX"
+	MSTType  string // mstflint device type: "BlueField2" (mlxconfig "Device type:")
+	Kind     string
+}
+
+// models is the device ID table of hardware-formats.md §2.4 (sources:
+// sriov-network-operator configmap, mstflint dev_mgt/tools_dev_types.c,
+// nic-configuration-operator consts, rshim-user-space).
+var models = []Model{
+	{0x1013, "ConnectX-4", "ConnectX", "ConnectX4", KindNIC},
+	{0x1014, "ConnectX-4 VF", "ConnectX", "", KindVF},
+	{0x1015, "ConnectX-4 Lx", "ConnectX", "ConnectX4LX", KindNIC},
+	{0x1016, "ConnectX-4 Lx VF", "ConnectX", "", KindVF},
+	{0x1017, "ConnectX-5", "ConnectX", "ConnectX5", KindNIC},
+	{0x1018, "ConnectX-5 VF", "ConnectX", "", KindVF},
+	{0x1019, "ConnectX-5 Ex", "ConnectX", "ConnectX5", KindNIC},
+	{0x101a, "ConnectX-5 Ex VF", "ConnectX", "", KindVF},
+	{0x101b, "ConnectX-6", "ConnectX", "ConnectX6", KindNIC},
+	{0x101c, "ConnectX-6 VF", "ConnectX", "", KindVF},
+	{0x101d, "ConnectX-6 Dx", "ConnectX", "ConnectX6DX", KindNIC},
+	// 101e is the VF ID of CX-6 Dx/Lx, CX-7, CX-8, BlueField-2 and -3.
+	{0x101e, "ConnectX Family mlx5Gen VF", "ConnectX", "", KindVF},
+	{0x101f, "ConnectX-6 Lx", "ConnectX", "ConnectX6LX", KindNIC},
+	{0x1021, "ConnectX-7", "ConnectX", "ConnectX7", KindNIC},
+	{0x1023, "ConnectX-8", "ConnectX", "ConnectX8", KindNIC},
+	{0xa2d2, "BlueField", "BlueField", "BlueField", KindNIC},
+	{0xa2d6, "BlueField-2", "BlueField", "BlueField2", KindNIC},
+	{0xa2d9, "BlueField-3 Lx", "BlueField", "", KindNIC},
+	{0xa2dc, "BlueField-3", "BlueField", "BlueField3", KindNIC},
+	{0xa2df, "BlueField-4", "BlueField", "BlueField4", KindNIC},
+	{0xc2d2, "BlueField RShim", "BlueField", "", KindRShim},
+	{0xc2d3, "BlueField-2 RShim", "BlueField", "", KindRShim},
+	{0xc2d4, "BlueField-3 RShim", "BlueField", "", KindRShim},
+	{0xc2d5, "BlueField-3 RShim", "BlueField", "", KindRShim},
+	{0x0211, "BlueField Livefish (firmware recovery)", "BlueField", "", KindOther},
+	{0x0214, "BlueField-2 Livefish (firmware recovery)", "BlueField", "", KindOther},
+	{0x021c, "BlueField-3 Livefish (firmware recovery)", "BlueField", "", KindOther},
+}
+
+// LookupModel returns the model of a Mellanox device ID.
+func LookupModel(id uint16) (Model, bool) {
+	for _, m := range models {
+		if m.DeviceID == id {
+			return m, true
+		}
+	}
+	return Model{DeviceID: id, Name: fmt.Sprintf("unknown Mellanox device %04x", id), Kind: KindOther}, false
+}
+
+// MSTBase is the mst device name stem: "mt" + the decimal device ID
+// (hardware-formats.md §2.3: 0xa2d6 -> mt41686).
+func MSTBase(id uint16) string { return fmt.Sprintf("mt%d", id) }
+
+// IsBlueField reports whether the model is a BlueField NIC function.
+func (m Model) IsBlueField() bool { return m.Family == "BlueField" && m.Kind == KindNIC }
+
+// shortBDF drops the 0000: domain as mst does ("03:00.0").
+func shortBDF(bdf string) string { return strings.TrimPrefix(bdf, "0000:") }

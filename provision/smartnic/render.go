@@ -1,0 +1,250 @@
+package smartnic
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// MSTRow is one row of the `mst status -v` PCI device table.
+type MSTRow struct {
+	DeviceType string `json:"deviceType"` // BlueField2(rev:1)
+	MST        string `json:"mst"`        // /dev/mst/mt41686_pciconf0.1
+	PCI        string `json:"pci"`        // 03:00.1
+	RDMA       string `json:"rdma"`       // mlx5_1
+	Net        string `json:"net"`        // net-p1,net-pf1hpf
+	NUMA       string `json:"numa"`       // -1
+	BDF        string `json:"bdf"`
+}
+
+// MSTRows builds the `mst status -v` rows from the inventory: NIC physical
+// functions only (VFs and RShim functions have no /dev/mst node here),
+// grouped by mst device in name order, function N>0 first as in both
+// samples of hardware-formats.md §2.2 (".1" row before the base row).
+// NET lists the function's netdevs as net-<if>, uplink first, then the
+// host-PF representor, then SF and VF representors (the order of the
+// sigcomm26 BlueField-3 sample's first row).
+func MSTRows(inv *Inventory) []MSTRow {
+	var rows []MSTRow
+	for _, f := range inv.Functions {
+		if f.Kind != KindNIC || f.MSTName == "" {
+			continue
+		}
+		typ := f.MSTType
+		if typ == "" {
+			typ = strings.ReplaceAll(f.Model, " ", "")
+		}
+		r := MSTRow{
+			DeviceType: fmt.Sprintf("%s(rev:%d)", typ, f.Revision),
+			MST:        "/dev/mst/" + f.MSTName,
+			PCI:        shortBDF(f.BDF),
+			NUMA:       strconv.Itoa(f.NUMANode),
+			BDF:        f.BDF,
+		}
+		var rd []string
+		for _, d := range f.RDMA {
+			rd = append(rd, d.Name)
+		}
+		r.RDMA = strings.Join(rd, ",")
+		nds := append([]Netdev(nil), f.Netdevs...)
+		sort.SliceStable(nds, func(i, j int) bool { return roleRank(nds[i].Role) < roleRank(nds[j].Role) })
+		var nets []string
+		for _, n := range nds {
+			nets = append(nets, "net-"+n.Name)
+		}
+		r.Net = strings.Join(nets, ",")
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		bi, fi := splitMST(rows[i].MST)
+		bj, fj := splitMST(rows[j].MST)
+		if bi != bj {
+			return lessDevName(bi, bj)
+		}
+		return fi > fj
+	})
+	return rows
+}
+
+func splitMST(m string) (string, int) {
+	if i := strings.LastIndex(m, "."); i > 0 {
+		n, _ := strconv.Atoi(m[i+1:])
+		return m[:i], n
+	}
+	return m, 0
+}
+
+func roleRank(r string) int {
+	switch r {
+	case RoleUplink, RoleHostPF:
+		return 0
+	case RoleHostPFRep:
+		return 1
+	case RoleSFRep:
+		return 2
+	case RoleVFRep:
+		return 3
+	}
+	return 4
+}
+
+// WriteMSTStatus prints the PCI device table of `mst status -v` (§2.2):
+// columns padded like MFT's (DEVICE_TYPE 24, MST 30, PCI 10, RDMA 16,
+// NET 40), a blank line after each row. A value wider than its column is
+// followed by one space so columns stay separable (MFT would run them
+// together). The "MST modules:" part is MFT's own state and is not shown.
+func WriteMSTStatus(w io.Writer, rows []MSTRow) error {
+	var b strings.Builder
+	b.WriteString("PCI devices:\n------------\n")
+	b.WriteString(mstLine("DEVICE_TYPE", "MST", "PCI", "RDMA", "NET", "NUMA"))
+	for _, r := range rows {
+		b.WriteString(mstLine(r.DeviceType, r.MST, r.PCI, r.RDMA, r.Net, r.NUMA))
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var mstWidths = []int{24, 30, 10, 16, 40}
+
+func mstLine(cols ...string) string {
+	var b strings.Builder
+	for i, c := range cols {
+		b.WriteString(c)
+		if i < len(mstWidths) {
+			pad := mstWidths[i] - len(c)
+			if pad < 1 {
+				pad = 1
+			}
+			b.WriteString(strings.Repeat(" ", pad))
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// RDMALink is one `rdma link` entry; JSON keys as `rdma -j link` (§4).
+type RDMALink struct {
+	IfName        string `json:"ifname"`
+	Port          int    `json:"port"`
+	State         string `json:"state"`
+	PhysicalState string `json:"physical_state"`
+	Netdev        string `json:"netdev,omitempty"`
+	NetdevIndex   int    `json:"netdev_index,omitempty"`
+	// Not in `rdma -j link`: the sysfs text, for diagnosis.
+	SysfsState     string `json:"sysfsState"`
+	SysfsPhysState string `json:"sysfsPhysState"`
+}
+
+// RDMALinks lists every RDMA port as `rdma link` would.
+func RDMALinks(inv *Inventory) []RDMALink {
+	idx := map[string]int{}
+	for _, f := range inv.Functions {
+		for _, n := range f.Netdevs {
+			idx[n.Name] = n.Ifindex
+		}
+	}
+	var out []RDMALink
+	for _, p := range inv.Ports() {
+		out = append(out, RDMALink{
+			IfName:         p.Device,
+			Port:           p.Port,
+			State:          RDMAStateName(p.State.Num),
+			PhysicalState:  RDMAPhysName(p.PhysState.Num),
+			Netdev:         p.Netdev,
+			NetdevIndex:    idx[p.Netdev],
+			SysfsState:     p.State.String(),
+			SysfsPhysState: p.PhysState.String(),
+		})
+	}
+	return out
+}
+
+// WriteRDMALinks prints iproute2's `rdma link` lines (rdma/link.c, §4):
+// "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev p0".
+func WriteRDMALinks(w io.Writer, links []RDMALink) error {
+	var b strings.Builder
+	for _, l := range links {
+		fmt.Fprintf(&b, "link %s/%d state %s physical_state %s", l.IfName, l.Port, l.State, l.PhysicalState)
+		if l.Netdev != "" {
+			fmt.Fprintf(&b, " netdev %s", l.Netdev)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteInventory prints a human summary of the inventory.
+func WriteInventory(w io.Writer, inv *Inventory) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "side: %s\n", inv.Side)
+	if len(inv.Functions) == 0 {
+		b.WriteString("no Mellanox/NVIDIA PCI functions (vendor 0x15b3) found\n")
+	}
+	for _, f := range inv.Functions {
+		fmt.Fprintf(&b, "%s  %s [15b3:%s] rev %d  %s", f.BDF, f.Model, f.DeviceID, f.Revision, f.Kind)
+		if f.MSTName != "" {
+			fmt.Fprintf(&b, "  mst %s", f.MSTName)
+		}
+		fmt.Fprintf(&b, "  numa %d", f.NUMANode)
+		if f.Driver != "" {
+			fmt.Fprintf(&b, "  driver %s", f.Driver)
+		}
+		b.WriteString("\n")
+		if l := f.Link; l != nil {
+			fmt.Fprintf(&b, "    pcie: %s x%d (max %s x%d)", l.Current.Text, l.Width, l.Max.Text, l.MaxWidth)
+			if l.Degraded {
+				b.WriteString("  DEGRADED: trained below the device's maximum (check slot/riser)")
+			}
+			b.WriteString("\n")
+		}
+		if s := f.SRIOV; s != nil {
+			fmt.Fprintf(&b, "    sriov: %d/%d VFs", s.NumVFs, s.TotalVFs)
+			if len(s.VFs) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(s.VFs, ", "))
+			}
+			b.WriteString("\n")
+		}
+		if f.PhysFn != "" {
+			fmt.Fprintf(&b, "    physfn: %s\n", f.PhysFn)
+		}
+		if f.EswitchMode != "" {
+			fmt.Fprintf(&b, "    eswitch: %s\n", f.EswitchMode)
+		}
+		for _, n := range f.Netdevs {
+			writeNetdev(&b, n)
+		}
+		for _, d := range f.RDMA {
+			for _, p := range d.Ports {
+				fmt.Fprintf(&b, "    rdma %s: state %s, phys_state %s", p, p.State, p.PhysState)
+				if p.Netdev != "" {
+					fmt.Fprintf(&b, ", netdev %s", p.Netdev)
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	for _, n := range inv.Netdevs {
+		writeNetdev(&b, n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeNetdev(b *strings.Builder, n Netdev) {
+	admin := "down"
+	if n.AdminUp {
+		admin = "up"
+	}
+	fmt.Fprintf(b, "    net %s (%s)  mac %s  admin %s  oper %s", n.Name, n.Role, n.MAC, admin, n.OperState)
+	if n.SpeedMbps >= 0 {
+		fmt.Fprintf(b, "  speed %dMb/s", n.SpeedMbps)
+	}
+	if n.PhysPortName != "" {
+		fmt.Fprintf(b, "  port %s", n.PhysPortName)
+	}
+	b.WriteString("\n")
+}
