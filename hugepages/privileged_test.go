@@ -116,6 +116,7 @@ func mountChild(t *testing.T, dir string) {
 	if !ok || m.PageSizeKB != 2048 {
 		t.Fatalf("after mount: %+v found=%v in %+v", m, ok, ms)
 	}
+	staleFileLifecycle(t, h, m)
 	if err := unix.Unmount(dir, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +133,57 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// staleFileLifecycle plays a DPDK process on a real hugetlbfs mount: a
+// rtemap_0 file whose page is faulted in holds one page while mapped (not
+// stale), keeps holding it after the "process" unmaps it (stale, reported
+// with its page), and gives it back when deleted.
+func staleFileLifecycle(t *testing.T, h *host.Host, m hugepages.Mount) {
+	hugetest.Reserve(t, 2)
+	freeNow := func() int {
+		p, err := hugepages.ReadPool(h, m.PageSizeKB, hugepages.AllNodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Free
+	}
+	before := freeNow()
+	path := filepath.Join(m.Path, "rtemap_0")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int(m.PageSizeKB * 1024)
+	if err := f.Truncate(int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem[0] = 1 // fault the page in
+	f.Close()
+	if got := freeNow(); got != before-1 {
+		t.Fatalf("free pages %d after faulting one in, want %d", got, before-1)
+	}
+	if st := hugepages.FindStale(h, []hugepages.Mount{m}); len(st) != 0 {
+		t.Fatalf("mapped by a live process, reported stale: %+v", st)
+	}
+	if err := unix.Munmap(mem); err != nil {
+		t.Fatal(err)
+	}
+	st := hugepages.FindStale(h, []hugepages.Mount{m})
+	if len(st) != 1 || st[0].Path != path || st[0].Pages != 1 {
+		t.Fatalf("after the owner let go: %+v, want %s holding 1 page", st, path)
+	}
+	if got := freeNow(); got != before-1 {
+		t.Fatalf("stale file should still hold its page: free %d, want %d", got, before-1)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := freeNow(); got != before {
+		t.Fatalf("free pages %d after deleting the stale file, want %d", got, before)
+	}
 }

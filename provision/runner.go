@@ -179,7 +179,7 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 		res.setErr(fmt.Errorf("%s: verify after apply: still differs: %s", s.Name(), strings.Join(left, "; ")))
 		return
 	}
-	res.Notes = append(res.Notes, after.Notes...)
+	res.Notes = after.Notes // what the verifying check saw, not the stale pre-apply facts
 	if after.Pending != "" {
 		res.Status = StatusPendingReboot
 		res.Pending = after.Pending

@@ -136,30 +136,8 @@ This runs the same hugepages step as a playbook's hugepages section.
 			mode := provision.ModeApply
 			if dryRun {
 				mode = provision.ModePlan
-			} else {
-				lock, err := provision.AcquireLock(cmd.Context(), a.lockPath, a.lockTimeout)
-				if err != nil {
-					return err
-				}
-				defer lock.Release()
 			}
-			r := &provision.Runner{Steps: []provision.Step{step}}
-			rep, err := r.Run(cmd.Context(), mode, provision.Selection{})
-			if err != nil {
-				return err
-			}
-			if a.json() {
-				err = a.emitJSON(rep)
-			} else {
-				err = rep.WriteText(a.out)
-			}
-			if err != nil {
-				return err
-			}
-			if rep.Summary.Failed > 0 {
-				return withCode(exitFailure, nil)
-			}
-			return nil
+			return a.runSteps(cmd.Context(), &provision.Runner{Steps: []provision.Step{step}}, mode, provision.Selection{}, "")
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "2M", "page size (2M, 1G, 2048kB)")

@@ -85,22 +85,11 @@ does not reload NIC firmware in DPU mode.
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			runner := &provision.Runner{Steps: []provision.Step{step}}
 			mode := provision.ModeApply
 			if dryRun {
 				mode = provision.ModePlan
-			} else {
-				lock, err := provision.AcquireLock(cmd.Context(), a.lockPath, a.lockTimeout)
-				if err != nil {
-					return err
-				}
-				defer lock.Release()
 			}
-			rep, err := runner.Run(cmd.Context(), mode, provision.Selection{})
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			return a.finishReport(rep)
+			return a.runSteps(cmd.Context(), &provision.Runner{Steps: []provision.Step{step}}, mode, provision.Selection{}, "")
 		},
 	}
 	set.Flags().StringSliceVar(&setDevices, "device", nil, "PCI address(es) of the BlueField (default: every BlueField PF under --root)")
@@ -108,27 +97,6 @@ does not reload NIC firmware in DPU mode.
 	a.registerLockFlags(set)
 	cmd.AddCommand(show, set)
 	return cmd
-}
-
-// finishReport prints a step report and maps it to rig's exit codes.
-func (a *app) finishReport(rep *provision.Report) error {
-	if a.json() {
-		if err := a.emitJSON(rep); err != nil {
-			return err
-		}
-	} else if err := rep.WriteText(a.out); err != nil {
-		return err
-	}
-	switch {
-	case rep.Summary.Failed > 0:
-		return withCode(exitFailure, nil)
-	case rep.Summary.PendingReboot > 0:
-		if !a.json() {
-			fmt.Fprintln(a.errOut, "rig: power cycle required for the pending changes to take effect")
-		}
-		return withCode(exitPowerCycle, nil)
-	}
-	return nil
 }
 
 func yesNo(b bool) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -90,7 +91,13 @@ func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) 
 	if _, err := runner.Select(provision.Selection{Only: f.only, Skip: f.skip}); err != nil {
 		return withCode(exitUsage, err)
 	}
-	ctx := cmd.Context()
+	return a.runSteps(cmd.Context(), runner, mode, provision.Selection{Only: f.only, Skip: f.skip}, pb.Source)
+}
+
+// runSteps runs steps as a plan or an apply (holding the host lock), prints
+// the report and maps it to rig's exit codes. Every command that runs steps
+// (up, plan, hugepages set, mode set) goes through here.
+func (a *app) runSteps(ctx context.Context, runner *provision.Runner, mode provision.Mode, sel provision.Selection, source string) error {
 	if mode == provision.ModeApply {
 		lock, err := provision.AcquireLock(ctx, a.lockPath, a.lockTimeout)
 		if err != nil {
@@ -98,11 +105,11 @@ func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) 
 		}
 		defer lock.Release()
 	}
-	rep, err := runner.Run(ctx, mode, provision.Selection{Only: f.only, Skip: f.skip})
+	rep, err := runner.Run(ctx, mode, sel)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	rep.Playbook = pb.Source
+	rep.Playbook = source
 	if a.json() {
 		if err := a.emitJSON(rep); err != nil {
 			return err
