@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"sort"
+	"io/fs"
 	"strings"
 
 	"rig/playbooks"
 	"rig/provision/host"
 	"rig/provision/mlxconfig"
+	"rig/provision/smartnic"
 )
 
 // modeStep puts each BlueField into the wanted operation mode (DPU, NIC or
@@ -53,84 +53,77 @@ func NewModeStep(h *host.Host, spec *playbooks.ModeSpec) (Step, error) {
 
 func (s *modeStep) Name() string { return "mode" }
 
-// BlueFieldDevice is a BlueField PF found under the host root.
-type BlueFieldDevice struct {
-	BDF        string               `json:"bdf"`
-	DeviceID   string               `json:"deviceId"`
-	Generation mlxconfig.Generation `json:"generation"`
+// modeTarget is one BlueField the step works on: a BlueField NIC function
+// of the smartnic inventory and the generation that picks its parameters.
+type modeTarget struct {
+	BDF        string
+	Generation mlxconfig.Generation
 }
 
-// FindBlueFields lists BlueField PFs (vendor 0x15b3, device a2d6/a2dc,
-// function 0) under /sys/bus/pci/devices of the host root, sorted by BDF.
-func FindBlueFields(h *host.Host) ([]BlueFieldDevice, error) {
-	dirs, err := h.Glob("/sys/bus/pci/devices/*")
+// targets resolves the devices the step works on; skipped names the
+// BlueFields auto discovery left out (unknown mode parameters).
+func (s *modeStep) targets(ctx context.Context) (devs []modeTarget, skipped []string, err error) {
+	return modeTargets(ctx, s.h, s.devices)
+}
+
+// modeTargets finds the BlueFields in the smartnic inventory of the host
+// root: with no bdfs, function 0 of each BlueField device of a generation
+// whose mode parameters rig knows; else exactly the named functions, each
+// of which must be such a BlueField.
+func modeTargets(ctx context.Context, h *host.Host, bdfs []string) ([]modeTarget, []string, error) {
+	inv, err := smartnic.ScanContext(ctx, h)
+	if errors.Is(err, fs.ErrNotExist) {
+		inv, err = &smartnic.Inventory{}, nil // no PCI bus under the root: nothing found
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("mode: %w", err)
 	}
-	var out []BlueFieldDevice
-	for _, d := range dirs {
-		bdf := path.Base(d)
-		if !strings.HasSuffix(bdf, ".0") {
-			continue
-		}
-		dev, ok := readBlueField(h, bdf)
-		if ok {
-			out = append(out, dev)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].BDF < out[j].BDF })
-	return out, nil
-}
-
-func readBlueField(h *host.Host, bdf string) (BlueFieldDevice, bool) {
-	base := "/sys/bus/pci/devices/" + bdf
-	vendor, err1 := h.ReadString(base + "/vendor")
-	device, err2 := h.ReadString(base + "/device")
-	if err1 != nil || err2 != nil || strings.ToLower(vendor) != "0x15b3" {
-		return BlueFieldDevice{}, false
-	}
-	gen, ok := mlxconfig.GenerationForDeviceID(device)
-	if !ok {
-		return BlueFieldDevice{}, false
-	}
-	return BlueFieldDevice{BDF: bdf, DeviceID: strings.TrimPrefix(strings.ToLower(device), "0x"), Generation: gen}, true
-}
-
-// targets resolves the devices the step works on.
-func (s *modeStep) targets() ([]BlueFieldDevice, error) {
-	return modeTargets(s.h, s.devices)
-}
-
-func modeTargets(h *host.Host, bdfs []string) ([]BlueFieldDevice, error) {
 	if len(bdfs) == 0 {
-		devs, err := FindBlueFields(h)
-		if err != nil {
-			return nil, err
+		var out []modeTarget
+		var skipped []string
+		for _, f := range inv.BlueFieldDevices() {
+			gen, ok := mlxconfig.GenerationForModel(f.Generation)
+			if !ok {
+				skipped = append(skipped, fmt.Sprintf("%s (%s): rig knows the mode parameters of BlueField-2 and BlueField-3 only; left alone", f.BDF, f.Model))
+				continue
+			}
+			out = append(out, modeTarget{BDF: f.BDF, Generation: gen})
 		}
-		if len(devs) == 0 {
-			return nil, &Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s (no PCI function 0 with vendor 0x15b3 and device 0xa2d6/0xa2dc)", h.Path("/sys/bus/pci/devices")),
+		if len(out) == 0 {
+			found := ""
+			if len(skipped) > 0 {
+				found = "; found only " + strings.Join(skipped, ", ")
+			}
+			return nil, nil, &Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s (no PCI function 0 with vendor 0x15b3 and device 0xa2d6/0xa2dc)%s", h.Path("/sys/bus/pci/devices"), found),
 				Cause: "the card is absent, not enumerated on PCI, or this is not the host it is plugged into",
 				Fix:   "check `lspci -d 15b3:`; name the device by PCI address in the playbook's mode.devices"}
 		}
-		return devs, nil
+		return out, skipped, nil
 	}
-	var out []BlueFieldDevice
+	var out []modeTarget
 	for _, bdf := range bdfs {
-		if !h.Exists("/sys/bus/pci/devices/" + bdf) {
-			return nil, &Problem{Object: "mode: " + bdf, Err: errors.New("PCI device not present"),
+		f, ok := inv.Function(bdf)
+		if !ok && !h.Exists("/sys/bus/pci/devices/"+bdf) {
+			return nil, nil, &Problem{Object: "mode: " + bdf, Err: errors.New("PCI device not present"),
 				Cause: "wrong PCI address in mode.devices, or the card is not enumerated",
 				Fix:   "check `lspci -d 15b3:` and fix mode.devices (or use auto)"}
 		}
-		dev, ok := readBlueField(h, bdf)
-		if !ok {
-			id, _ := h.ReadString("/sys/bus/pci/devices/" + bdf + "/device")
-			return nil, &Problem{Object: "mode: " + bdf, Err: fmt.Errorf("not a BlueField PF (device id %s)", id),
+		var gen mlxconfig.Generation
+		what := "not a Mellanox function"
+		if ok {
+			what = fmt.Sprintf("%s, device id %s", f.Model, f.DeviceID)
+			if f.Kind == smartnic.KindNIC {
+				gen, _ = mlxconfig.GenerationForModel(f.Model)
+			}
+		}
+		if gen == "" {
+			return nil, nil, &Problem{Object: "mode: " + bdf, Err: fmt.Errorf("not a BlueField-2/-3 PF (%s)", what),
 				Cause: "DPU mode exists only on BlueField-2 (15b3:a2d6) and BlueField-3 (15b3:a2dc)",
 				Fix:   "remove the device from mode.devices"}
 		}
-		out = append(out, dev)
+		out = append(out, modeTarget{BDF: f.BDF, Generation: gen})
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // runTool runs the firmware config tool, trying mstconfig (mstflint) first
@@ -157,7 +150,7 @@ func runTool(ctx context.Context, h *host.Host, tool *string, args ...string) ([
 
 // deviceMode is one device's decided state.
 type deviceMode struct {
-	dev   BlueFieldDevice
+	dev   modeTarget
 	query *mlxconfig.Query
 	state mlxconfig.State
 }
@@ -168,7 +161,7 @@ func queryArgs(bdf string) []string {
 
 // queryMode runs the query and decides the device's mode; zero-trust hosts
 // whose tool hides the parameters are explained through the privhost tool.
-func queryMode(ctx context.Context, h *host.Host, tool *string, dev BlueFieldDevice) (*deviceMode, error) {
+func queryMode(ctx context.Context, h *host.Host, tool *string, dev modeTarget) (*deviceMode, error) {
 	out, err := runTool(ctx, h, tool, queryArgs(dev.BDF)...)
 	obj := "mode: " + dev.BDF
 	if err != nil {
@@ -274,11 +267,11 @@ func addPending(plan *Plan, msg string) {
 }
 
 func (s *modeStep) Check(ctx context.Context) (Plan, error) {
-	devs, err := s.targets()
+	devs, skipped, err := s.targets(ctx)
 	if err != nil {
 		return Plan{}, err
 	}
-	var plan Plan
+	plan := Plan{Notes: skipped}
 	for _, d := range devs {
 		dm, err := queryMode(ctx, s.h, &s.tool, d)
 		if err != nil {
@@ -294,7 +287,7 @@ func (s *modeStep) Check(ctx context.Context) (Plan, error) {
 // Apply re-reads each device and writes only what still differs from the
 // wanted values in Next Boot, one set command per device.
 func (s *modeStep) Apply(ctx context.Context, _ Plan) error {
-	devs, err := s.targets()
+	devs, _, err := s.targets(ctx)
 	if err != nil {
 		return err
 	}
@@ -344,7 +337,7 @@ func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, 
 	for i, b := range bdfs {
 		norm[i] = mlxconfig.NormalizeBDF(b)
 	}
-	devs, err := modeTargets(h, norm)
+	devs, _, err := modeTargets(ctx, h, norm)
 	if err != nil {
 		return nil, err
 	}

@@ -30,15 +30,7 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	sims := map[string]*mlxconfig.SimDevice{}
 	for bdf, spec := range devs {
 		id, mode, _ := strings.Cut(spec, ":")
-		dir := filepath.Join(root, "sys/bus/pci/devices", bdf)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for f, v := range map[string]string{"vendor": "0x15b3\n", "device": "0x" + id + "\n"} {
-			if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writePCIFunction(t, root, bdf, "15b3", id)
 		m, err := mlxconfig.ParseMode(mode)
 		if err != nil {
 			t.Fatal(err)
@@ -63,6 +55,25 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 		return inner(ctx, name, args...)
 	}}
 	return r
+}
+
+// writePCIFunction creates sys/bus/pci/devices/<bdf> under root with its
+// vendor and (when given) device id files, as sysfs shows them ("0x15b3").
+func writePCIFunction(t *testing.T, root, bdf, vendor, device string) {
+	t.Helper()
+	dir := filepath.Join(root, "sys/bus/pci/devices", bdf)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"vendor": vendor, "device": device}
+	for f, v := range files {
+		if v == "" {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("0x"+v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // writes returns the recorded commands that write firmware config.
@@ -298,15 +309,28 @@ func TestModeToolSelection(t *testing.T) {
 
 func TestModeDevices(t *testing.T) {
 	ctx := context.Background()
-	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
-	if devs, err := FindBlueFields(r.h); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 {
-		t.Fatalf("auto: %+v %v", devs, err)
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:03:00.1": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
+	// auto: function 0 of each BlueField device, from the smartnic
+	// inventory; under a fixture root discovery runs no tool
+	if devs, skipped, err := modeTargets(ctx, r.h, nil); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 || len(skipped) != 0 {
+		t.Fatalf("auto: %+v %v %v", devs, skipped, err)
+	}
+	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
+		t.Fatalf("explicit function 1: %+v %v", devs, err)
+	}
+	if len(r.argv) != 0 {
+		t.Fatalf("discovery ran tools: %q", r.argv)
 	}
 	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField") {
 		t.Errorf("CX6Dx: %v", err)
 	}
 	if _, err := modeStepFor(t, r, "dpu", "0000:99:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not present") {
 		t.Errorf("absent: %v", err)
+	}
+	// a function that is present but not Mellanox
+	writePCIFunction(t, r.h.Root, "0000:00:1f.0", "8086", "")
+	if _, err := modeStepFor(t, r, "dpu", "00:1f.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (not a Mellanox function)") {
+		t.Errorf("non-Mellanox: %v", err)
 	}
 	empty := &host.Host{Root: t.TempDir(), Exec: r.h.Exec}
 	s, _ := NewModeStep(empty, &playbooks.ModeSpec{Want: "dpu"})
@@ -315,5 +339,33 @@ func TestModeDevices(t *testing.T) {
 	}
 	if w := r.writes(); len(w) != 0 {
 		t.Errorf("writes: %v", w)
+	}
+}
+
+// A BlueField whose mode parameters rig does not know (BlueField-4, a2df)
+// is left alone by auto discovery with a note, and refused when named.
+func TestModeUnknownGeneration(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	writePCIFunction(t, r.h.Root, "0000:b1:00.0", "15b3", "a2df")
+	plan, err := modeStepFor(t, r, "dpu").Check(ctx)
+	if err != nil || !plan.Satisfied() || !strings.Contains(strings.Join(plan.Notes, "\n"), "0000:b1:00.0 (BlueField-4): rig knows the mode parameters of BlueField-2 and BlueField-3 only") {
+		t.Fatalf("auto: %+v %v", plan, err)
+	}
+	for _, a := range r.argv {
+		if strings.Contains(strings.Join(a, " "), "b1:00.0") {
+			t.Errorf("the BlueField-4 was queried: %q", a)
+		}
+	}
+	_, err = modeStepFor(t, r, "dpu", "0000:b1:00.0").Check(ctx)
+	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix == "" {
+		t.Fatalf("explicit: %v", err)
+	}
+	// only unknown generations: the no-BlueField Problem names what was found
+	r2 := newModeRig(t, map[string]string{})
+	writePCIFunction(t, r2.h.Root, "0000:b1:00.0", "15b3", "a2df")
+	_, err = modeStepFor(t, r2, "dpu").Check(ctx)
+	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "no BlueField found") || !strings.Contains(err.Error(), "found only 0000:b1:00.0 (BlueField-4)") {
+		t.Fatalf("only BlueField-4: %v", err)
 	}
 }

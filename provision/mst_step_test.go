@@ -11,6 +11,7 @@ import (
 
 	"rig/playbooks"
 	"rig/provision/host"
+	"rig/provision/mlxconfig"
 )
 
 // mstHost: a fixture copy plus a fake exec where the listed tools exist.
@@ -166,5 +167,33 @@ func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 	}
 	if errs := (&playbooks.MSTSpec{MinDevices: -1}).Validate(); len(errs) != 1 {
 		t.Errorf("min_devices -1: %v", errs)
+	}
+}
+
+// With the firmware simulator behind the seam (rig --fw-sim), its answer
+// to the `mstconfig -v` / `mlxconfig -v` probes (exit 0, mstflint's version
+// line) counts as installed; `mst` still goes to the host and is absent.
+func TestMSTWithFirmwareSimulator(t *testing.T) {
+	h, rec := mstHost(t, "bf2-dpu-arm", nil, nil)
+	sim := mlxconfig.NewSim(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.exec)
+	answers := map[string]string{}
+	h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		out, err := sim(ctx, name, args...)
+		if err == nil {
+			answers[strings.Join(append([]string{name}, args...), " ")] = string(out)
+		}
+		return out, err
+	}
+	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, ModePlan)
+	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "NVIDIA MFT (mst) not installed") {
+		t.Fatalf("%s %s %q", r.Status, r.Error, r.Notes)
+	}
+	want := map[string]string{"mstconfig -v": mlxconfig.VersionLine + "\n", "mlxconfig -v": mlxconfig.VersionLine + "\n"}
+	if !reflect.DeepEqual(answers, want) {
+		t.Errorf("simulator answered %q, want %q", answers, want)
+	}
+	if c := rec.calls(); !reflect.DeepEqual(c, []string{"mst version"}) {
+		t.Errorf("passed to the host: %q", c)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"strings"
 )
 
-// Generation is a BlueField generation; it decides the NIC-mode parameter set.
+// Generation is a BlueField generation; it decides the NIC-mode parameter
+// set. Its values are the model names of rig's PCI device table
+// (smartnic.Model.Name, smartnic.Function.Generation), which is the one
+// place that maps device ids to models.
 type Generation string
 
 const (
@@ -13,21 +16,13 @@ const (
 	BlueField3 Generation = "BlueField-3"
 )
 
-// PCI device ids (vendor 0x15b3) of BlueField PFs (hardware-formats.md §2.4).
-const (
-	DevIDBlueField2 = "a2d6"
-	DevIDBlueField3 = "a2dc"
-	DevIDCX6Dx      = "101d"
-)
-
-// GenerationForDeviceID maps a PCI device id ("a2d6", "0xa2d6") to its
-// BlueField generation; ok is false for anything that is not a BlueField PF.
-func GenerationForDeviceID(id string) (Generation, bool) {
-	switch strings.TrimPrefix(strings.ToLower(strings.TrimSpace(id)), "0x") {
-	case DevIDBlueField2:
-		return BlueField2, true
-	case DevIDBlueField3:
-		return BlueField3, true
+// GenerationForModel returns the generation of a BlueField model name
+// ("BlueField-2"); ok is false for models whose mode parameter set rig
+// does not know (ConnectX, BlueField-1, BlueField-3 Lx, BlueField-4).
+func GenerationForModel(model string) (Generation, bool) {
+	switch g := Generation(model); g {
+	case BlueField2, BlueField3:
+		return g, true
 	}
 	return "", false
 }

@@ -13,11 +13,13 @@ import (
 	"sync"
 
 	"rig/provision/host"
+	"rig/provision/smartnic"
 )
 
 // Sim is a firmware-configuration simulator that behaves like mstflint's
 // `mstconfig` (and MFT's `mlxconfig`) and `mstprivhost`/`mlxprivhost` for
-// BlueField-2 (a2d6), BlueField-3 (a2dc) and ConnectX-6 Dx (101d), with
+// BlueField-2, BlueField-3 and ConnectX NIC functions (any device id of
+// rig's device table, smartnic.LookupModel, that mstflint names), with
 // Default / Current / Next Boot semantics:
 //   - `q` prints the real table (with -e: Default, Current, Next Boot; '*'
 //     on rows whose next value differs from default or current; 'RO' on
@@ -44,7 +46,7 @@ type SimParam struct {
 
 // SimDevice is one PCI function as the tool sees it.
 type SimDevice struct {
-	Type        string               `json:"type"`     // mstflint device type name: BlueField2, BlueField3, ConnectX6DX
+	Type        string               `json:"type"`     // mstflint device type name (smartnic.Model.MSTType): BlueField2, BlueField3, ConnectX6DX
 	DeviceID    string               `json:"deviceId"` // PCI device id, e.g. a2d6
 	Name        string               `json:"name"`     // "Name:" header line (N/A when unknown)
 	Description string               `json:"description"`
@@ -60,17 +62,27 @@ type SimState struct {
 // NewSim returns a simulator backed by the state file at path.
 func NewSim(path string) *Sim { return &Sim{Path: path} }
 
-// DeviceTypeForID maps a PCI device id to its mstflint type name.
-func DeviceTypeForID(id string) (string, error) {
-	switch strings.TrimPrefix(strings.ToLower(id), "0x") {
-	case DevIDBlueField2:
-		return "BlueField2", nil
-	case DevIDBlueField3:
-		return "BlueField3", nil
-	case DevIDCX6Dx:
-		return "ConnectX6DX", nil
+// simModel looks a PCI device id ("a2d6", "0xa2d6") up in rig's device
+// table (smartnic.LookupModel). The simulator plays NIC functions that
+// mstflint names (Model.MSTType: ConnectX4 ... BlueField3); BlueFields only
+// of a generation whose mode parameters it knows. gen is "" for ConnectX.
+func simModel(id string) (m smartnic.Model, gen Generation, err error) {
+	t := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(id)), "0x")
+	n, err := smartnic.ParseHexID("0x" + t)
+	if err != nil {
+		return m, "", fmt.Errorf("fw-sim: device id %q: %w", id, err)
 	}
-	return "", fmt.Errorf("fw-sim: unsupported device id %q (supported: a2d6 BlueField-2, a2dc BlueField-3, 101d ConnectX-6 Dx)", id)
+	m, known := smartnic.LookupModel(n)
+	if !known || m.Kind != smartnic.KindNIC || m.MSTType == "" {
+		return m, "", fmt.Errorf("fw-sim: unsupported device id %q (%s): the simulator plays ConnectX and BlueField-2/-3 NIC functions", id, m.Name)
+	}
+	if m.IsBlueField() {
+		var ok bool
+		if gen, ok = GenerationForModel(m.Name); !ok {
+			return m, "", fmt.Errorf("fw-sim: unsupported device id %q (%s): the simulator knows the mode parameters of BlueField-2 and BlueField-3 only", id, m.Name)
+		}
+	}
+	return m, gen, nil
 }
 
 // presetValues returns all five mode parameter values for a device in mode m.
@@ -95,13 +107,12 @@ func presetValues(gen Generation, m Mode) (map[string]int64, error) {
 // boot mode is m (ignored for ConnectX). Factory defaults are DPU mode (the
 // default on DPU SKUs).
 func NewSimDevice(id string, m Mode) (*SimDevice, error) {
-	typ, err := DeviceTypeForID(id)
+	model, gen, err := simModel(id)
 	if err != nil {
 		return nil, err
 	}
-	d := &SimDevice{Type: typ, DeviceID: strings.TrimPrefix(strings.ToLower(id), "0x"), Name: "N/A", Description: "N/A", Params: map[string]*SimParam{}}
-	gen, isBF := GenerationForDeviceID(id)
-	if !isBF {
+	d := &SimDevice{Type: model.MSTType, DeviceID: fmt.Sprintf("%04x", model.DeviceID), Name: "N/A", Description: "N/A", Params: map[string]*SimParam{}}
+	if gen == "" {
 		return d, nil
 	}
 	def, _ := Wanted(gen, ModeDPU)
@@ -252,24 +263,31 @@ func (s *Sim) Exec(next host.ExecFunc) host.ExecFunc {
 
 // Run executes one simulated command line and returns stdout and the exit code.
 func (s *Sim) Run(name string, args ...string) (string, int) {
+	var cfg cfgArgs
+	if tool := filepath.Base(name); tool != "mstprivhost" && tool != "mlxprivhost" {
+		var err error
+		if cfg, err = parseCfgArgs(args); err != nil {
+			return "-E- fw-sim: " + err.Error() + "\n", 1
+		}
+		if cfg.version {
+			// MlxCfg::parseArgs answers -v before it opens any device
+			return VersionLine + "\n", 0
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.Load()
 	if err != nil {
 		return "-E- " + err.Error() + "\n", 1
 	}
-	var out string
-	var code int
 	switch filepath.Base(name) {
 	case "mstprivhost", "mlxprivhost":
-		out, code = runPrivHost(st, args)
-	default:
-		var dirty bool
-		out, code, dirty = runConfig(st, args)
-		if dirty {
-			if err := s.Save(st); err != nil {
-				return out + "-E- " + err.Error() + "\n", 1
-			}
+		return runPrivHost(st, args)
+	}
+	out, code, dirty := runConfig(st, cfg)
+	if dirty {
+		if err := s.Save(st); err != nil {
+			return out + "-E- " + err.Error() + "\n", 1
 		}
 	}
 	return out, code
@@ -313,7 +331,22 @@ func resolve(st *SimState, dev string) (string, *SimDevice) {
 	return "", nil
 }
 
+// VersionLine is what the simulated `mstconfig -v` (and `mlxconfig -v`)
+// prints, without the newline, exit 0: MlxCfg::printVersion calls
+// print_version_string(MLXCFG_NAME, ""), whose format in mstflint's
+// common/tools_version.h.in is "%s, %s, Git SHA Hash: %s" with
+// MLXCFG_NAME "mstconfig" (set at build time in mlxconfig/Makefile.am, so
+// the same whatever name the binary is called by), MSTFLINT_VERSION_STR
+// (configure: PACKAGE_STRING, "mstflint <version>") and TOOLS_GIT_SHA
+// (eval_git_sha.sh: `git rev-parse --short HEAD`). The simulator follows
+// mstflint v4.36.0-1 at b9d9e84, the snapshot of hardware-formats.md.
+// Older mstflint (common/tools_version.h) printed
+// "%s, built on %s, %s. Git SHA Hash: %s" with __DATE__ and __TIME__;
+// rig only needs the tool to answer (provision/mst_step.go).
+const VersionLine = "mstconfig, mstflint 4.36.0, Git SHA Hash: b9d9e84"
+
 type cfgArgs struct {
+	version bool // -v/--version before the command: print VersionLine, nothing else
 	dev     string
 	verbose bool
 	yes     bool
@@ -325,6 +358,9 @@ func parseCfgArgs(args []string) (cfgArgs, error) {
 	var a cfgArgs
 	for i := 0; i < len(args); i++ {
 		switch x := args[i]; {
+		case a.cmd == "" && (x == "-v" || x == "--version"):
+			a.version = true
+			return a, nil
 		case x == "-d" || x == "--dev":
 			if i+1 >= len(args) {
 				return a, fmt.Errorf("missing device after %s", x)
@@ -404,11 +440,7 @@ func unsupported(name string) string {
 }
 
 // runConfig answers mstconfig/mlxconfig. dirty reports a state change.
-func runConfig(st *SimState, args []string) (string, int, bool) {
-	a, err := parseCfgArgs(args)
-	if err != nil {
-		return "-E- fw-sim: " + err.Error() + "\n", 1, false
-	}
+func runConfig(st *SimState, a cfgArgs) (string, int, bool) {
 	_, d := resolve(st, a.dev)
 	if d == nil {
 		// createCommander prints the error, then queryDevsCfg prints it again
@@ -540,7 +572,7 @@ func runPrivHost(st *SimState, args []string) (string, int) {
 	if d == nil {
 		return fmt.Sprintf("-E- Unknown device '%s'!\n", dev), 1
 	}
-	if _, isBF := GenerationForDeviceID(d.DeviceID); !isBF {
+	if m, _, err := simModel(d.DeviceID); err != nil || !m.IsBlueField() {
 		return fmt.Sprintf("-E- Device '%s' is not supported, only BlueField devices are supported!\n", dev), 1
 	}
 	switch cmd {

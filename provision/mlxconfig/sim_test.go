@@ -187,3 +187,55 @@ func TestSimDevicesAndExec(t *testing.T) {
 		t.Errorf("sim error through the seam: %v", err)
 	}
 }
+
+// `mstconfig -v` answers like mstflint's print_version_string, before and
+// without any device or state file; mlxconfig -v prints the same line (the
+// simulated build's MLXCFG_NAME is mstconfig).
+func TestSimVersion(t *testing.T) {
+	s := NewSim(filepath.Join(t.TempDir(), "absent.json"))
+	for _, argv := range [][]string{{"mstconfig", "-v"}, {"mstconfig", "--version"}, {"/usr/bin/mlxconfig", "-v"}, {"mstconfig", "-d", "0000:03:00.0", "-v", "q"}} {
+		out, code := s.Run(argv[0], argv[1:]...)
+		if code != 0 || out != "mstconfig, mstflint 4.36.0, Git SHA Hash: b9d9e84\n" {
+			t.Errorf("%q: exit %d %q", argv, code, out)
+		}
+	}
+	// after the command, -v is not the version flag
+	if out, code := s.Run("mstconfig", "-d", "0000:03:00.0", "q", "-v"); code == 0 || strings.Contains(out, "Git SHA Hash") {
+		t.Errorf("-v after q: exit %d %q", code, out)
+	}
+	// through the exec seam: no ToolError, the line on stdout
+	out, err := s.Exec(nil)(context.Background(), "mstconfig", "-v")
+	if err != nil || !strings.HasPrefix(string(out), "mstconfig, mstflint 4.36.0, ") {
+		t.Errorf("exec: %q %v", out, err)
+	}
+}
+
+// The simulator takes device ids from rig's one device table
+// (smartnic.LookupModel): type names and generations are not repeated here.
+func TestSimDeviceIDs(t *testing.T) {
+	for _, tc := range []struct {
+		id, typ string
+		params  int
+	}{
+		{"a2d6", "BlueField2", len(ModeParams)},
+		{"0xA2DC", "BlueField3", len(ModeParams)},
+		{"101d", "ConnectX6DX", 0},
+		{"1021", "ConnectX7", 0},
+	} {
+		d, err := NewSimDevice(tc.id, ModeDPU)
+		if err != nil || d.Type != tc.typ || len(d.Params) != tc.params {
+			t.Errorf("%s: %+v %v", tc.id, d, err)
+		}
+	}
+	for id, want := range map[string]string{
+		"a2df": "(BlueField-4): the simulator knows the mode parameters of BlueField-2 and BlueField-3 only",
+		"101e": "(ConnectX Family mlx5Gen VF)",
+		"c2d3": "(BlueField-2 RShim)",
+		"beef": "unknown Mellanox device beef",
+		"zz":   `device id "zz": PCI id "0xzz"`,
+	} {
+		if _, err := NewSimDevice(id, ModeDPU); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", id, err, want)
+		}
+	}
+}

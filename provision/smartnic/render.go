@@ -227,8 +227,12 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 			}
 		}
 	}
-	for _, n := range inv.Netdevs {
-		writeNetdev(&b, n)
+	if len(inv.Netdevs) > 0 {
+		// tmfifo_net0, oob_net0: on no PCI function, so under none of them
+		b.WriteString("platform netdevs:\n")
+		for _, n := range inv.Netdevs {
+			writeNetdev(&b, n)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -486,6 +486,25 @@ func (inv *Inventory) BlueFields() []Function {
 	return out
 }
 
+// BlueFieldDevices returns one function per BlueField device: the lowest
+// numbered NIC function (function 0), which stands for the whole card in
+// firmware configuration (mstconfig/mlxconfig settings are per device).
+func (inv *Inventory) BlueFieldDevices() []*Function {
+	var out []*Function
+	seen := map[string]bool{}
+	for i := range inv.Functions {
+		f := &inv.Functions[i]
+		if m, _ := LookupModel(parseID(f.DeviceID)); !m.IsBlueField() || f.Kind != KindNIC {
+			continue
+		}
+		if d := pciDevice(f.BDF); !seen[d] {
+			seen[d] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func parseID(s string) uint16 { id, _ := ParseHexID("0x" + s); return id }
 
 // Function returns the function with this BDF ("0000:03:00.0" or "03:00.0").
@@ -518,18 +537,7 @@ func (inv *Inventory) FindBlueField(bdf string) (*Function, error) {
 		}
 		return f, nil
 	}
-	var devs []*Function
-	seen := map[string]bool{}
-	for i := range inv.Functions {
-		f := &inv.Functions[i]
-		if m, _ := LookupModel(parseID(f.DeviceID)); !m.IsBlueField() || f.Kind != KindNIC {
-			continue
-		}
-		if d := pciDevice(f.BDF); !seen[d] {
-			seen[d] = true
-			devs = append(devs, f)
-		}
-	}
+	devs := inv.BlueFieldDevices()
 	switch len(devs) {
 	case 0:
 		return nil, fmt.Errorf("smartnic: no BlueField found under /sys/bus/pci/devices (Mellanox functions: %s); is the card seated and mlx5_core loaded?", inv.bdfList())

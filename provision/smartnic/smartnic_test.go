@@ -122,6 +122,9 @@ func TestScanBF2Host(t *testing.T) {
 	if got := inv.BlueFields(); len(got) != 2 {
 		t.Errorf("BlueFields() = %d functions, want 2 (the RShim function is not one)", len(got))
 	}
+	if got := inv.BlueFieldDevices(); len(got) != 1 || got[0].BDF != "0000:e1:00.0" || got[0].Generation != "BlueField-2" {
+		t.Errorf("BlueFieldDevices() = %+v, want function 0 of the one card", got)
+	}
 	if len(inv.Netdevs) != 1 || inv.Netdevs[0].Role != RoleTmfifo {
 		t.Errorf("host netdevs %+v, want tmfifo_net0 only", inv.Netdevs)
 	}
