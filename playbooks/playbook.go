@@ -170,7 +170,11 @@ func (p *Playbook) Validate() []FieldError {
 	var errs []FieldError
 	add := func(prefix string, fes []FieldError) {
 		for _, fe := range fes {
-			fe.Field = prefix + "." + fe.Field
+			if fe.Field == "" {
+				fe.Field = prefix // the section as a whole
+			} else {
+				fe.Field = prefix + "." + fe.Field
+			}
 			errs = append(errs, fe)
 		}
 	}

@@ -1,11 +1,11 @@
 package playbooks
 
-// Sections owned by later steps. Each gets its own file as its step lands;
-// until then the section exists so playbooks can be written against the
-// whole format, and an empty type rejects every key it does not know.
-
-// CheckSpec is the `check` section (the post-setup throughput check).
+// CheckSpec is the `check` section: the post-setup throughput check through
+// the configured path. Its step does not exist yet, so the section is
+// rejected rather than silently ignored; `rig bench loop` runs the check by hand.
 type CheckSpec struct{}
 
-// Validate checks the section's values.
-func (s *CheckSpec) Validate() []FieldError { return nil }
+// Validate rejects the section until its step lands.
+func (s *CheckSpec) Validate() []FieldError {
+	return []FieldError{{Field: "", Msg: "the check step is not implemented yet (a playbook would silently skip it); remove the section and run `rig bench loop` after `rig up`"}}
+}
