@@ -8,6 +8,7 @@ func addCommands(root *cobra.Command, a *app) {
 	root.AddCommand(newPlanCmd(a), newUpCmd(a), newApplyCmd(a), newPlaybooksCmd(a))
 	root.AddCommand(newHugepagesCmd(a))
 	root.AddCommand(newInventoryCmd(a), newMSTCmd(a), newRDMACmd(a))
+	root.AddCommand(newBenchCmd(a))
 	root.AddCommand(newModeCmd(a), newFwSimCmd(a))
 	root.AddCommand(newOVSCmd(a))
 }

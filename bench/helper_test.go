@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+
+	"rig/hugepages/hugetest"
+)
+
+// EAL can be initialised once per process: dataplane tests re-exec the
+// test binary as a helper that runs one Run and prints helperOut as JSON.
+const helperEnv = "RIG_BENCH_HELPER"
+
+type helperOut struct {
+	Result   *Result `json:"result"`
+	Captured []Frame `json:"captured"`
+	Err      string  `json:"err"`
+}
+
+func TestMain(m *testing.M) {
+	if cfg := os.Getenv(helperEnv); cfg != "" {
+		os.Exit(helperMain(cfg))
+	}
+	os.Exit(m.Run())
+}
+
+func helperMain(cfgJSON string) int {
+	var c Config
+	if err := json.Unmarshal([]byte(cfgJSON), &c); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := Run(ctx, c, Progress{W: os.Stderr})
+	out := helperOut{Result: res}
+	if res != nil {
+		out.Captured = res.Captured
+	}
+	if err != nil {
+		out.Err = err.Error()
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(out)
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// helper is a running re-exec'd dataplane process.
+type helper struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr *bufio.Reader
+	lines  chan string
+	done   chan error
+}
+
+func startHelper(t *testing.T, c Config) *helper {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &helper{t: t, lines: make(chan string, 1024), done: make(chan error, 1)}
+	h.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	h.cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
+	h.cmd.Stdout = &h.stdout
+	pr, err := h.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			select {
+			case h.lines <- sc.Text():
+			default:
+			}
+		}
+		close(h.lines)
+	}()
+	go func() { h.done <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		if h.cmd.ProcessState == nil {
+			_ = h.cmd.Process.Kill() // by pid, only our own child
+			<-h.done
+		}
+	})
+	return h
+}
+
+// wait returns the helper's output and its exit error.
+func (h *helper) wait(timeout time.Duration) (helperOut, error) {
+	h.t.Helper()
+	var err error
+	select {
+	case err = <-h.done:
+	case <-time.After(timeout):
+		_ = h.cmd.Process.Kill()
+		<-h.done
+		h.t.Fatalf("helper did not finish within %v; stderr: %s", timeout, h.drain())
+	}
+	var out helperOut
+	if jerr := json.Unmarshal(h.stdout.Bytes(), &out); jerr != nil {
+		h.t.Fatalf("helper output %q: %v (exit %v); stderr: %s", h.stdout.String(), jerr, err, h.drain())
+	}
+	return out, err
+}
+
+func (h *helper) drain() string {
+	var b bytes.Buffer
+	for {
+		select {
+		case l, ok := <-h.lines:
+			if !ok {
+				return b.String()
+			}
+			b.WriteString(l + "\n")
+		default:
+			return b.String()
+		}
+	}
+}
+
+// runHelper runs one config to completion and fails on error.
+func runHelper(t *testing.T, c Config) helperOut {
+	t.Helper()
+	out, err := startHelper(t, c).wait(60 * time.Second)
+	if err != nil || out.Err != "" {
+		t.Fatalf("helper: exit %v: %s", err, out.Err)
+	}
+	return out
+}
+
+// needDataplane skips without root and reserves hugepages for the helpers.
+func needDataplane(t *testing.T) {
+	t.Helper()
+	hugetest.RequireRoot(t)
+	hugetest.Reserve(t, 256)
+}
+
+func sockPath(t *testing.T, name string) string {
+	// memif socket paths must fit sun_path (108 bytes)
+	d, err := os.MkdirTemp("", "rigb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, name)
+}
+
+func captureInfo(n int) gopacket.CaptureInfo {
+	return gopacket.CaptureInfo{Timestamp: time.Unix(1700000000, 0), CaptureLength: n, Length: n}
+}

@@ -1,0 +1,369 @@
+// Package dpdk is rig's only cgo boundary: EAL, mempools, ports and the C
+// gen/rx/fwd loops that run on EAL worker lcores. Go configures, starts,
+// stops and reads counters; it never touches packets.
+package dpdk
+
+/*
+#cgo pkg-config: libdpdk
+#cgo CFLAGS: -O3 -Wno-deprecated-declarations
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Unit kinds.
+const (
+	KindGen = C.RIG_GEN
+	KindRx  = C.RIG_RX
+	KindFwd = C.RIG_FWD
+)
+
+// Forwarding modes (testpmd vocabulary).
+const (
+	FwdIO      = C.RIG_FWD_IO
+	FwdMAC     = C.RIG_FWD_MAC
+	FwdMACSwap = C.RIG_FWD_MACSWAP
+)
+
+// MaxBurst is the largest burst the C loops accept.
+const MaxBurst = C.RIG_MAX_BURST
+
+// MaxStreams is how many generator streams the receiver tracks.
+const MaxStreams = C.RIG_MAX_STREAMS
+
+// HistSub and HistN describe the latency histogram (log-linear buckets).
+const (
+	HistSub = C.RIG_HIST_SUB
+	HistN   = C.RIG_HIST_N
+)
+
+func errnoErr(what string, r C.int) error {
+	if r >= 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (errno %d)", what, C.GoString(C.rig_strerror(-r)), int(-r))
+}
+
+// InitEAL runs rte_eal_init with args (args[0] is the program name). It must
+// be called once per process; the calling goroutine's OS thread becomes the
+// main lcore, so it is locked for the rest of the process.
+func InitEAL(args []string) error {
+	runtime.LockOSThread()
+	argv := make([]*C.char, len(args)+1)
+	for i, a := range args {
+		argv[i] = C.CString(a)
+	}
+	// EAL keeps pointers into argv: never freed (once per process).
+	r := C.rig_eal_init(C.int(len(args)), (**C.char)(unsafe.Pointer(&argv[0])))
+	if r < 0 {
+		return errnoErr("rte_eal_init "+fmt.Sprint(args[1:]), r)
+	}
+	return nil
+}
+
+// CleanupEAL releases EAL resources (hugepages, memif sockets...).
+func CleanupEAL() error {
+	if r := C.rig_eal_cleanup(); r != 0 {
+		return errnoErr("rte_eal_cleanup", r)
+	}
+	return nil
+}
+
+// Mempool is a pktmbuf pool.
+type Mempool struct{ p unsafe.Pointer }
+
+// NewMempool creates a pktmbuf pool of n mbufs with dataRoom bytes each
+// (headroom included).
+func NewMempool(name string, n, cache, dataRoom uint32) (*Mempool, error) {
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	p := C.rig_mempool_create(cn, C.uint32_t(n), C.uint32_t(cache), C.uint32_t(dataRoom))
+	if p == nil {
+		return nil, errnoErr(fmt.Sprintf("mempool %s: %d mbufs of %d B", name, n, dataRoom), -C.rig_errno())
+	}
+	return &Mempool{p: p}, nil
+}
+
+// Free releases the pool (all mbufs must be back).
+func (m *Mempool) Free() {
+	if m != nil && m.p != nil {
+		C.rig_mempool_free(m.p)
+		m.p = nil
+	}
+}
+
+// PortByName finds the ethdev port id of a device name (a vdev name such as
+// net_ring0, or a PCI address).
+func PortByName(name string) (uint16, error) {
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var p C.uint16_t
+	if r := C.rig_port_by_name(cn, &p); r != 0 {
+		return 0, errnoErr("port "+name, r)
+	}
+	return uint16(p), nil
+}
+
+// PortCount is the number of available ethdev ports.
+func PortCount() int { return int(C.rig_port_count()) }
+
+// PortConf configures one port.
+type PortConf struct {
+	RxQ, TxQ, RxD, TxD uint16
+	RSS                bool
+	Pool               *Mempool
+}
+
+// SetupPort configures queues and starts the port.
+func SetupPort(port uint16, c PortConf) error {
+	rss := C.int(0)
+	if c.RSS {
+		rss = 1
+	}
+	r := C.rig_port_setup(C.uint16_t(port), C.uint16_t(c.RxQ), C.uint16_t(c.TxQ),
+		C.uint16_t(c.RxD), C.uint16_t(c.TxD), rss, c.Pool.p)
+	return errnoErr(fmt.Sprintf("port %d: setup rxq=%d txq=%d rxd=%d txd=%d", port, c.RxQ, c.TxQ, c.RxD, c.TxD), r)
+}
+
+// PortMAC returns the port's MAC address.
+func PortMAC(port uint16) ([6]byte, error) {
+	var mac [6]byte
+	r := C.rig_port_mac(C.uint16_t(port), (*C.uint8_t)(unsafe.Pointer(&mac[0])))
+	return mac, errnoErr(fmt.Sprintf("port %d: mac", port), r)
+}
+
+// PortInfo is what the driver reports.
+type PortInfo struct {
+	Driver    string
+	SpeedMbps uint32
+	LinkUp    bool
+}
+
+// GetPortInfo reads the driver name and link state.
+func GetPortInfo(port uint16) (PortInfo, error) {
+	var buf [64]C.char
+	var speed C.uint32_t
+	var up C.int
+	r := C.rig_port_info(C.uint16_t(port), &buf[0], C.int(len(buf)), &speed, &up)
+	if r != 0 {
+		return PortInfo{}, errnoErr(fmt.Sprintf("port %d: info", port), r)
+	}
+	return PortInfo{Driver: C.GoString(&buf[0]), SpeedMbps: uint32(speed), LinkUp: up != 0}, nil
+}
+
+// StopClosePort stops and closes a port.
+func StopClosePort(port uint16) error {
+	return errnoErr(fmt.Sprintf("port %d: stop/close", port), C.rig_port_stop_close(C.uint16_t(port)))
+}
+
+// Unit is one piece of lcore work: a gen, rx or fwd on a (port, queue).
+type Unit struct{ u *C.struct_rig_unit }
+
+// NewUnit allocates a unit (in DPDK memory, so the lcore reads it locally).
+func NewUnit(kind int, rxPort, rxQueue, txPort, txQueue, burst uint16, pool *Mempool) (*Unit, error) {
+	var mp unsafe.Pointer
+	if pool != nil {
+		mp = pool.p
+	}
+	u := C.rig_unit_new(C.int(kind), C.uint16_t(rxPort), C.uint16_t(rxQueue), C.uint16_t(txPort), C.uint16_t(txQueue), C.uint16_t(burst), mp)
+	if u == nil {
+		return nil, errors.New("dpdk: unit: out of DPDK memory")
+	}
+	return &Unit{u: u}, nil
+}
+
+// GenConf is a generator unit's configuration (host-order addresses).
+type GenConf struct {
+	PktLen         uint32 // frame length without FCS
+	Stream         uint16
+	Stamp          bool
+	DstMAC, SrcMAC [6]byte
+	SrcIP, DstIP   uint32
+	NSrcIP, NDstIP uint32
+	SPort, DPort   uint16
+	NSPort, NDPort uint32
+	Count          uint64
+	PPS            float64
+	Frames         [][]byte // pcap replay
+}
+
+// SetGen configures a generator unit. Pcap frames are copied into C memory
+// owned by the returned release func.
+func (u *Unit) SetGen(g GenConf) (release func(), err error) {
+	var c C.struct_rig_gen_conf
+	c.pkt_len = C.uint32_t(g.PktLen)
+	c.stream = C.uint16_t(g.Stream)
+	if g.Stamp {
+		c.stamp = 1
+	}
+	for i := 0; i < 6; i++ {
+		c.dst_mac[i] = C.uint8_t(g.DstMAC[i])
+		c.src_mac[i] = C.uint8_t(g.SrcMAC[i])
+	}
+	c.src_ip, c.dst_ip = C.uint32_t(g.SrcIP), C.uint32_t(g.DstIP)
+	c.n_src_ip, c.n_dst_ip = C.uint32_t(g.NSrcIP), C.uint32_t(g.NDstIP)
+	c.sport, c.dport = C.uint16_t(g.SPort), C.uint16_t(g.DPort)
+	c.n_sport, c.n_dport = C.uint32_t(g.NSPort), C.uint32_t(g.NDPort)
+	c.count = C.uint64_t(g.Count)
+	c.pps = C.double(g.PPS)
+	release = func() {}
+	if len(g.Frames) > 0 {
+		total := 0
+		for _, f := range g.Frames {
+			total += len(f)
+		}
+		data := C.malloc(C.size_t(total + 1))
+		offs := C.malloc(C.size_t(4 * len(g.Frames)))
+		lens := C.malloc(C.size_t(4 * len(g.Frames)))
+		db := unsafe.Slice((*byte)(data), total+1)
+		ob := unsafe.Slice((*uint32)(offs), len(g.Frames))
+		lb := unsafe.Slice((*uint32)(lens), len(g.Frames))
+		off := 0
+		for i, f := range g.Frames {
+			copy(db[off:], f)
+			ob[i], lb[i] = uint32(off), uint32(len(f))
+			off += len(f)
+		}
+		c.pcap_data = (*C.uint8_t)(data)
+		c.pcap_off = (*C.uint32_t)(offs)
+		c.pcap_len = (*C.uint32_t)(lens)
+		c.pcap_n = C.uint32_t(len(g.Frames))
+		release = func() { C.free(data); C.free(offs); C.free(lens) }
+	}
+	if r := C.rig_unit_gen(u.u, &c); r != 0 {
+		release()
+		return func() {}, errnoErr("gen: frame size does not fit the mbuf data room", r)
+	}
+	return release, nil
+}
+
+// SetFwd sets the forwarding mode, for mac mode the MACs to write, and how
+// many times (1 us apart) a partial tx burst is retried before dropping.
+func (u *Unit) SetFwd(mode int, dst, src [6]byte, txRetry uint32) {
+	C.rig_unit_fwd(u.u, C.int(mode), (*C.uint8_t)(unsafe.Pointer(&dst[0])), (*C.uint8_t)(unsafe.Pointer(&src[0])), C.uint32_t(txRetry))
+}
+
+// SetTxFirst makes a fwd unit send n frames before forwarding (testpmd --tx-first).
+func (u *Unit) SetTxFirst(n uint16) { C.rig_unit_txfirst(u.u, C.uint16_t(n)) }
+
+// SetCapture makes an rx unit keep the first n frames (snap bytes each).
+func (u *Unit) SetCapture(n, snap uint32) error {
+	return errnoErr("capture", C.rig_unit_capture(u.u, C.uint32_t(n), C.uint32_t(snap)))
+}
+
+// Captured returns copies of the captured frames (truncated to snap) and
+// their original lengths. Call after the lcores are joined.
+func (u *Unit) Captured() (frames [][]byte, lens []uint32) {
+	var data *C.uint8_t
+	var lp *C.uint32_t
+	var csnap C.uint32_t
+	n := int(C.rig_unit_captured(u.u, &data, &lp, &csnap))
+	if n == 0 || data == nil {
+		return nil, nil
+	}
+	ls := unsafe.Slice((*uint32)(unsafe.Pointer(lp)), n)
+	snap := int(csnap)
+	all := unsafe.Slice((*byte)(unsafe.Pointer(data)), n*snap)
+	for i := 0; i < n; i++ {
+		l := int(ls[i])
+		if l > snap {
+			l = snap
+		}
+		frames = append(frames, append([]byte(nil), all[i*snap:i*snap+l]...))
+		lens = append(lens, ls[i])
+	}
+	return frames, lens
+}
+
+// Counters is a snapshot of a unit's counters.
+type Counters struct {
+	RxPkts, RxBytes, TxPkts, TxBytes, Drops uint64
+	Stamped, Lost, Reordered                uint64
+	LatMin, LatMax, LatSum                  uint64 // TSC cycles
+	Done                                    bool
+	Hist                                    []uint64 // only when asked
+}
+
+// Snapshot reads the counters (relaxed atomic loads; safe while running).
+func (u *Unit) Snapshot(withHist bool) Counters {
+	var c C.struct_rig_counters
+	h := C.int(0)
+	if withHist {
+		h = 1
+	}
+	C.rig_unit_snapshot(u.u, &c, h)
+	out := Counters{
+		RxPkts: uint64(c.rx_pkts), RxBytes: uint64(c.rx_bytes),
+		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops),
+		Stamped: uint64(c.stamped), Lost: uint64(c.lost), Reordered: uint64(c.reordered),
+		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum),
+		Done: c.done != 0,
+	}
+	if withHist {
+		out.Hist = make([]uint64, HistN)
+		for i := range out.Hist {
+			out.Hist[i] = uint64(c.hist[i])
+		}
+	}
+	return out
+}
+
+// Free releases the unit (after the lcores are joined).
+func (u *Unit) Free() {
+	if u != nil && u.u != nil {
+		C.rig_unit_free(u.u)
+		u.u = nil
+	}
+}
+
+// Launch starts units on a worker lcore.
+func Launch(lcore uint, units []*Unit) error {
+	if len(units) == 0 {
+		return nil
+	}
+	arr := (**C.struct_rig_unit)(C.malloc(C.size_t(len(units)) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(arr))
+	s := unsafe.Slice(arr, len(units))
+	for i, u := range units {
+		s[i] = u.u
+	}
+	return errnoErr(fmt.Sprintf("lcore %d: launch", lcore), C.rig_launch(C.unsigned(lcore), arr, C.int(len(units))))
+}
+
+// Stop asks every lcore loop to return; Wait joins them.
+func Stop() { C.rig_stop() }
+
+// Wait blocks until every worker lcore is back to WAIT state.
+func Wait() { C.rig_wait_all() }
+
+// WorkerTID is the Linux thread id of a launched worker lcore (0 until it runs).
+func WorkerTID(lcore uint) int { return int(C.rig_worker_tid(C.unsigned(lcore))) }
+
+// TSCHz is the TSC frequency.
+func TSCHz() uint64 { return uint64(C.rig_tsc_hz()) }
+
+// MainLcore is the main lcore id.
+func MainLcore() uint { return uint(C.rig_main_lcore()) }
+
+// WorkerLcores lists the worker lcores in order.
+func WorkerLcores() []uint {
+	var out []uint
+	for l := int(C.rig_next_lcore(-1)); l >= 0; l = int(C.rig_next_lcore(C.int(l))) {
+		out = append(out, uint(l))
+	}
+	return out
+}
+
+// LcoreCPU is the first CPU an lcore is pinned to.
+func LcoreCPU(lcore uint) int { return int(C.rig_lcore_cpu(C.unsigned(lcore))) }
+
+// Halt makes a generator unit stop sending (its lcore keeps running the
+// other units, so receivers can drain).
+func (u *Unit) Halt() { C.rig_unit_halt(u.u) }

@@ -1,0 +1,94 @@
+/* shim.h: the C side of rig's embedded DPDK dataplane. Go configures,
+ * starts, stops and reads counters; the hot loops below run on EAL worker
+ * lcores. Nothing here keeps global mutable state except what EAL owns. */
+#ifndef RIG_SHIM_H
+#define RIG_SHIM_H
+
+#include <stdint.h>
+
+#define RIG_MAX_BURST 512
+#define RIG_MAX_UNITS 32
+#define RIG_MAX_STREAMS 4096 /* rx: (stream << 10 | flow slot) keys tracked */
+#define RIG_FLOW_SLOTS 1024  /* gen: one sequence per flow slot, so RSS keeps each in order */
+#define RIG_HIST_SUB 16
+#define RIG_HIST_N (64 * RIG_HIST_SUB)
+#define RIG_STAMP_MAGIC 0x5247u /* "RG" */
+#define RIG_HDR_LEN 42          /* eth 14 + ipv4 20 + udp 8 */
+#define RIG_STAMP_LEN 18        /* magic 2 + stream|seq 8 + tsc 8 */
+
+enum { RIG_GEN = 1, RIG_RX = 2, RIG_FWD = 3 };
+enum { RIG_FWD_IO = 0, RIG_FWD_MAC = 1, RIG_FWD_MACSWAP = 2 };
+
+/* Counters of one unit: written only by its lcore (relaxed atomic stores),
+ * read by Go with relaxed atomic loads. */
+struct rig_counters {
+	uint64_t rx_pkts, rx_bytes;
+	uint64_t tx_pkts, tx_bytes;
+	uint64_t drops;          /* fwd: frames received but not sent */
+	uint64_t stamped;        /* rx: frames that carried a rig stamp */
+	uint64_t lost;           /* rx: sequence gaps (frames skipped) */
+	uint64_t reordered;      /* rx: frames older than the expected seq */
+	uint64_t lat_min, lat_max, lat_sum; /* TSC cycles */
+	uint64_t done;           /* gen: count reached */
+	uint64_t hist[RIG_HIST_N];
+};
+
+struct rig_gen_conf {
+	uint32_t pkt_len;        /* frame length without FCS */
+	uint16_t stream;         /* stream id (tx queue), < 64 */
+	uint8_t stamp;           /* 1: write seq+tsc (not for pcap replay) */
+	uint8_t dst_mac[6], src_mac[6];
+	uint32_t src_ip, dst_ip; /* host order, first of range */
+	uint32_t n_src_ip, n_dst_ip;
+	uint16_t sport, dport;
+	uint32_t n_sport, n_dport;
+	uint64_t count;          /* 0: unlimited */
+	double pps;              /* 0: as fast as possible */
+	/* pcap replay: concatenated frames */
+	const uint8_t *pcap_data;
+	const uint32_t *pcap_off, *pcap_len;
+	uint32_t pcap_n;
+};
+
+struct rig_unit; /* opaque to Go */
+
+int rig_eal_init(int argc, char **argv);
+int rig_eal_cleanup(void);
+const char *rig_strerror(int err);
+int rig_errno(void);
+
+void *rig_mempool_create(const char *name, uint32_t n, uint32_t cache, uint32_t data_room);
+void rig_mempool_free(void *mp);
+
+int rig_port_by_name(const char *name, uint16_t *port);
+int rig_port_count(void);
+int rig_port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq, uint16_t nb_rxd,
+		   uint16_t nb_txd, int rss, void *mp);
+int rig_port_mac(uint16_t port, uint8_t *mac);
+int rig_port_info(uint16_t port, char *driver, int driver_len, uint32_t *speed_mbps, int *link_up);
+int rig_port_stop_close(uint16_t port);
+
+struct rig_unit *rig_unit_new(int kind, uint16_t rx_port, uint16_t rx_queue,
+			      uint16_t tx_port, uint16_t tx_queue, uint16_t burst, void *mp);
+int rig_unit_gen(struct rig_unit *u, const struct rig_gen_conf *c);
+void rig_unit_fwd(struct rig_unit *u, int mode, const uint8_t *dst_mac, const uint8_t *src_mac, uint32_t tx_retry);
+int rig_unit_capture(struct rig_unit *u, uint32_t n, uint32_t snap);
+uint32_t rig_unit_captured(struct rig_unit *u, uint8_t **data, uint32_t **lens, uint32_t *snap);
+void rig_unit_txfirst(struct rig_unit *u, uint16_t n);
+void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out, int with_hist);
+void rig_unit_free(struct rig_unit *u);
+
+/* Runs units on a worker lcore until rig_stop. */
+int rig_launch(unsigned lcore, struct rig_unit **units, int n);
+void rig_stop(void);
+void rig_unit_halt(struct rig_unit *u); /* gen: stop sending */
+int rig_wait_all(void);
+int rig_worker_tid(unsigned lcore);
+uint64_t rig_tsc_hz(void);
+uint64_t rig_rdtsc(void);
+unsigned rig_main_lcore(void);
+int rig_next_lcore(int prev);
+int rig_lcore_cpu(unsigned lcore);
+int rig_thread_register(void);
+
+#endif

@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"rig/bench/internal/dpdk"
+	"strings"
+	"time"
+)
+
+// memifServers returns the sockets that memif client vdevs connect to, as
+// they appear in /proc/net/unix ("@path" for abstract sockets, the DPDK
+// 22.11 default).
+func memifServers(vdevs []string) []string {
+	var out []string
+	local := map[string]bool{} // servers in this process listen only after EAL init
+	for pass := 0; pass < 2; pass++ {
+		for _, v := range vdevs {
+			name, kv := memifDevargs(v)
+			if !strings.HasPrefix(name, "net_memif") {
+				continue
+			}
+			p := kv["socket"]
+			if kv["socket-abstract"] != "no" {
+				p = "@" + p
+			}
+			switch {
+			case pass == 0 && kv["role"] == "server":
+				local[p] = true
+			case pass == 1 && kv["role"] == "client" && !local[p]:
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// listeningUnix reports which of paths are listening unix sockets.
+func listeningUnix(procNetUnix string, paths []string) map[string]bool {
+	got := map[string]bool{}
+	for _, l := range strings.Split(procNetUnix, "\n") {
+		f := strings.Fields(l)
+		// Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening
+		if len(f) < 8 || f[3] != "00010000" {
+			continue
+		}
+		for _, p := range paths {
+			if f[7] == p {
+				got[p] = true
+			}
+		}
+	}
+	return got
+}
+
+// waitMemifServers waits until every memif client's server listens: a
+// memif client port fails to start without one.
+func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) error {
+	want := memifServers(vdevs)
+	if len(want) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(max)
+	for {
+		b, err := os.ReadFile("/proc/net/unix")
+		if err != nil {
+			return nil // cannot tell: let the port start decide
+		}
+		got := listeningUnix(string(b), want)
+		var missing []string
+		for _, p := range want {
+			if !got[p] {
+				missing = append(missing, p)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("bench: no memif server listening on %s after %v (fix: start the role=server side first, with the same socket= and socket-abstract=)", strings.Join(missing, ", "), max)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// memifDevargs parses a memif vdev's devargs with the PMD's defaults.
+func memifDevargs(v string) (name string, kv map[string]string) {
+	name, args, _ := strings.Cut(v, ",")
+	kv = map[string]string{"role": "client", "socket": "/run/memif.sock", "socket-abstract": "yes"}
+	for _, a := range strings.Split(args, ",") {
+		if k, val, ok := strings.Cut(a, "="); ok {
+			kv[k] = val
+		}
+	}
+	return name, kv
+}
+
+// memifRemoteServers names the memif server vdevs whose client is in
+// another process (no client vdev here on the same socket).
+func memifRemoteServers(vdevs []string) map[string]bool {
+	clients := map[string]bool{}
+	for _, v := range vdevs {
+		if name, kv := memifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "client" {
+			clients[kv["socket"]] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, v := range vdevs {
+		if name, kv := memifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "server" && !clients[kv["socket"]] {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// quiesceMemif runs before memif ports are closed, after this process's
+// lcores stopped polling. The DPDK 22.11 memif PMD is not safe when a peer
+// disconnects while the other side still polls its rings (it unmaps them
+// under the poller), nor when both sides close at the same moment (the
+// interrupt thread's disconnect races the local close; seen as a segfault
+// in the gen -> DUT -> rx chain). So: wait 200 ms for a peer that is still
+// draining to stop polling; then a server whose client lives in another
+// process lets that client close first (its link goes down), for up to 2 s,
+// so the two ends never tear down together.
+func quiesceMemif(ports []portRT, vdevs []string) {
+	hasMemif := false
+	for _, p := range ports {
+		hasMemif = hasMemif || p.drv == "net_memif"
+	}
+	if !hasMemif {
+		return
+	}
+	time.Sleep(200 * time.Millisecond)
+	remote := memifRemoteServers(vdevs)
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		up := false
+		for _, p := range ports {
+			if !remote[p.name] {
+				continue
+			}
+			if info, err := dpdk.GetPortInfo(p.id); err == nil && info.LinkUp {
+				up = true
+			}
+		}
+		if !up {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

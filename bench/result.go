@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// SchemaVersion of the JSON result.
+const SchemaVersion = 1
+
+// Result is what one run measured.
+type Result struct {
+	SchemaVersion   int         `json:"schemaVersion"`
+	Mode            string      `json:"mode"`
+	FwdMode         string      `json:"fwdMode,omitempty"`
+	FrameSize       int         `json:"frameSize"`
+	DurationS       float64     `json:"durationSeconds"`
+	LinkSpeedGbps   float64     `json:"linkSpeedGbps,omitempty"`
+	LinkSpeedSource string      `json:"linkSpeedSource,omitempty"` // flag or port
+	Memory          string      `json:"memory"`
+	Cores           int         `json:"cores"`
+	PinnedGo        bool        `json:"pinnedGoThreads"`
+	Ports           []PortStats `json:"ports"`
+	Sent            uint64      `json:"sent"`
+	Received        uint64      `json:"received"`
+	Lost            int64       `json:"lost"`      // loop: sent - received after draining
+	SeqGaps         uint64      `json:"seqGaps"`   // frames missing in the sequence
+	Reordered       uint64      `json:"reordered"` // frames older than expected
+	Unstamped       uint64      `json:"unstamped"` // received frames without a rig stamp
+	Latency         *Latency    `json:"latency,omitempty"`
+	Samples         []Sample    `json:"samples,omitempty"`
+	Interrupted     bool        `json:"interrupted,omitempty"`
+	Warnings        []string    `json:"warnings,omitempty"`
+	Captured        []Frame     `json:"-"`
+}
+
+// Frame is one captured frame (tests, --capture).
+type Frame struct {
+	Data []byte
+	Len  uint32
+}
+
+// PortStats is per-port totals and rates.
+type PortStats struct {
+	Name          string  `json:"name"`
+	Port          uint16  `json:"port"`
+	Driver        string  `json:"driver"`
+	TxPkts        uint64  `json:"txPackets"`
+	TxBytes       uint64  `json:"txBytes"`
+	RxPkts        uint64  `json:"rxPackets"`
+	RxBytes       uint64  `json:"rxBytes"`
+	Drops         uint64  `json:"drops"`
+	TxMpps        float64 `json:"txMpps"`
+	RxMpps        float64 `json:"rxMpps"`
+	TxGbps        float64 `json:"txGbps"`   // L2, FCS included
+	TxGbpsL1      float64 `json:"txGbpsL1"` // on wire: + preamble, SFD, IFG
+	RxGbps        float64 `json:"rxGbps"`
+	RxGbpsL1      float64 `json:"rxGbpsL1"`
+	TxLineRatePct float64 `json:"txLineRatePct,omitempty"`
+	RxLineRatePct float64 `json:"rxLineRatePct,omitempty"`
+}
+
+// Latency is from the TSC stamps (generator to receiver), microseconds.
+type Latency struct {
+	Samples uint64  `json:"samples"`
+	MinUs   float64 `json:"minUs"`
+	AvgUs   float64 `json:"avgUs"`
+	P50Us   float64 `json:"p50Us"`
+	P99Us   float64 `json:"p99Us"`
+	MaxUs   float64 `json:"maxUs"`
+}
+
+// Sample is one live interval.
+type Sample struct {
+	T      float64   `json:"t"`
+	TxMpps []float64 `json:"txMpps"`
+	RxMpps []float64 `json:"rxMpps"`
+}
+
+// Gbps returns L2 (with FCS) and L1 bit rates for pkts frames of bytes
+// total (FCS not included, as DPDK counts).
+func Gbps(pkts, bytes uint64, secs float64) (l2, l1 float64) {
+	if secs <= 0 {
+		return 0, 0
+	}
+	l2 = float64(bytes+FCSLen*pkts) * 8 / secs / 1e9
+	l1 = float64(bytes+(FCSLen+WireOverhead)*pkts) * 8 / secs / 1e9
+	return l2, l1
+}
+
+// histValue is the midpoint of a log-linear bucket (see hist_idx in shim.c).
+func histValue(idx, sub int) float64 {
+	if idx < sub {
+		return float64(idx)
+	}
+	msb := idx/sub + 3
+	s := idx % sub
+	lo := float64(uint64(sub+s) << uint(msb-4))
+	w := float64(uint64(1) << uint(msb-4))
+	return lo + w/2
+}
+
+// percentile returns the value at quantile q of a histogram.
+func percentile(hist []uint64, sub int, q float64) float64 {
+	var total uint64
+	for _, v := range hist {
+		total += v
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(total)))
+	if rank == 0 {
+		rank = 1
+	}
+	var cum uint64
+	for i, v := range hist {
+		cum += v
+		if cum >= rank {
+			return histValue(i, sub)
+		}
+	}
+	return histValue(len(hist)-1, sub)
+}
+
+// PrintSummary writes the human summary table.
+func (r *Result) PrintSummary(w io.Writer) {
+	fmt.Fprintf(w, "rig bench %s: %.2f s, %d B frames, %d core(s), memory %s", r.Mode, r.DurationS, r.FrameSize, r.Cores, r.Memory)
+	if r.FwdMode != "" {
+		fmt.Fprintf(w, ", fwd %s", r.FwdMode)
+	}
+	if r.LinkSpeedGbps > 0 {
+		fmt.Fprintf(w, ", link %gG (%s)", r.LinkSpeedGbps, r.LinkSpeedSource)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "port\tdriver\ttx pkts\ttx Mpps\ttx Gbps\trx pkts\trx Mpps\trx Gbps\trx L1 Gbps\t% line\tdrops\t")
+	for _, p := range r.Ports {
+		pct := "-"
+		if r.LinkSpeedGbps > 0 {
+			pct = fmt.Sprintf("%.1f", math.Max(p.TxLineRatePct, p.RxLineRatePct))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.Name, p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
+	}
+	tw.Flush()
+	if r.Mode == ModeLoop || r.Mode == ModeRx {
+		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
+	}
+	if l := r.Latency; l != nil {
+		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples)\n", l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Samples)
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+}
+
+// PrintLineRateTable writes the Mpps line-rate table.
+func PrintLineRateTable(w io.Writer, frames []int, speeds []float64) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hdr := []string{"frame B", "wire B"}
+	for _, s := range speeds {
+		hdr = append(hdr, fmt.Sprintf("%gG", s))
+	}
+	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
+	tab := LineRateTable(frames, speeds)
+	for i, f := range frames {
+		row := []string{fmt.Sprint(f), fmt.Sprint(f + WireOverhead)}
+		for _, v := range tab[i] {
+			row = append(row, fmt.Sprintf("%.3f", v))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
+// median of a slice (copied).
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"rig/bench"
+)
+
+// benchFlags are the flags every dataplane engine shares.
+type benchFlags struct {
+	cfg            bench.Config
+	minMpps        float64
+	minLineRatePct float64
+	eal            string
+}
+
+func newBenchCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Embedded DPDK dataplane: generator, receiver, forwarder, loop check, line-rate table",
+		Long: `rig bench runs DPDK in-process (no testpmd/pktgen build): the hot loops run in C on
+EAL worker lcores. Ports are DPDK devices: --vdev net_ring0,... / net_memif / net_af_packet /
+net_tap / net_null, or a PCI address with --port. Live per-second rates go to stderr; the
+summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
+	}
+	cmd.AddCommand(
+		newBenchEngineCmd(a, bench.ModeGen, "gen", "Generate IPv4/UDP frames (txonly) on one port"),
+		newBenchEngineCmd(a, bench.ModeRx, "rx", "Receive (rxonly): rates, sequence loss/reorder, latency"),
+		newBenchEngineCmd(a, bench.ModeFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
+		newBenchEngineCmd(a, bench.ModeLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a net_ring pair)"),
+		newBenchLineRateCmd(a),
+	)
+	return cmd
+}
+
+func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
+	f := &benchFlags{cfg: bench.Config{Mode: mode}}
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runBench(cmd, a, f) },
+	}
+	fl := c.Flags()
+	cf := &f.cfg
+	fl.StringArrayVar(&cf.VDevs, "vdev", nil, "EAL virtual device (repeatable), e.g. net_memif0,role=server,socket=/run/m.sock")
+	fl.StringArrayVar(&cf.Ports, "port", nil, "device name or PCI address to use (repeatable; default: the --vdev names)")
+	fl.StringVar(&f.eal, "eal", "", "extra EAL arguments, space separated (no shell)")
+	fl.IntVar(&cf.Cores, "cores", 1, "worker lcores")
+	fl.StringVar(&cf.Lcores, "lcores", "", "EAL -l core list (default 0-<cores>; lcore 0 runs Go)")
+	fl.IntVar(&cf.RxQ, "rxq", 1, "rx queues per port (RSS when > 1)")
+	fl.IntVar(&cf.TxQ, "txq", 1, "tx queues per port")
+	fl.IntVar(&cf.RxD, "rxd", 1024, "rx descriptors per queue")
+	fl.IntVar(&cf.TxD, "txd", 1024, "tx descriptors per queue")
+	fl.IntVar(&cf.Burst, "burst", 32, "burst size")
+	fl.IntVar(&cf.MbufCache, "mbuf-cache", 256, "mempool per-lcore cache")
+	fl.IntVar(&cf.Mbufs, "mbufs", 0, "mbufs in the pool (default: sized from queues)")
+	fl.BoolVar(&cf.NoHuge, "no-huge", false, "run without hugepages (slower)")
+	fl.StringVar(&cf.HugeDir, "huge-dir", "", "hugetlbfs mount to use")
+	fl.IntVar(&cf.FrameSize, "size", 64, "frame size in bytes, FCS included (64..9000)")
+	fl.Uint64Var(&cf.Count, "count", 0, "frames to send (gen/loop) or receive (rx/fwd); 0: until --duration or SIGINT")
+	fl.DurationVar(&cf.Duration, "duration", 0, "run time (e.g. 5s); 0: until --count or SIGINT")
+	fl.StringVar(&cf.Rate, "rate", "", "rate limit: 100kpps, 1.5Mpps, 10Gbps (L1) or 50% of line rate")
+	fl.StringVar(&cf.SrcIP, "src-ip", "10.0.0.1", "source IPv4 or range a-b (flows for RSS)")
+	fl.StringVar(&cf.DstIP, "dst-ip", "10.0.1.1", "destination IPv4 or range a-b")
+	fl.StringVar(&cf.SPort, "sport", "1024", "UDP source port or range a-b")
+	fl.StringVar(&cf.DPort, "dport", "1024", "UDP destination port or range a-b")
+	fl.StringVar(&cf.DstMAC, "dst-mac", "02:00:00:00:00:02", "destination MAC of generated frames")
+	fl.StringVar(&cf.Pcap, "pcap", "", "replay the frames of this pcap file instead of generated ones")
+	fl.StringVar(&cf.FwdMode, "fwd-mode", "io", "forwarding: io, mac (rewrite dst/src MAC), macswap")
+	fl.StringVar(&cf.FwdDstMAC, "fwd-dst-mac", "", "mac mode: destination MAC to write (default 00:00:00:00:00:00)")
+	fl.StringVar(&cf.FwdSrcMAC, "fwd-src-mac", "", "mac mode: source MAC to write (default: the tx port's)")
+	fl.IntVar(&cf.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart, before dropping")
+	fl.IntVar(&cf.TxFirst, "tx-first", 0, "fwd: send this many frames on each port first (testpmd --tx-first)")
+	fl.StringVar(&cf.LinkSpeed, "link-speed", "", "link speed for % of line rate (e.g. 25G, 100G; default: the port's)")
+	fl.BoolVar(&cf.NoPinGo, "no-pin-go", false, "leave Go threads unpinned (default: pinned to the main lcore's CPU)")
+	fl.DurationVar(&cf.Interval, "interval", 0, "live rate interval (default 1s)")
+	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
+	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
+	return c
+}
+
+func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
+	cfg := f.cfg
+	if f.eal != "" {
+		cfg.EAL = strings.Fields(f.eal)
+	}
+	if err := cfg.Defaults(); err != nil {
+		return withCode(exitUsage, err)
+	}
+	tty := false
+	if fd, ok := a.errOut.(*os.File); ok {
+		_, err := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS)
+		tty = err == nil
+	}
+	res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut, TTY: tty})
+	if tty {
+		fmt.Fprintln(a.errOut)
+	}
+	if err != nil {
+		return err
+	}
+	if a.json() {
+		if err := a.emitJSON(res); err != nil {
+			return err
+		}
+	} else {
+		res.PrintSummary(a.out)
+	}
+	return checkThresholds(res, f.minMpps, f.minLineRatePct)
+}
+
+// checkThresholds maps a below-threshold result to exit code 4.
+func checkThresholds(res *bench.Result, minMpps, minPct float64) error {
+	if minMpps <= 0 && minPct <= 0 {
+		return nil
+	}
+	var mpps, pct float64
+	for _, p := range res.Ports {
+		if res.Mode == bench.ModeGen {
+			mpps += p.TxMpps
+			pct = max(pct, p.TxLineRatePct)
+		} else {
+			mpps += p.RxMpps
+			pct = max(pct, p.RxLineRatePct)
+		}
+	}
+	if minMpps > 0 && mpps < minMpps {
+		return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.3f Mpps is below --min-mpps %.3f", res.Mode, mpps, minMpps))
+	}
+	if minPct > 0 {
+		if res.LinkSpeedGbps == 0 {
+			return withCode(exitUsage, fmt.Errorf("bench %s: --min-linerate-pct needs --link-speed (the port reports no speed)", res.Mode))
+		}
+		if pct < minPct {
+			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.1f%% of %gG line rate is below --min-linerate-pct %.1f", res.Mode, pct, res.LinkSpeedGbps, minPct))
+		}
+	}
+	return nil
+}
+
+func newBenchLineRateCmd(a *app) *cobra.Command {
+	var speed string
+	c := &cobra.Command{
+		Use:   "linerate",
+		Short: "Print Ethernet line rate in Mpps for 10..400G at 64..1518 B frames",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			speeds := bench.LineRateSpeeds()
+			if speed != "" {
+				bps, err := bench.ParseLinkSpeed(speed)
+				if err != nil {
+					return withCode(exitUsage, err)
+				}
+				speeds = []float64{bps / 1e9}
+			}
+			if a.json() {
+				type row struct {
+					Frame int                `json:"frame"`
+					Mpps  map[string]float64 `json:"mpps"`
+				}
+				out := struct {
+					SchemaVersion int   `json:"schemaVersion"`
+					Rows          []row `json:"rows"`
+				}{SchemaVersion: bench.SchemaVersion}
+				tab := bench.LineRateTable(bench.LineRateFrames(), speeds)
+				for i, fr := range bench.LineRateFrames() {
+					r := row{Frame: fr, Mpps: map[string]float64{}}
+					for j, s := range speeds {
+						r.Mpps[fmt.Sprintf("%gG", s)] = tab[i][j]
+					}
+					out.Rows = append(out.Rows, r)
+				}
+				return a.emitJSON(out)
+			}
+			bench.PrintLineRateTable(a.out, bench.LineRateFrames(), speeds)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&speed, "link-speed", "", "only this speed (e.g. 25G)")
+	return c
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"rig/bench"
+	"rig/hugepages/hugetest"
+)
+
+func TestBenchLineRateTable(t *testing.T) {
+	code, out, errOut := rig(t, "bench", "linerate")
+	if code != exitOK || !strings.Contains(out, "148.810") || !strings.Contains(out, "14.881") || !strings.Contains(out, "32.510") {
+		t.Fatalf("linerate: code %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = rig(t, "bench", "linerate", "--link-speed", "25G", "-o", "json")
+	var v struct {
+		SchemaVersion int `json:"schemaVersion"`
+		Rows          []struct {
+			Frame int                `json:"frame"`
+			Mpps  map[string]float64 `json:"mpps"`
+		} `json:"rows"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != 1 || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
+		t.Fatalf("linerate json: code %d %s", code, out)
+	}
+	if code, _, _ := rig(t, "bench", "linerate", "--link-speed", "fast"); code != exitUsage {
+		t.Errorf("bad --link-speed: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestBenchThresholds(t *testing.T) {
+	res := &bench.Result{Mode: bench.ModeLoop, LinkSpeedGbps: 10, Ports: []bench.PortStats{{RxMpps: 1.0, RxLineRatePct: 6.72}}}
+	var ee *exitError
+	if err := checkThresholds(res, 2, 0); !errors.As(err, &ee) || ee.code != exitBelowThreshold {
+		t.Errorf("1 Mpps vs --min-mpps 2: %v, want exit %d", err, exitBelowThreshold)
+	}
+	if err := checkThresholds(res, 0.5, 5); err != nil {
+		t.Errorf("1 Mpps, 6.72%% vs 0.5 Mpps, 5%%: %v, want ok", err)
+	}
+	if err := checkThresholds(res, 0, 50); !errors.As(err, &ee) || ee.code != exitBelowThreshold {
+		t.Errorf("6.72%% vs --min-linerate-pct 50: %v, want exit %d", err, exitBelowThreshold)
+	}
+	gen := &bench.Result{Mode: bench.ModeGen, Ports: []bench.PortStats{{TxMpps: 3, RxMpps: 0}}}
+	if err := checkThresholds(gen, 2, 0); err != nil {
+		t.Errorf("gen judges tx: %v", err)
+	}
+	if err := checkThresholds(gen, 0, 10); !errors.As(err, &ee) || ee.code != exitUsage {
+		t.Errorf("%% without a link speed: %v, want usage error", err)
+	}
+	if code, _, _ := rig(t, "bench", "loop", "--size", "10"); code != exitUsage {
+		t.Errorf("--size 10: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// EAL is once per process: the end-to-end run re-execs this test binary.
+func TestBenchLoopEndToEndExitCodes(t *testing.T) {
+	if os.Getenv("RIG_CMD_BENCH_CHILD") != "" {
+		t.Skip("child")
+	}
+	hugetest.RequireRoot(t)
+	hugetest.Reserve(t, 128)
+	runChild := func(args ...string) (int, string, string) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$")
+		cmd.Env = append(os.Environ(), "RIG_CMD_BENCH_CHILD="+strings.Join(args, "\x1f"))
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		var xe *exec.ExitError
+		if errors.As(err, &xe) {
+			code = xe.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, o.String(), e.String()
+	}
+	code, out, errOut := runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--link-speed", "10G", "-o", "json")
+	var r bench.Result
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != 1 || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 10 {
+		t.Fatalf("loop: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--min-mpps", "100000")
+	if code != exitBelowThreshold || !strings.Contains(out, "sent 50000, received 50000, lost 0") || !strings.Contains(errOut, "below --min-mpps") {
+		t.Fatalf("below threshold: exit %d, want %d\n%s\n%s", code, exitBelowThreshold, out, errOut)
+	}
+}
+
+// TestBenchChild is the re-exec'd side of TestBenchLoopEndToEndExitCodes.
+func TestBenchChild(t *testing.T) {
+	args := os.Getenv("RIG_CMD_BENCH_CHILD")
+	if args == "" {
+		t.Skip("helper for TestBenchLoopEndToEndExitCodes")
+	}
+	os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+}

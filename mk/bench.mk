@@ -1,0 +1,16 @@
+# make bench: dpdk-testpmd 22.11 vs rig's embedded dataplane, alternating runs on
+# the same vdevs and cores; prints Mpps per port and the ratio (median of runs).
+# Not part of `make test`. Needs root and free 2 MiB hugepages (reserved here
+# if missing, restored afterwards).
+BENCH_RUNS     ?= 5
+BENCH_DURATION ?= 5s
+BENCH_PAGES    ?= 512
+
+.PHONY: bench
+bench: build
+	$(GO) build -o bin/benchcmp ./bench/cmd/benchcmp
+	@hp=/sys/kernel/mm/hugepages/hugepages-2048kB; old=$$(cat $$hp/nr_hugepages); \
+	  free=$$(cat $$hp/free_hugepages); \
+	  if [ $$free -lt $(BENCH_PAGES) ]; then echo $$((old + $(BENCH_PAGES) - free)) > $$hp/nr_hugepages; fi; \
+	  ./bin/benchcmp -rig ./$(BIN) -runs $(BENCH_RUNS) -duration $(BENCH_DURATION); rc=$$?; \
+	  echo $$old > $$hp/nr_hugepages; exit $$rc
