@@ -282,6 +282,12 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("hugepage files left in %s: %v", dir, left)
 	}
+	// nor the EAL runtime dir (config, fbarrays, telemetry socket)
+	rt := fmt.Sprintf("/var/run/dpdk/rig%d", h.cmd.Process.Pid)
+	if _, err := os.Stat(rt); !os.IsNotExist(err) {
+		ents, _ := os.ReadDir(rt)
+		t.Errorf("EAL runtime dir %s left behind (%d entries)", rt, len(ents))
+	}
 }
 
 // rig bench gen in one process -> memif -> rig bench rx in another.

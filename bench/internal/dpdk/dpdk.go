@@ -14,7 +14,10 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -68,10 +71,43 @@ func InitEAL(args []string) error {
 	return nil
 }
 
-// CleanupEAL releases EAL resources (hugepages, memif sockets...).
+// CleanupEAL releases EAL resources (hugepages, memif sockets...) and
+// removes the EAL runtime directory (/var/run/dpdk/<file-prefix>), which
+// rte_eal_cleanup in 22.11 leaves behind: one empty directory per run.
+// Only an empty directory is removed.
 func CleanupEAL() error {
+	dir := C.GoString(C.rig_eal_runtime_dir())
 	if r := C.rig_eal_cleanup(); r != 0 {
 		return errnoErr("rte_eal_cleanup", r)
+	}
+	return removeRuntimeDir(dir)
+}
+
+// removeRuntimeDir deletes the files a primary EAL process leaves in its
+// runtime directory (shared config, fbarrays, hugepage info, telemetry and
+// multi-process sockets), then the directory if nothing else is in it.
+func removeRuntimeDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("EAL runtime dir %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if n == "config" || n == "hugepage_info" || n == "dpdk_telemetry.v2" || n == "mp_socket" ||
+			strings.HasPrefix(n, "fbarray_") || strings.HasPrefix(n, "mp_socket_") {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("EAL runtime dir: %w", err)
+			}
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove EAL runtime dir %s: %w", dir, err)
 	}
 	return nil
 }

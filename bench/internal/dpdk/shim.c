@@ -85,6 +85,7 @@ int rig_eal_init(int argc, char **argv)
 }
 
 int rig_eal_cleanup(void) { return rte_eal_cleanup(); }
+const char *rig_eal_runtime_dir(void) { return rte_eal_get_runtime_dir(); }
 const char *rig_strerror(int err) { return rte_strerror(err); }
 int rig_errno(void) { return rte_errno; }
 

@@ -54,6 +54,7 @@ struct rig_unit; /* opaque to Go */
 
 int rig_eal_init(int argc, char **argv);
 int rig_eal_cleanup(void);
+const char *rig_eal_runtime_dir(void);
 const char *rig_strerror(int err);
 int rig_errno(void);
 
