@@ -126,18 +126,14 @@ This runs the same hugepages step as a playbook's hugepages section.
 			if mount != "" {
 				spec.Mounts = []playbooks.HugetlbfsMount{{Path: mount, PageSize: size}}
 			}
-			if errs := spec.Validate(); len(errs) > 0 {
-				return withCode(exitUsage, fmt.Errorf("hugepages set: %v", errs[0]))
+			if err := fieldErrors("hugepages set", spec.Validate()); err != nil {
+				return err
 			}
 			step, err := provision.NewHugepagesStep(a.host(), spec)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			mode := provision.ModeApply
-			if dryRun {
-				mode = provision.ModePlan
-			}
-			return a.runSteps(cmd.Context(), &provision.Runner{Steps: []provision.Step{step}}, mode, provision.Selection{}, "")
+			return a.runOne(cmd.Context(), step, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "2M", "page size (2M, 1G, 2048kB)")

@@ -74,22 +74,14 @@ does not reload NIC firmware in DPU mode.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := &playbooks.ModeSpec{Want: args[0], Devices: setDevices}
-			if errs := spec.Validate(); len(errs) > 0 {
-				var msgs []string
-				for _, e := range errs {
-					msgs = append(msgs, e.Error())
-				}
-				return withCode(exitUsage, fmt.Errorf("mode set: %s", strings.Join(msgs, "; ")))
+			if err := fieldErrors("mode set", spec.Validate()); err != nil {
+				return err
 			}
 			step, err := provision.NewModeStep(a.host(), spec)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			mode := provision.ModeApply
-			if dryRun {
-				mode = provision.ModePlan
-			}
-			return a.runSteps(cmd.Context(), &provision.Runner{Steps: []provision.Step{step}}, mode, provision.Selection{}, "")
+			return a.runOne(cmd.Context(), step, dryRun)
 		},
 	}
 	set.Flags().StringSliceVar(&setDevices, "device", nil, "PCI address(es) of the BlueField (default: every BlueField PF under --root)")

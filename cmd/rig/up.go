@@ -94,6 +94,28 @@ func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) 
 	return a.runSteps(cmd.Context(), runner, mode, provision.Selection{Only: f.only, Skip: f.skip}, pb.Source)
 }
 
+// runOne runs one step on its own (`hugepages set`, `mode set`): a plan
+// when dryRun, else an apply.
+func (a *app) runOne(ctx context.Context, step provision.Step, dryRun bool) error {
+	mode := provision.ModeApply
+	if dryRun {
+		mode = provision.ModePlan
+	}
+	return a.runSteps(ctx, &provision.Runner{Steps: []provision.Step{step}}, mode, provision.Selection{}, "")
+}
+
+// fieldErrors turns a section's validation errors into one usage error.
+func fieldErrors(what string, errs []playbooks.FieldError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return withCode(exitUsage, fmt.Errorf("%s: %s", what, strings.Join(msgs, "; ")))
+}
+
 // runSteps runs steps as a plan or an apply (holding the host lock), prints
 // the report and maps it to rig's exit codes. Every command that runs steps
 // (up, plan, hugepages set, mode set) goes through here.
