@@ -22,4 +22,4 @@ demo-full: demo
 	  ./$(BIN) ovs status --rundir $(DEMO_DIR)/ovs; \
 	  rc=$$?; ./$(BIN) ovs daemon stop --rundir $(DEMO_DIR)/ovs; exit $$rc
 	@echo "=== Throughput check: generator -> memif -> receiver, 3 s"
-	./$(BIN) bench loop --duration 3s
+	./$(BIN) bench loop --duration 3s --min-mpps 1 --max-loss 0

@@ -71,7 +71,7 @@ func TestDiagnose(t *testing.T) {
 		"/sys/bus/pci/devices/0000:04:00.0/vendor":      "0x8086\n",
 		"/sys/bus/pci/devices/0000:03:00.1/infiniband/": "<dir>",
 	})
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "16", "dpdk-socket-limit": "16"}}
+	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "32", "dpdk-socket-limit": "48"}}
 	attach := func(d string) string { return "Error attaching device '" + d + "' to DPDK" }
 	cases := []struct {
 		name, log string
@@ -99,7 +99,7 @@ func TestDiagnose(t *testing.T) {
 		{"memif in use", "memif", up, Interface{Name: "m1", Type: "dpdk", OFPort: -1, Error: attach("net_memif1,role=server,socket=/tmp/ovsx/memif.sock"), Options: map[string]string{"dpdk-devargs": "net_memif1,role=server,socket=/tmp/ovsx/memif.sock"}},
 			KindMemifSocketInUse, "memif socket is already in use"},
 		{"mempool", "mempool", up, Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
-			KindMempool, "dpdk-socket-mem=16 dpdk-socket-limit=16 MB is too small"},
+			KindMempool, "dpdk-socket-mem=32 dpdk-socket-limit=48 MB is too small"},
 		{"dpdk not initialised: hugepages", "nomem", &State{OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "4096"}},
 			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
 			KindNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
@@ -195,6 +195,21 @@ func TestProcessStatusStale(t *testing.T) {
 		ps := ProcessStatus(h, "ovs-vswitchd", p, false)
 		if ps.Alive || !strings.Contains(ps.Note, note) {
 			t.Errorf("%s: %+v, want note %q", p, ps, note)
+		}
+	}
+}
+
+// Attached is the one rule rig ovs status and the ovs step share: a port is
+// attached only with an ofport above 0 and no error (0 = not yet/never
+// added, -1 = failed).
+func TestInterfaceAttached(t *testing.T) {
+	for _, c := range []struct {
+		ofport int64
+		err    string
+		want   bool
+	}{{1, "", true}, {65534, "", true}, {0, "", false}, {-1, "", false}, {3, "could not open network device x (No such device)", false}} {
+		if got := (Interface{Name: "x", OFPort: c.ofport, Error: c.err}).Attached(); got != c.want {
+			t.Errorf("ofport %d error %q: Attached() = %v, want %v", c.ofport, c.err, got, c.want)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 	for _, b := range st.Bridges {
 		for _, p := range b.Ports {
 			for _, ifc := range p.Interfaces {
-				if ifc.Error != "" || ifc.OFPort < 0 {
+				if !ifc.Attached() { // same rule as the ovs step: ofport > 0 and no error
 					s.Problems = append(s.Problems, Diagnose(c.H, st, ifc, log))
 				}
 			}

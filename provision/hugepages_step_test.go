@@ -193,6 +193,15 @@ func TestHugepagesPersistApplyTwice(t *testing.T) {
 	if len(res.Changes) != 1 || res.Changes[0].Action != "rewrite (survives reboot)" {
 		t.Fatalf("edited file: %+v", res.Changes)
 	}
+	// applying that plan rewrites only that file: pools and mounts that
+	// already match are not written again
+	k.ResetWrites()
+	if res := runOne(t, s, ModeApply); res.Status != StatusChanged {
+		t.Fatalf("apply after edit: %+v", res)
+	}
+	if want := []string{"create /etc/tmpfiles.d/rig-hugepages.conf"}; !reflect.DeepEqual(k.Writes, want) {
+		t.Fatalf("writes %q, want only %q", k.Writes, want)
+	}
 }
 
 func TestHugepagesPlanChangesNothingOnFakeRoot(t *testing.T) {
@@ -201,7 +210,9 @@ func TestHugepagesPlanChangesNothingOnFakeRoot(t *testing.T) {
 	before := snapshot(t, k.Root)
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Persist: true, Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}},
 		Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}})
-	runOne(t, s, ModePlan)
+	if res := runOne(t, s, ModePlan); res.Status != StatusWouldChange || len(res.Changes) != 5 {
+		t.Fatalf("plan: %s with %d changes, want would-change with 5 (pool, mount, 3 persist files)", res.Status, len(res.Changes))
+	}
 	if after := snapshot(t, k.Root); !reflect.DeepEqual(before, after) {
 		t.Fatal("plan changed the host tree")
 	}

@@ -249,7 +249,7 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 				continue
 			}
 			ifc, ok := st.Interface(p.Name)
-			if !ok || (ifc.OFPort > 0 && ifc.Error == "") {
+			if !ok || ifc.Attached() {
 				continue
 			}
 			if !logRead {

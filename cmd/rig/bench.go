@@ -16,6 +16,7 @@ type benchFlags struct {
 	cfg            bench.Config
 	minMpps        float64
 	minLineRatePct float64
+	maxLoss        int64
 	eal            string
 }
 
@@ -82,6 +83,7 @@ func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
 	fl.DurationVar(&cf.Interval, "interval", 0, "live rate interval (default 1s)")
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
+	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
 	return c
 }
 
@@ -112,7 +114,19 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	} else {
 		res.PrintSummary(a.out)
 	}
-	return checkThresholds(res, f.minMpps, f.minLineRatePct)
+	if err := checkThresholds(res, f.minMpps, f.minLineRatePct); err != nil {
+		return err
+	}
+	if f.maxLoss >= 0 {
+		lost := res.Lost
+		if g := int64(res.SeqGaps); g > lost {
+			lost = g // rx alone knows only the gaps in the sequence
+		}
+		if lost > f.maxLoss {
+			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %d frame(s) lost, more than --max-loss %d", res.Mode, lost, f.maxLoss))
+		}
+	}
+	return nil
 }
 
 // checkThresholds maps a below-threshold result to exit code 4.

@@ -167,6 +167,7 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 		}
 		rows = append(rows, r)
 	}
+	var unmet []string
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "scenario\tport\ttestpmd Mpps\trig Mpps\trig/testpmd\ttarget\ttestpmd runs\trig runs\tpaired ratio\t\n")
 	for _, r := range rows {
@@ -185,6 +186,7 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 				verdict += "MET"
 			} else {
 				verdict += "NOT MET"
+				unmet = append(unmet, r.sc.name)
 			}
 		}
 		fmt.Fprintf(tw, "%s\tall\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\t\n", r.sc.name, tpSum, rgSum, ratio(rgSum, tpSum), verdict, spread(r.tp), spread(r.rg), pairedRatio(r.paired))
@@ -192,10 +194,18 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 	tw.Flush()
 	fmt.Printf("(median of %d alternating runs of %v each; cores: EAL -l 0-1, one forwarding lcore on CPU 1)\n", runs, dur)
 	fmt.Println("(paired ratio: median of rig/testpmd over back-to-back pairs, min..max; robust to the machine's speed drifting during the run. The verdict uses the medians.)")
+	nerr := 0
 	for _, r := range rows {
 		for _, e := range r.errs {
 			fmt.Printf("error: %s: %s\n", r.sc.name, e)
+			nerr++
 		}
+	}
+	switch {
+	case nerr > 0:
+		return fmt.Errorf("%d run(s) failed", nerr)
+	case len(unmet) > 0:
+		return fmt.Errorf("target not met: %s", strings.Join(unmet, "; "))
 	}
 	return nil
 }
