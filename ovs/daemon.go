@@ -242,10 +242,17 @@ func (d *Daemon) RestartVswitchd(ctx context.Context) error {
 // The database and logs stay in Dir.
 func (d *Daemon) Stop(ctx context.Context) error {
 	var errs []error
+	// the netdev bridges' tap devices outlive vswitchd: name them while the
+	// database still answers, delete them once vswitchd is gone
+	taps := d.netdevTaps(ctx)
+	vpid := ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).PID
 	for _, n := range []string{"ovs-vswitchd", "ovsdb-server"} {
 		if err := d.stopProc(ctx, n); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := removeTaps(taps, vpid); err != nil {
+		errs = append(errs, err)
 	}
 	// leftovers of a SIGKILLed daemon
 	ents, _ := os.ReadDir(d.Dir)

@@ -113,8 +113,22 @@ func Start(t testing.TB, h *host.Host, pages int) *ovs.Daemon {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		st := d.Status()
+		// the netdev bridges' tap devices must go with the instance
+		var taps []string
+		if cs, err := ovs.NewClient(h, d.Target()).ReadState(ctx); err == nil {
+			for _, b := range cs.Bridges {
+				if b.DatapathType == "netdev" {
+					taps = append(taps, b.Name)
+				}
+			}
+		}
 		if err := d.Stop(ctx); err != nil {
 			t.Errorf("ovstest: stop: %v", err)
+		}
+		for _, n := range taps {
+			if _, err := os.Stat(filepath.Join("/sys/class/net", n)); err == nil {
+				t.Errorf("ovstest: tap device %s of netdev bridge %s left in the host netns after stop", n, n)
+			}
 		}
 		// A dead daemon may stay a zombie when PID 1 does not reap (as in
 		// some containers); ProcessStatus counts that as gone.
