@@ -12,9 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
 )
 
 // stampSeq decodes rig's payload stamp (shim.c: magic, stream<<48|seq, tsc).
@@ -117,20 +114,7 @@ func TestPcapReplayByteExact(t *testing.T) {
 			f[j] = byte(i*7 + j*13)
 		}
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pcapgo.NewWriter(fh)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range frames {
-		if err := w.WritePacket(captureInfo(len(f)), f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fh.Close()
+	writePcap(t, path, frames)
 	out := runHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: 7, Capture: 7, RxD: 512, TxD: 512})
 	if out.Result.Sent != 7 || out.Result.Received != 7 || out.Result.Unstamped != 7 {
 		t.Fatalf("sent %d received %d unstamped %d, want 7 each", out.Result.Sent, out.Result.Received, out.Result.Unstamped)
@@ -423,23 +407,11 @@ func TestSeqGapsAndReorderExact(t *testing.T) {
 	const wantGaps, wantReordered = 12, 2
 
 	path := filepath.Join(t.TempDir(), "seq.pcap")
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pcapgo.NewWriter(fh)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
+	var frames [][]byte
 	for _, o := range order {
-		f := stampedFrame(o.stream, o.seq)
-		if err := w.WritePacket(captureInfo(len(f)), f); err != nil {
-			t.Fatal(err)
-		}
+		frames = append(frames, stampedFrame(o.stream, o.seq))
 	}
-	if err := fh.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writePcap(t, path, frames)
 	n := uint64(len(order)) // one pass over the file: no wrap back to seq 0
 	out := runHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: n, Capture: len(order), RxD: 512, TxD: 512})
 	r := out.Result

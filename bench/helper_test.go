@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
 
 	"rig/hugepages/hugetest"
 )
@@ -168,4 +170,25 @@ func sockPath(t *testing.T, name string) string {
 
 func captureInfo(n int) gopacket.CaptureInfo {
 	return gopacket.CaptureInfo{Timestamp: time.Unix(1700000000, 0), CaptureLength: n, Length: n}
+}
+
+// writePcap writes frames as an Ethernet pcap file.
+func writePcap(t *testing.T, path string, frames [][]byte) {
+	t.Helper()
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pcapgo.NewWriter(fh)
+	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		if err := w.WritePacket(captureInfo(len(f)), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
