@@ -4,6 +4,14 @@ BIN       := bin/rig
 # Every system package rig, its tests and its benchmark need.
 DEB_PKGS  := dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk pkg-config iproute2 util-linux gcc libc6-dev
 TEST_TIMEOUT ?= 25m
+# DPDK is linked statically into rig (bench/internal/dpdk/link_static.go):
+# no librte_*.so to find at run time, and no __tls_get_addr in the PMDs'
+# per-packet paths. cgo needs CGO_LDFLAGS_ALLOW for -Wl,--whole-archive,
+# which keeps the PMDs' registration constructors. GO_TAGS= builds against
+# the shared libraries instead (what plain `go build` does).
+GO_TAGS   ?= dpdkstatic
+export CGO_LDFLAGS_ALLOW := -Wl,--(no-)?whole-archive
+GOTAGS    := $(if $(GO_TAGS),-tags $(GO_TAGS),)
 
 .PHONY: all deps build test unit demo bench fuzz vet clean
 
@@ -21,16 +29,16 @@ deps:
 	fi
 
 build: deps
-	$(GO) build -o $(BIN) ./cmd/rig
+	$(GO) build $(GOTAGS) -o $(BIN) ./cmd/rig
 
 vet: deps
-	$(GO) vet ./...
+	$(GO) vet $(GOTAGS) ./...
 
 # Whole suite: unit + privileged integration tests (skipped with a reason when
 # not root). -p 1: integration tests share the host's hugepages and OvS binaries.
 test: deps
-	$(GO) vet ./...
-	$(GO) test -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) vet $(GOTAGS) ./...
+	$(GO) test $(GOTAGS) -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 demo: build
 	./$(BIN) plan -p hugepages-2m

@@ -8,7 +8,7 @@ BENCH_PAGES    ?= 512
 
 .PHONY: bench
 bench: build
-	$(GO) build -o bin/benchcmp ./bench/cmd/benchcmp
+	$(GO) build $(GOTAGS) -o bin/benchcmp ./bench/cmd/benchcmp
 	@hp=/sys/kernel/mm/hugepages/hugepages-2048kB; old=$$(cat $$hp/nr_hugepages); \
 	  free=$$(cat $$hp/free_hugepages); \
 	  if [ $$free -lt $(BENCH_PAGES) ]; then echo $$((old + $(BENCH_PAGES) - free)) > $$hp/nr_hugepages; fi; \

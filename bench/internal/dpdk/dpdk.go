@@ -4,7 +4,6 @@
 package dpdk
 
 /*
-#cgo pkg-config: libdpdk
 #cgo CFLAGS: -O3 -Wno-deprecated-declarations
 #include <stdlib.h>
 #include "shim.h"
@@ -84,8 +83,10 @@ func CleanupEAL() error {
 }
 
 // removeRuntimeDir deletes the files a primary EAL process leaves in its
-// runtime directory (shared config, fbarrays, hugepage info, telemetry and
-// multi-process sockets), then the directory if nothing else is in it.
+// runtime directory: shared config, fbarrays, hugepage info, the telemetry
+// sockets (dpdk_telemetry.v2, and the legacy "telemetry" one that a static
+// build opens) and multi-process sockets; then the directory, if nothing
+// else is in it.
 func removeRuntimeDir(dir string) error {
 	if dir == "" {
 		return nil
@@ -99,7 +100,7 @@ func removeRuntimeDir(dir string) error {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if n == "config" || n == "hugepage_info" || n == "dpdk_telemetry.v2" || n == "mp_socket" ||
+		if n == "config" || n == "hugepage_info" || n == "dpdk_telemetry.v2" || n == "telemetry" || n == "mp_socket" ||
 			strings.HasPrefix(n, "fbarray_") || strings.HasPrefix(n, "mp_socket_") {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("EAL runtime dir: %w", err)
