@@ -560,11 +560,31 @@ static void fwd_loop(struct rig_job *j)
 	uint64_t bytes[RIG_MAX_UNITS] = {0}, drops[RIG_MAX_UNITS] = {0};
 	struct rte_mbuf *pkts[RIG_MAX_BURST];
 	uint32_t round = 0;
+	/* Resolve each unit's PMD burst functions and queue data once instead
+	 * of rte_eth_rx/tx_burst's per-call lookups in rte_eth_fp_ops (and
+	 * its rx/tx callback checks). rte_eth_fp_ops is in rte_ethdev_core.h:
+	 * public because the inline burst functions use it, not meant for
+	 * applications. rig accepts that here because it owns the ports,
+	 * installs no callbacks, and the entries are fixed between the
+	 * rte_eth_dev_start and rte_eth_dev_stop that bracket this loop.
+	 * Measured with make bench: io fwd net_ring 1.03x -> 1.36x testpmd,
+	 * net_null 1.23x -> 1.27x. */
+	eth_rx_burst_t rxf[RIG_MAX_UNITS];
+	eth_tx_burst_t txf[RIG_MAX_UNITS];
+	void *rxq[RIG_MAX_UNITS], *txq[RIG_MAX_UNITS];
+	for (int i = 0; i < n; i++) {
+		struct rte_eth_fp_ops *rp = &rte_eth_fp_ops[units[i]->rx_port];
+		struct rte_eth_fp_ops *tp = &rte_eth_fp_ops[units[i]->tx_port];
+		rxf[i] = rp->rx_pkt_burst;
+		rxq[i] = rp->rxq.data[units[i]->rx_queue];
+		txf[i] = tp->tx_pkt_burst;
+		txq[i] = tp->txq.data[units[i]->tx_queue];
+	}
 
 	for (;;) {
 		for (int i = 0; i < n; i++) {
 			struct rig_unit *u = units[i];
-			uint16_t nb = rte_eth_rx_burst(u->rx_port, u->rx_queue, pkts, u->burst);
+			uint16_t nb = rxf[i](rxq[i], pkts, u->burst);
 			if (nb == 0)
 				continue;
 			if (u->fwd_mode != RIG_FWD_IO) {
@@ -581,10 +601,10 @@ static void fwd_loop(struct rig_job *j)
 					}
 				}
 			}
-			uint16_t k = rte_eth_tx_burst(u->tx_port, u->tx_queue, pkts, nb);
+			uint16_t k = txf[i](txq[i], pkts, nb);
 			for (uint32_t r = 0; k < nb && r < u->tx_retry; r++) {
 				rte_delay_us(1);
-				k += rte_eth_tx_burst(u->tx_port, u->tx_queue, pkts + k, nb - k);
+				k += txf[i](txq[i], pkts + k, nb - k);
 			}
 			rx[i] += nb;
 			tx[i] += k;
