@@ -88,46 +88,84 @@ func unitLink(unitPath string) (link, target string) {
 
 // Check implements Step: read-only.
 func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
+	plan, _, err := s.diff()
+	return plan, err
+}
+
+// Apply implements Step: it makes every difference a fresh diff finds, in
+// plan order (pools, mounts, persistence).
+func (s *HugepagesStep) Apply(ctx context.Context, _ Plan) error {
+	_, acts, err := s.diff()
+	if err != nil {
+		return err
+	}
+	for _, do := range acts {
+		if err := do(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diff compares the wanted pools, mounts and persistence files with the
+// host: the plan Check reports and the actions Apply runs come from one
+// pass, so they cannot drift apart.
+func (s *HugepagesStep) diff() (Plan, []func() error, error) {
 	st, err := hugepages.ReadState(s.fs)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, nil, err
 	}
 	var plan Plan
+	var acts []func() error // acts[i] makes plan.Changes[i]
+	add := func(c Change, do func() error) {
+		plan.Changes = append(plan.Changes, c)
+		acts = append(acts, do)
+	}
 	for _, r := range s.res {
 		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
 		if !st.HasSize(r.SizeKB) {
-			return Plan{}, &Problem{Object: obj,
+			return Plan{}, nil, &Problem{Object: obj,
 				Err:   fmt.Errorf("page size %s not offered by this kernel (offered: %s)", hugepages.FormatSize(r.SizeKB), sizeList(st.Sizes)),
 				Cause: "the CPU lacks the flag for it (pdpe1gb for 1G, pse for 2M) or the kernel was built without it",
 				Fix:   "use a size from the offered list, or boot with `hugepagesz=" + hugepages.FormatSize(r.SizeKB) + "` on a CPU that supports it"}
 		}
 		if r.Node != hugepages.AllNodes && !st.HasNode(r.Node) {
-			return Plan{}, &Problem{Object: obj,
+			return Plan{}, nil, &Problem{Object: obj,
 				Err:   fmt.Errorf("NUMA node %d has no hugepage pools (nodes: %v)", r.Node, st.Nodes),
 				Cause: "the node does not exist on this machine or has no memory",
 				Fix:   "drop `node:` (system-wide) or use one of the listed nodes (`rig hugepages show`)"}
 		}
 		p, _ := st.Pool(r.SizeKB, r.Node)
 		if p.Total != r.Count {
-			plan.Changes = append(plan.Changes, Change{Object: obj, Action: "set nr_hugepages",
-				From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)})
+			r := r
+			add(Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)},
+				func() error {
+					if _, err := hugepages.SetPages(s.fs, r.SizeKB, r.Node, r.Count); err != nil {
+						var ge *hugepages.GrantError
+						if errors.As(err, &ge) {
+							return &Problem{Err: err, Cause: ge.Cause(), Fix: ge.Fix()}
+						}
+						return err
+					}
+					return nil
+				})
 		}
 	}
 	procMounts, err := s.fs.ReadFile("/proc/mounts")
 	if err != nil {
-		return Plan{}, fmt.Errorf("hugepages: /proc/mounts: %w", err)
+		return Plan{}, nil, fmt.Errorf("hugepages: /proc/mounts: %w", err)
 	}
-	for _, m := range s.desiredMounts(st) {
+	mounts := s.desiredMounts(st)
+	for _, m := range mounts {
 		obj := "hugetlbfs " + m.Path
-		want := "pagesize=" + hugepages.FormatSize(m.PageSizeKB)
 		if !st.HasSize(m.PageSizeKB) {
-			return Plan{}, &Problem{Object: obj,
+			return Plan{}, nil, &Problem{Object: obj,
 				Err: fmt.Errorf("pagesize %s not offered by this kernel (offered: %s)", hugepages.FormatSize(m.PageSizeKB), sizeList(st.Sizes)),
 				Fix: "use a page size from the offered list"}
 		}
 		if cur, ok := hugepages.MountAt(st.Mounts, m.Path); ok {
 			if cur.PageSizeKB != m.PageSizeKB {
-				return Plan{}, &Problem{Object: obj,
+				return Plan{}, nil, &Problem{Object: obj,
 					Err:   fmt.Errorf("mounted with pagesize=%s, want %s", hugepages.FormatSize(cur.PageSizeKB), hugepages.FormatSize(m.PageSizeKB)),
 					Cause: "an earlier setup mounted it with another page size; DPDK would use the wrong pool",
 					Fix:   fmt.Sprintf("stop what uses it and `umount %s`, then rerun rig up (or use another path)", m.Path)}
@@ -135,43 +173,59 @@ func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
 			continue
 		}
 		if fstype, ok := hugepages.OtherMountAt(procMounts, m.Path); ok {
-			return Plan{}, &Problem{Object: obj,
+			return Plan{}, nil, &Problem{Object: obj,
 				Err: fmt.Errorf("%s is already a %s mount", m.Path, fstype),
 				Fix: "choose another mount path for hugetlbfs"}
 		}
-		plan.Changes = append(plan.Changes, Change{Object: obj, Action: "mount hugetlbfs", To: want})
+		m := m
+		add(Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)},
+			func() error { return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB) })
 	}
 	if s.persist {
-		for _, f := range hugepages.PersistFiles(s.res, s.desiredMounts(st)) {
+		for _, f := range hugepages.PersistFiles(s.res, mounts) {
 			cur, err := s.fs.ReadFile(f.Path)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return Plan{}, fmt.Errorf("hugepages: persist: %s: %w", f.Path, err)
+				return Plan{}, nil, fmt.Errorf("hugepages: persist: %s: %w", f.Path, err)
 			}
 			if string(cur) != f.Content {
 				action := "write"
 				if err == nil {
 					action = "rewrite"
 				}
-				plan.Changes = append(plan.Changes, Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"})
+				f := f
+				add(Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"}, func() error {
+					if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
+						return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
+					}
+					return nil
+				})
 			}
 			if strings.HasSuffix(f.Path, ".mount") {
 				link, target := unitLink(f.Path)
 				if t, err := s.fs.Readlink(link); err != nil || t != target {
-					plan.Changes = append(plan.Changes, Change{Object: "persist " + link, Action: "enable mount unit", To: target})
+					add(Change{Object: "persist " + link, Action: "enable mount unit", To: target}, func() error {
+						if err == nil {
+							return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
+						}
+						if err := s.fs.Symlink(target, link); err != nil {
+							return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
+						}
+						return nil
+					})
 				}
 			}
 		}
 	}
 	if plan.Satisfied() {
 		if err := st.VerifyMeminfo(); err != nil {
-			return Plan{}, err
+			return Plan{}, nil, err
 		}
 		for _, r := range s.res {
 			p, _ := st.Pool(r.SizeKB, r.Node)
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %d pages, %d free", hugepages.PoolName(r.SizeKB, r.Node), p.Total, p.Free))
 		}
 	}
-	return plan, nil
+	return plan, acts, nil
 }
 
 func sizeList(kbs []int64) string {
@@ -183,54 +237,4 @@ func sizeList(kbs []int64) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-// Apply implements Step: it makes every difference Check reports.
-func (s *HugepagesStep) Apply(ctx context.Context, plan Plan) error {
-	st, err := hugepages.ReadState(s.fs)
-	if err != nil {
-		return err
-	}
-	for _, r := range s.res {
-		p, _ := st.Pool(r.SizeKB, r.Node)
-		if p.Total == r.Count {
-			continue
-		}
-		if _, err := hugepages.SetPages(s.fs, r.SizeKB, r.Node, r.Count); err != nil {
-			var ge *hugepages.GrantError
-			if errors.As(err, &ge) {
-				return &Problem{Err: err, Cause: ge.Cause(), Fix: ge.Fix()}
-			}
-			return err
-		}
-	}
-	for _, m := range s.desiredMounts(st) {
-		if _, ok := hugepages.MountAt(st.Mounts, m.Path); ok {
-			continue
-		}
-		if err := s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB); err != nil {
-			return err
-		}
-	}
-	if s.persist {
-		for _, f := range hugepages.PersistFiles(s.res, s.desiredMounts(st)) {
-			if cur, err := s.fs.ReadFile(f.Path); err != nil || string(cur) != f.Content {
-				if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
-					return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
-				}
-			}
-			if strings.HasSuffix(f.Path, ".mount") {
-				link, target := unitLink(f.Path)
-				if t, err := s.fs.Readlink(link); err != nil || t != target {
-					if err == nil {
-						return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
-					}
-					if err := s.fs.Symlink(target, link); err != nil {
-						return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
-					}
-				}
-			}
-		}
-	}
-	return nil
 }
