@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,8 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultLockPath is where `rig up` takes its host-wide lock.
-const DefaultLockPath = "/run/lock/rig.lock"
+// DefaultLockPath is where `rig up` takes its host-wide lock. Its directory
+// is created root-only (0700): a lock in a world-writable directory such as
+// /run/lock can be pre-planted by any user (a symlink or a fake lock).
+const DefaultLockPath = "/run/rig/rig.lock"
 
 // Lock is an exclusive flock held for the duration of an apply.
 type Lock struct {
@@ -25,15 +28,25 @@ type Lock struct {
 // ErrLockTimeout is wrapped by AcquireLock when another holder outlasts the wait.
 var ErrLockTimeout = errors.New("lock held by another rig")
 
+// ErrLockUntrusted is wrapped by AcquireLock when the lock file or its
+// directory could have been planted or replaced by another user.
+var ErrLockUntrusted = errors.New("untrusted lock file")
+
 // AcquireLock takes an exclusive lock on path, polling until timeout.
-// The holder's pid is written into the file so a waiter can name it.
+//
+// The lock file is never followed through a symlink and is written (the
+// holder's pid, for a waiter's message) only after the open file is proven
+// to be a regular file with one link, owned by rig's effective user, in a
+// directory only that user (or root) can change. Anything else is refused
+// at once with what was found and how to fix it.
 func AcquireLock(ctx context.Context, path string, timeout time.Duration) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	euid := os.Geteuid()
+	if err := prepareLockDir(filepath.Dir(path), euid); err != nil {
+		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLockFile(path, euid)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, err
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -46,7 +59,7 @@ func AcquireLock(ctx context.Context, path string, timeout time.Duration) (*Lock
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
-			holder := readHolder(path)
+			holder := readHolder(f)
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w (pid %s) for %s; wait for it to finish or raise --lock-timeout: %w",
 				path, ErrLockTimeout, holder, timeout, err)
@@ -58,18 +71,148 @@ func AcquireLock(ctx context.Context, path string, timeout time.Duration) (*Lock
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	// f is the verified inode (checked on the open descriptor, not the path).
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &Lock{f: f, path: path}, nil
 }
 
-func readHolder(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+// prepareLockDir creates dir (0700) when missing and refuses one that another
+// user owns or that others may write without the sticky bit (they could
+// replace the lock file under rig). A root-owned sticky directory (/run/lock,
+// /tmp) is accepted: the checks on the file itself cover what its other
+// users can plant there.
+func prepareLockDir(dir string, euid int) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return &Problem{Object: "lock directory " + dir, Err: err,
+			Fix: "create it (mkdir -m 0700 " + dir + ") or choose another --lock-file"}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return &Problem{Object: "lock directory " + dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return &Problem{Object: "lock directory " + dir, Err: fmt.Errorf("%w: it is %s, not a directory", ErrLockUntrusted, typeName(st.Mode)),
+			Fix: "choose another --lock-file"}
+	}
+	if st.Uid != 0 && int(st.Uid) != euid {
+		return &Problem{Object: "lock directory " + dir,
+			Err:   fmt.Errorf("%w: owned by %s, not root", ErrLockUntrusted, userName(st.Uid)),
+			Cause: "another user made the directory, so it can replace the lock file in it",
+			Fix:   "remove it (rm -r " + dir + ") so rig recreates it root-only, or choose a root-owned --lock-file directory"}
+	}
+	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
+		return &Problem{Object: "lock directory " + dir,
+			Err:   fmt.Errorf("%w: writable by group or others (mode %#o) without the sticky bit", ErrLockUntrusted, st.Mode&0o7777),
+			Cause: "any user who can write it can replace the lock file",
+			Fix:   "chmod go-w " + dir + ", or use the default --lock-file " + DefaultLockPath}
+	}
+	return nil
+}
+
+// openLockFile opens path for the lock without following a symlink, creating
+// it (exclusively, so it is rig's own) when missing, and verifies the open
+// file: regular, owned by euid, exactly one link. It never writes.
+func openLockFile(path string, euid int) (*os.File, error) {
+	const flags = unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	var fd int
+	for attempt := 0; ; attempt++ {
+		var err error
+		fd, err = unix.Open(path, flags, 0)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, unix.ENOENT) && attempt < 3 {
+			fd, err = unix.Open(path, flags|unix.O_CREAT|unix.O_EXCL, 0o644)
+			if err == nil {
+				break
+			}
+			if errors.Is(err, unix.EEXIST) {
+				continue // created by someone else meanwhile: inspect that one
+			}
+		}
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
+			return nil, untrustedLock(path, "is a symbolic link"+linkTarget(path)+"; rig does not follow it")
+		}
+		return nil, &Problem{Object: "lock " + path, Err: err,
+			Fix: "check the path, or remove it (rm " + path + ") if another user created it"}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, &Problem{Object: "lock " + path, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		f.Close()
+		return nil, untrustedLock(path, "is "+typeName(st.Mode)+", not a regular file")
+	case int(st.Uid) != euid:
+		f.Close()
+		return nil, untrustedLock(path, fmt.Sprintf("is owned by %s, not by %s (rig's user)", userName(st.Uid), userName(uint32(euid))))
+	case st.Nlink != 1:
+		f.Close()
+		return nil, untrustedLock(path, fmt.Sprintf("has %d hard links; it may be a link to another file", st.Nlink))
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		f.Close()
+		return nil, &Problem{Object: "lock " + path, Err: err}
+	}
+	return f, nil
+}
+
+func untrustedLock(path, what string) error {
+	return &Problem{Object: "lock " + path,
+		Err:   fmt.Errorf("%w: it %s", ErrLockUntrusted, what),
+		Cause: "another user may have planted it; rig neither writes it nor waits for it",
+		Fix:   "remove it (rm " + path + ") and run again"}
+}
+
+func linkTarget(path string) string {
+	if t, err := os.Readlink(path); err == nil {
+		return " to " + t
+	}
+	return ""
+}
+
+func typeName(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a fifo"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	}
+	return fmt.Sprintf("type %#o", mode&unix.S_IFMT)
+}
+
+// userName names a uid for a message: "uid 65534 (nobody)".
+func userName(uid uint32) string {
+	s := "uid " + strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil && u.Username != "" {
+		s += " (" + u.Username + ")"
+	}
+	return s
+}
+
+// readHolder reads the holder's pid from the locked file, for the message
+// only: its text is never used for anything else.
+func readHolder(f *os.File) string {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	s := strings.TrimSpace(string(b[:n]))
+	if _, err := strconv.Atoi(s); err != nil {
 		return "unknown"
 	}
-	return strings.TrimSpace(string(b))
+	return s
 }
 
 // Release drops the lock.

@@ -74,7 +74,7 @@ func newApplyCmd(a *app) *cobra.Command {
 }
 
 func (a *app) registerLockFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&a.lockPath, "lock-file", provision.DefaultLockPath, "host-wide lock taken while applying")
+	cmd.Flags().StringVar(&a.lockPath, "lock-file", provision.DefaultLockPath, "host-wide lock taken while applying (its directory must be root-owned and not writable by others, or sticky)")
 	cmd.Flags().DurationVar(&a.lockTimeout, "lock-timeout", 60*time.Second, "how long to wait for another rig apply to finish")
 }
 
