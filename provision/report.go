@@ -3,6 +3,7 @@ package provision
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,7 @@ type StepResult struct {
 	Changes    []Change      `json:"changes,omitempty"`
 	Pending    string        `json:"pending,omitempty"`
 	Notes      []string      `json:"notes,omitempty"`
+	Phase      string        `json:"phase,omitempty"` // failed steps: check, apply or verify (Apply succeeded)
 	Error      string        `json:"error,omitempty"`
 	Cause      string        `json:"cause,omitempty"`
 	Fix        string        `json:"fix,omitempty"`
@@ -118,9 +120,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%s):\n", st.Name, st.Status)
-		verb := "  + "
-		if st.Status == StatusChanged || st.Status == StatusPendingReboot {
-			verb = "  ✓ "
+		verb := "  + " // would change (plan), or was to change when the check or apply failed
+		if st.Status == StatusChanged || st.Status == StatusPendingReboot || st.Phase == PhaseVerify {
+			verb = "  ✓ " // applied (a verify failure comes after a successful Apply)
 		}
 		for _, c := range st.Changes {
 			fmt.Fprintf(w, "%s%s\n", verb, c)
@@ -149,8 +151,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	s := r.Summary
 	fmt.Fprintf(w, "\n%s: %d ok, %d changed, %d would change, %d pending reboot, %d failed, %d not run (%d change(s))\n",
 		r.Mode, s.OK, s.Changed, s.WouldChange, s.PendingReboot, s.Failed, s.NotRun, s.Changes)
-	if f := r.FailedStep(); f != nil {
-		fmt.Fprintf(w, "FAILED at step %q\n", f.Name)
+	var failed []string
+	for _, st := range r.Steps {
+		if st.Status == StatusFailed {
+			failed = append(failed, strconv.Quote(st.Name))
+		}
+	}
+	switch len(failed) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "FAILED at step %s\n", failed[0])
+	default:
+		fmt.Fprintf(w, "FAILED at steps %s\n", strings.Join(failed, ", "))
 	}
 	return nil
 }

@@ -97,7 +97,9 @@ type UsageError struct{ Msg string }
 func (e *UsageError) Error() string { return e.Msg }
 
 // Run checks (plan) or checks, applies and re-checks (apply) each selected
-// step in order. A failed step stops the run; later steps are not-run.
+// step in order. In an apply a failed step stops the run and later steps
+// are not-run; a plan checks every step, so it shows every problem at once
+// (checks are read-only and do not depend on an earlier step's apply).
 func (r *Runner) Run(ctx context.Context, mode Mode, sel Selection) (*Report, error) {
 	steps, err := r.Select(sel)
 	if err != nil {
@@ -118,7 +120,8 @@ func (r *Runner) Run(ctx context.Context, mode Mode, sel Selection) (*Report, er
 		}
 		if err := ctx.Err(); err != nil {
 			res.Status = StatusFailed
-			res.setErr(fmt.Errorf("%s: interrupted: %w", s.Name(), err))
+			res.Phase = PhaseCheck
+			res.setErr(&StepError{Step: s.Name(), Phase: "interrupted", Err: err})
 			failed = true
 			rep.Steps = append(rep.Steps, res)
 			continue
@@ -127,7 +130,7 @@ func (r *Runner) Run(ctx context.Context, mode Mode, sel Selection) (*Report, er
 		runStep(ctx, s, mode, &res)
 		res.Duration = now().Sub(t0)
 		res.DurationMS = float64(res.Duration.Microseconds()) / 1000
-		if res.Status == StatusFailed {
+		if res.Status == StatusFailed && mode == ModeApply {
 			failed = true
 		}
 		rep.Steps = append(rep.Steps, res)
@@ -140,7 +143,8 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 	plan, err := s.Check(ctx)
 	if err != nil {
 		res.Status = StatusFailed
-		res.setErr(fmt.Errorf("%s: check: %w", s.Name(), err))
+		res.Phase = PhaseCheck
+		res.setErr(&StepError{Step: s.Name(), Phase: "check", Err: err})
 		return
 	}
 	res.Notes = plan.Notes
@@ -161,13 +165,15 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 	}
 	if err := s.Apply(ctx, plan); err != nil {
 		res.Status = StatusFailed
-		res.setErr(fmt.Errorf("%s: apply: %w", s.Name(), err))
+		res.Phase = PhaseApply
+		res.setErr(&StepError{Step: s.Name(), Phase: "apply", Err: err})
 		return
 	}
 	after, err := s.Check(ctx)
 	if err != nil {
 		res.Status = StatusFailed
-		res.setErr(fmt.Errorf("%s: verify after apply: %w", s.Name(), err))
+		res.Phase = PhaseVerify
+		res.setErr(&StepError{Step: s.Name(), Phase: "verify after apply", Err: err})
 		return
 	}
 	if !after.Satisfied() {
@@ -176,7 +182,9 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 		for _, c := range after.Changes {
 			left = append(left, c.String())
 		}
-		res.setErr(fmt.Errorf("%s: verify after apply: still differs: %s", s.Name(), strings.Join(left, "; ")))
+		res.Phase = PhaseVerify
+		res.setErr(&StepError{Step: s.Name(), Phase: "verify after apply",
+			Err: fmt.Errorf("still differs: %s", strings.Join(left, "; "))})
 		return
 	}
 	res.Notes = after.Notes // what the verifying check saw, not the stale pre-apply facts
@@ -187,3 +195,29 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 	}
 	res.Status = StatusChanged
 }
+
+// Phase names where a failed step failed (StepResult.Phase).
+const (
+	PhaseCheck  = "check"
+	PhaseApply  = "apply"  // Apply returned an error: its changes may be partly made
+	PhaseVerify = "verify" // Apply succeeded; the re-check failed or still differs
+)
+
+// StepError is a step's failure as the runner reports it: exactly one
+// "STEP: PHASE:" prefix. A step (or a resource package below it) that
+// already named itself ("ovs: ...", even twice) is not named again.
+type StepError struct {
+	Step  string
+	Phase string
+	Err   error
+}
+
+func (e *StepError) Error() string {
+	msg := e.Err.Error()
+	for strings.HasPrefix(msg, e.Step+": ") {
+		msg = strings.TrimPrefix(msg, e.Step+": ")
+	}
+	return e.Step + ": " + e.Phase + ": " + msg
+}
+
+func (e *StepError) Unwrap() error { return e.Err }

@@ -237,3 +237,104 @@ func TestLockContention(t *testing.T) {
 		t.Fatalf("after release: %s", out)
 	}
 }
+
+// TestPlanChecksEveryStep: a failed check in a plan does not hide the later
+// steps' checks; an apply still stops at the first failure.
+func TestPlanChecksEveryStep(t *testing.T) {
+	mk := func() (a, b, c, d *fakeStep) {
+		return &fakeStep{name: "a", checkErr: errors.New("cannot read")},
+			&fakeStep{name: "b", plans: []Plan{oneChange}},
+			&fakeStep{name: "c", checkErr: errors.New("no tool")},
+			&fakeStep{name: "d", plans: []Plan{{}}}
+	}
+	a, b, c, d := mk()
+	rep, err := (&Runner{Steps: []Step{a, b, c, d}}).Run(context.Background(), ModePlan, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusFailed, StatusWouldChange, StatusFailed, StatusOK}) {
+		t.Fatalf("plan statuses %v", got)
+	}
+	if b.checks != 1 || d.checks != 1 || b.applies+d.applies != 0 {
+		t.Fatalf("plan checks b=%d d=%d applies %d", b.checks, d.checks, b.applies+d.applies)
+	}
+	if rep.Summary.Failed != 2 || rep.Summary.WouldChange != 1 || rep.Summary.NotRun != 0 || rep.Summary.Success {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+	var sb strings.Builder
+	rep.WriteText(&sb)
+	if !strings.Contains(sb.String(), "FAILED at steps \"a\", \"c\"\n") || !strings.Contains(sb.String(), "  + x: set 0 -> 1\n") {
+		t.Fatalf("plan text:\n%s", sb.String())
+	}
+
+	a, b, c, d = mk()
+	rep, _ = (&Runner{Steps: []Step{a, b, c, d}}).Run(context.Background(), ModeApply, Selection{})
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusFailed, StatusNotRun, StatusNotRun, StatusNotRun}) {
+		t.Fatalf("apply statuses %v", got)
+	}
+	if b.checks+c.checks+d.checks+b.applies != 0 {
+		t.Fatal("apply ran steps after the failure")
+	}
+}
+
+// TestVerifyFailureReport: Apply succeeded but the re-check still differs:
+// the applied changes carry the applied mark, not the would-change one.
+func TestVerifyFailureReport(t *testing.T) {
+	ch := Plan{Changes: []Change{{Object: "bridge br0", Action: "create"}}}
+	s := &fakeStep{name: "ovs", plans: []Plan{ch}}
+	fixed := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rep, _ := (&Runner{Steps: []Step{s}, Now: func() time.Time { return fixed }}).Run(context.Background(), ModeApply, Selection{})
+	if rep.Steps[0].Phase != PhaseVerify {
+		t.Fatalf("phase %q", rep.Steps[0].Phase)
+	}
+	var sb strings.Builder
+	rep.WriteText(&sb)
+	want := `STEP  STATUS  TIME  DETAIL
+ovs   failed  0s    see below
+
+ovs (failed):
+  ✓ bridge br0: create
+  ✗ ovs: verify after apply: still differs: bridge br0: create
+
+apply: 0 ok, 0 changed, 0 would change, 0 pending reboot, 1 failed, 0 not run (1 change(s))
+FAILED at step "ovs"
+`
+	if sb.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", sb.String(), want)
+	}
+	// a failed Apply: the changes were not (all) made, so they keep "+"
+	s = &fakeStep{name: "ovs", plans: []Plan{ch}, applyErr: errors.New("ovs-vsctl: exit 1")}
+	rep, _ = (&Runner{Steps: []Step{s}}).Run(context.Background(), ModeApply, Selection{})
+	sb.Reset()
+	rep.WriteText(&sb)
+	if !strings.Contains(sb.String(), "\n  + bridge br0: create\n  ✗ ovs: apply: ovs-vsctl: exit 1\n") {
+		t.Fatalf("apply failure text:\n%s", sb.String())
+	}
+}
+
+// TestStepErrorOnePrefix: an error that already names the step (once or
+// twice, as a Problem whose Object is the step) gets one "STEP: PHASE:"
+// prefix, and its cause and fix still reach the report.
+func TestStepErrorOnePrefix(t *testing.T) {
+	inner := errors.New("ovs: ovsdb-server unreachable at unix:/x/db.sock")
+	s := &fakeStep{name: "ovs", checkErr: &Problem{Object: "ovs", Err: inner, Cause: "not running", Fix: "rig ovs daemon start --rundir /x"}}
+	rep, _ := (&Runner{Steps: []Step{s}}).Run(context.Background(), ModePlan, Selection{})
+	st := rep.Steps[0]
+	if want := "ovs: check: ovsdb-server unreachable at unix:/x/db.sock; likely cause: not running; fix: rig ovs daemon start --rundir /x"; st.Error != want {
+		t.Fatalf("error\n got %q\nwant %q", st.Error, want)
+	}
+	if !errors.Is(st.Err, inner) || st.Cause != "not running" {
+		t.Fatalf("chain lost: %+v", st)
+	}
+	var sb strings.Builder
+	rep.WriteText(&sb)
+	if want := "\novs (failed):\n  ✗ ovs: check: ovsdb-server unreachable at unix:/x/db.sock\n    cause: not running\n    fix:   rig ovs daemon start --rundir /x\n"; !strings.Contains(sb.String(), want) {
+		t.Fatalf("text:\n%s\nwant it to contain:\n%s", sb.String(), want)
+	}
+	// an error naming something else keeps its own name after the prefix
+	s = &fakeStep{name: "ovs", checkErr: errors.New("ovsdb: bad row")}
+	rep, _ = (&Runner{Steps: []Step{s}}).Run(context.Background(), ModePlan, Selection{})
+	if rep.Steps[0].Error != "ovs: check: ovsdb: bad row" {
+		t.Fatalf("got %q", rep.Steps[0].Error)
+	}
+}
