@@ -64,6 +64,9 @@ type app struct {
 	fwSim       string // firmware-config simulator state file (--fw-sim); "" = real tools
 	lockPath    string
 	lockTimeout time.Duration
+
+	geteuid func() int // os.Geteuid; tests play a non-root user
+	cmdPath string     // the running command ("rig up"), for messages
 }
 
 func (a *app) json() bool { return a.output == "json" }
@@ -100,18 +103,68 @@ what the path forwards.
 			if a.output != "text" && a.output != "json" {
 				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
 			}
-			return nil
+			a.cmdPath = cmd.CommandPath()
+			return a.checkRoot()
 		},
 	}
 	root.SetOut(a.out)
 	root.SetErr(a.errOut)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json")
-	pf.StringVar(&a.root, "root", "/", "host root under which /sys, /proc, /etc and /dev are read and written")
-	pf.StringVar(&a.fwSim, "fw-sim", "", "answer mstconfig/mlxconfig/mstprivhost from this firmware simulator state file (see `rig fwsim`)")
+	pf.StringVar(&a.root, "root", "/", "host root `DIR` under which /sys, /proc, /etc and /dev are read and written")
+	pf.StringVar(&a.fwSim, "fw-sim", "", "answer mstconfig/mlxconfig/mstprivhost from this firmware simulator state `FILE` (see rig fwsim)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withCode(exitUsage, err) })
 	addCommands(root, a)
+	root.InitDefaultCompletionCmd() // now, so requireSubcommand covers it too
+	requireSubcommand(root)
 	return root
+}
+
+// checkRoot validates --root: a host root that does not exist would make
+// every read fail with a misleading message (a tool "not installed").
+func (a *app) checkRoot() error {
+	st, err := os.Stat(a.root)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return withCode(exitUsage, fmt.Errorf("--root %s: no such directory", a.root))
+	case err != nil:
+		return withCode(exitUsage, fmt.Errorf("--root %s: %w", a.root, err))
+	case !st.IsDir():
+		return withCode(exitUsage, fmt.Errorf("--root %s: not a directory", a.root))
+	}
+	return nil
+}
+
+// requireSubcommand makes every command group below root (subcommands, no
+// Run of its own) reject an unknown subcommand as a usage error naming it
+// and the valid ones; cobra would print the group's help and exit 0. A
+// group given no argument prints its help (exit 0). Root keeps cobra's own
+// "unknown command" usage error.
+func requireSubcommand(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = unknownSubcommand
+			sub.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+		}
+		requireSubcommand(sub)
+	}
+}
+
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var valid []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			valid = append(valid, s.Name())
+		}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q; valid commands: %s", args[0], cmd.CommandPath(), strings.Join(valid, ", "))
+	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(sug, ", "))
+	}
+	return withCode(exitUsage, errors.New(msg+"; see "+cmd.CommandPath()+" --help"))
 }
 
 func main() {
@@ -119,7 +172,12 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout, errOut: stderr, output: "text"}
+	return runApp(&app{out: stdout, errOut: stderr, output: "text", geteuid: os.Geteuid}, args)
+}
+
+// runApp runs rig's command line with a and returns the exit code.
+func runApp(a *app, args []string) int {
+	stderr := a.errOut
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd := newRootCmd(a)

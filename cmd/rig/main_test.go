@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"rig/hugepages/hugetest"
 )
@@ -146,5 +150,123 @@ func TestHugepagesSetRollbackExit(t *testing.T) {
 	code, _, errOut = rig(t, "hugepages", "set", "--root", k.Root, "--size", "3M", "--count", "8")
 	if code != exitUsage || !strings.Contains(errOut, "not a power of two") {
 		t.Fatalf("bad size: %d %s", code, errOut)
+	}
+}
+
+// TestUpNeedsRoot: an apply by a non-root user says root is needed before it
+// touches the lock or the host; a plan still runs read-only.
+func TestUpNeedsRoot(t *testing.T) {
+	root, pb := fakeRoot(t)
+	lock := filepath.Join(t.TempDir(), "sub", "rig.lock")
+	nodeFile := filepath.Join(root, "sys/devices/system/node/node0/hugepages/hugepages-1048576kB/nr_hugepages")
+	asUser := func(args ...string) (int, string, string) {
+		var o, e bytes.Buffer
+		code := runApp(&app{out: &o, errOut: &e, output: "text", geteuid: func() int { return 1000 }}, args)
+		return code, o.String(), e.String()
+	}
+	for _, c := range [][]string{
+		{"up", "-p", pb, "--root", root, "--lock-file", lock},
+		{"apply", "-p", pb, "--root", root, "--lock-file", lock},
+		{"hugepages", "set", "--root", root, "--size", "1G", "--count", "2", "--lock-file", lock},
+	} {
+		code, out, errOut := asUser(c...)
+		want := "rig: rig " + c[0] + " needs root: it writes host configuration (sysfs, /etc, firmware, OvS) and takes the host lock " + lock + "; run it as root (sudo rig " + c[0]
+		if c[0] == "hugepages" {
+			want = "rig: rig hugepages set needs root: "
+		}
+		if code != exitFailure || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, "or use rig plan to see what it would change") {
+			t.Errorf("%v as non-root: code %d\n%s%s\nwant prefix %q", c, code, out, errOut, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(lock)); !os.IsNotExist(err) {
+		t.Errorf("non-root apply touched the lock directory: %v", err)
+	}
+	if b, _ := os.ReadFile(nodeFile); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("non-root apply wrote %q", b)
+	}
+	code, out, errOut := asUser("plan", "-p", pb, "--root", root)
+	if code != exitOK || !strings.Contains(out, "1 would change") {
+		t.Errorf("non-root plan: code %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestHelpValueNames: flag value names are words (DIR, FILE), not the
+// backquoted text of a usage string.
+func TestHelpValueNames(t *testing.T) {
+	_, out, _ := rig(t, "up", "--help")
+	if !strings.Contains(out, "--rundir DIR ") {
+		t.Errorf("rig up --help lacks --rundir DIR:\n%s", out)
+	}
+	_, out, _ = rig(t, "--help")
+	for _, s := range []string{"--fw-sim FILE ", "--root DIR "} {
+		if !strings.Contains(out, s) {
+			t.Errorf("rig --help lacks %q:\n%s", s, out)
+		}
+	}
+	// every flag of every command: a value name is one word
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " -/") {
+				t.Errorf("%s --%s: value name %q (backquotes in its usage string)", c.CommandPath(), f.Name, name)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRootCmd(&app{out: io.Discard, errOut: io.Discard, output: "text"}))
+}
+
+// TestUnknownSubcommand: every command group rejects an unknown subcommand
+// with a usage error naming it and the valid ones; alone it prints its help.
+func TestUnknownSubcommand(t *testing.T) {
+	var groups []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			if s.HasAvailableSubCommands() {
+				groups = append(groups, s)
+			}
+			walk(s)
+		}
+	}
+	walk(newRootCmd(&app{out: io.Discard, errOut: io.Discard, output: "text"}))
+	if len(groups) < 5 {
+		t.Fatalf("found only %d command groups", len(groups))
+	}
+	for _, g := range groups {
+		path := strings.Fields(g.CommandPath())[1:]
+		code, out, errOut := rig(t, append(path, "bogus")...)
+		want := `rig: unknown command "bogus" for "` + g.CommandPath() + `"; valid commands: `
+		if code != exitUsage || !strings.HasPrefix(errOut, want) || out != "" {
+			t.Errorf("%s bogus: code %d\nstdout %q\nstderr %q\nwant stderr prefix %q", g.CommandPath(), code, out, errOut, want)
+		}
+	}
+	code, out, errOut := rig(t, "bench", "sweep")
+	if code != exitUsage || errOut != "rig: unknown command \"sweep\" for \"rig bench\"; valid commands: fwd, gen, linerate, loop, rx; see rig bench --help\n" {
+		t.Errorf("bench sweep: code %d %q %q", code, out, errOut)
+	}
+	code, out, _ = rig(t, "bench")
+	if code != exitOK || !strings.Contains(out, "Available Commands:") {
+		t.Errorf("bench alone: code %d\n%s", code, out)
+	}
+}
+
+// TestRootFlagValidated: --root must be an existing directory (exit 2),
+// before any command reads under it.
+func TestRootFlagValidated(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct{ root, want string }{
+		{"/nonexistent", "rig: --root /nonexistent: no such directory\n"},
+		{file, "rig: --root " + file + ": not a directory\n"},
+	} {
+		for _, args := range [][]string{{"mode", "show"}, {"inventory"}, {"plan", "-p", "bf2-dpu"}} {
+			code, out, errOut := rig(t, append(args, "--root", c.root)...)
+			if code != exitUsage || errOut != c.want || out != "" {
+				t.Errorf("%v --root %s: code %d\nstdout %q\nstderr %q", args, c.root, code, out, errOut)
+			}
+		}
 	}
 }

@@ -26,7 +26,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.playbook, "playbook", "p", "", "playbook: an embedded name ("+strings.Join(playbooks.Names(), ", ")+") or a path")
 	cmd.Flags().StringSliceVar(&f.only, "only", nil, "run only these steps (comma-separated names)")
 	cmd.Flags().StringSliceVar(&f.skip, "skip", nil, "skip these steps (comma-separated names)")
-	cmd.Flags().StringVar(&f.rundir, "rundir", "", "ovs step: private OvS instance directory (from `rig ovs daemon start --rundir`)")
+	cmd.Flags().StringVar(&f.rundir, "rundir", "", "ovs step: private OvS instance `DIR` (as given to rig ovs daemon start --rundir)")
 	cmd.Flags().StringVar(&f.db, "db", "", "ovs step: ovsdb remote, e.g. unix:/run/openvswitch/db.sock (default: the system OvS)")
 	cmd.Flags().StringVar(&f.netns, "netns", "", "rdma step: network namespace (name under /run/netns) whose netdevs it reads and sets up")
 	_ = cmd.MarkFlagRequired("playbook")
@@ -78,7 +78,25 @@ func (a *app) registerLockFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&a.lockTimeout, "lock-timeout", 60*time.Second, "how long to wait for another rig apply to finish")
 }
 
+// needRoot refuses an apply by a non-root user up front: it would fail on
+// the lock file, sysfs or the firmware tools without saying why.
+func (a *app) needRoot() error {
+	if a.geteuid == nil || a.geteuid() == 0 {
+		return nil
+	}
+	what := "this command"
+	if a.cmdPath != "" {
+		what = a.cmdPath
+	}
+	return fmt.Errorf("%s needs root: it writes host configuration (sysfs, /etc, firmware, OvS) and takes the host lock %s; run it as root (sudo %s ...), or use rig plan to see what it would change", what, a.lockPath, what)
+}
+
 func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) error {
+	if mode == provision.ModeApply {
+		if err := a.needRoot(); err != nil { // before anything reads the host or the lock
+			return err
+		}
+	}
 	pb, err := playbooks.Load(f.playbook)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -121,6 +139,9 @@ func fieldErrors(what string, errs []playbooks.FieldError) error {
 // (up, plan, hugepages set, mode set) goes through here.
 func (a *app) runSteps(ctx context.Context, runner *provision.Runner, mode provision.Mode, sel provision.Selection, source string) error {
 	if mode == provision.ModeApply {
+		if err := a.needRoot(); err != nil {
+			return err
+		}
 		lock, err := provision.AcquireLock(ctx, a.lockPath, a.lockTimeout)
 		if err != nil {
 			return err
