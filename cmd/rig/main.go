@@ -33,7 +33,7 @@ const (
 const exitCodesHelp = `Exit codes:
   0  ok: every step satisfied or changed and verified
   1  failure: a step, check or command failed (the output names it and why)
-  2  usage: bad flags, unknown step name, bad playbook
+  2  usage: bad flags, unknown command or step name, bad playbook, missing --root
   3  power cycle / reboot required: firmware or boot config written, not yet live
   4  throughput check below threshold`
 
