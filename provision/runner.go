@@ -203,9 +203,11 @@ const (
 	PhaseVerify = "verify" // Apply succeeded; the re-check failed or still differs
 )
 
-// StepError is a step's failure as the runner reports it: exactly one
-// "STEP: PHASE:" prefix. A step (or a resource package below it) that
-// already named itself ("ovs: ...", even twice) is not named again.
+// StepError is a step's failure as the runner reports it, named once: the
+// runner prefixes "STEP: PHASE: " unless the message already starts with
+// "STEP: " (a step or resource package that names its objects "ovs: port
+// p0"); a name repeated at the front ("ovs: ovs: ...") is collapsed to one.
+// The phase is always in StepResult.Phase.
 type StepError struct {
 	Step  string
 	Phase string
@@ -213,11 +215,14 @@ type StepError struct {
 }
 
 func (e *StepError) Error() string {
-	msg := e.Err.Error()
-	for strings.HasPrefix(msg, e.Step+": ") {
-		msg = strings.TrimPrefix(msg, e.Step+": ")
+	msg, p := e.Err.Error(), e.Step+": "
+	if !strings.HasPrefix(msg, p) {
+		return p + e.Phase + ": " + msg
 	}
-	return e.Step + ": " + e.Phase + ": " + msg
+	for strings.HasPrefix(msg[len(p):], p) {
+		msg = msg[len(p):]
+	}
+	return msg
 }
 
 func (e *StepError) Unwrap() error { return e.Err }

@@ -312,24 +312,31 @@ FAILED at step "ovs"
 	}
 }
 
-// TestStepErrorOnePrefix: an error that already names the step (once or
-// twice, as a Problem whose Object is the step) gets one "STEP: PHASE:"
-// prefix, and its cause and fix still reach the report.
+// TestStepErrorOnePrefix: an error that already names the step (here twice:
+// a Problem whose Object is the step around an error naming it again) is
+// named once, not re-prefixed; its cause and fix still reach the report.
+// An error that does not name the step gets one "STEP: PHASE:" prefix.
 func TestStepErrorOnePrefix(t *testing.T) {
 	inner := errors.New("ovs: ovsdb-server unreachable at unix:/x/db.sock")
 	s := &fakeStep{name: "ovs", checkErr: &Problem{Object: "ovs", Err: inner, Cause: "not running", Fix: "rig ovs daemon start --rundir /x"}}
 	rep, _ := (&Runner{Steps: []Step{s}}).Run(context.Background(), ModePlan, Selection{})
 	st := rep.Steps[0]
-	if want := "ovs: check: ovsdb-server unreachable at unix:/x/db.sock; likely cause: not running; fix: rig ovs daemon start --rundir /x"; st.Error != want {
+	if want := "ovs: ovsdb-server unreachable at unix:/x/db.sock; likely cause: not running; fix: rig ovs daemon start --rundir /x"; st.Error != want {
 		t.Fatalf("error\n got %q\nwant %q", st.Error, want)
 	}
-	if !errors.Is(st.Err, inner) || st.Cause != "not running" {
+	if !errors.Is(st.Err, inner) || st.Cause != "not running" || st.Phase != PhaseCheck {
 		t.Fatalf("chain lost: %+v", st)
 	}
 	var sb strings.Builder
 	rep.WriteText(&sb)
-	if want := "\novs (failed):\n  ✗ ovs: check: ovsdb-server unreachable at unix:/x/db.sock\n    cause: not running\n    fix:   rig ovs daemon start --rundir /x\n"; !strings.Contains(sb.String(), want) {
+	if want := "\novs (failed):\n  ✗ ovs: ovsdb-server unreachable at unix:/x/db.sock\n    cause: not running\n    fix:   rig ovs daemon start --rundir /x\n"; !strings.Contains(sb.String(), want) {
 		t.Fatalf("text:\n%s\nwant it to contain:\n%s", sb.String(), want)
+	}
+	// an object of the step, named the way the ovs package names them
+	s = &fakeStep{name: "ovs", plans: []Plan{oneChange}, applyErr: &Problem{Object: "ovs: port p0", Err: errors.New("Error attaching device")}}
+	rep, _ = (&Runner{Steps: []Step{s}}).Run(context.Background(), ModeApply, Selection{})
+	if rep.Steps[0].Error != "ovs: port p0: Error attaching device" || rep.Steps[0].Phase != PhaseApply {
+		t.Fatalf("got %q (%s)", rep.Steps[0].Error, rep.Steps[0].Phase)
 	}
 	// an error naming something else keeps its own name after the prefix
 	s = &fakeStep{name: "ovs", checkErr: errors.New("ovsdb: bad row")}
