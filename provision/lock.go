@@ -150,7 +150,7 @@ func openLockFile(path string, euid int) (*os.File, error) {
 		return nil, untrustedLock(path, "is "+typeName(st.Mode)+", not a regular file")
 	case int(st.Uid) != euid:
 		f.Close()
-		return nil, untrustedLock(path, fmt.Sprintf("is owned by %s, not by %s (rig's user)", userName(st.Uid), userName(uint32(euid))))
+		return nil, untrustedLock(path, fmt.Sprintf("is owned by %s, not by rig's user, %s", userName(st.Uid), userName(uint32(euid))))
 	case st.Nlink != 1:
 		f.Close()
 		return nil, untrustedLock(path, fmt.Sprintf("has %d hard links; it may be a link to another file", st.Nlink))

@@ -130,7 +130,7 @@ func TestLockForeignOwnerRefusedAtOnce(t *testing.T) {
 	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
-	err = acquireFast(t, lock, "it is owned by uid 65534 (nobody), not by uid 0 (root)", "fix: remove it (rm "+lock+") and run again")
+	err = acquireFast(t, lock, "it is owned by uid 65534 (nobody), not by rig's user, uid 0 (root)", "fix: remove it (rm "+lock+") and run again")
 	if b, _ := os.ReadFile(lock); string(b) != "1\n" {
 		t.Fatalf("rig wrote the foreign lock: %q", b)
 	}
