@@ -52,8 +52,9 @@ func newUpCmd(a *app) *cobra.Command {
 		Use:   "up -p PLAYBOOK",
 		Short: "Check, apply and re-check every step of a playbook",
 		Long: `Check, apply and re-check every step of a playbook, in order. A failed step
-stops the run and later steps are reported as not run. Only one apply runs
-per host at a time (a lock file); a second one waits up to --lock-timeout.
+stops the run and later steps are reported as not run. Needs root. Only one
+apply runs per host at a time (a lock file); a second one waits up to
+--lock-timeout.
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
