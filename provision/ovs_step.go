@@ -105,6 +105,9 @@ func diagProblem(d ovs.Diagnosis) *Problem {
 func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 	var plan Plan
 	var acts []ovsAction
+	if err := s.checkCPUMasks(); err != nil {
+		return plan, nil, err
+	}
 	st, err := s.c.ReadState(ctx)
 	if err != nil {
 		return plan, nil, s.unreachable(err)
@@ -274,6 +277,58 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("ovs: dpdk_initialized=%v (%s), %d bridge(s), %d port(s) attached", st.DPDKInitialized, st.DPDKVersion, len(s.spec.Bridges), n))
 	}
 	return plan, acts, nil
+}
+
+// checkCPUMasks refuses, before OvS is touched, CPU masks naming CPUs the
+// host does not have online: ovs-vswitchd accepts such a pmd-cpu-mask
+// silently and runs no PMD thread on the missing CPUs.
+func (s *ovsStep) checkCPUMasks() error {
+	want := s.spec.Config.OtherConfig()
+	for _, key := range []string{"pmd-cpu-mask", "dpdk-lcore-mask"} {
+		mask, ok := want[key]
+		if !ok {
+			continue
+		}
+		obj := "ovs other_config:" + key
+		why, err := ovs.CheckCPUMask(s.h, key, mask)
+		if err != nil {
+			return &Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
+				Cause: "the host's online CPU list is unreadable", Fix: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
+		}
+		if why == "" {
+			continue
+		}
+		fix := "set ovs.config." + key + " in the playbook to a mask of online CPUs"
+		if cpus, err := ovs.ParseCPUMask(mask); err == nil {
+			if online, err := s.onlineCPUs(); err == nil {
+				var keep []int
+				for _, c := range cpus {
+					if online[c] {
+						keep = append(keep, c)
+					}
+				}
+				if len(keep) > 0 {
+					fix += fmt.Sprintf(" (e.g. %s keeps CPU(s) %s)", ovs.MaskFor(keep), ovs.FormatCPUList(keep))
+				}
+			}
+		}
+		return &Problem{Object: obj, Err: errors.New(why),
+			Cause: "the mask names CPUs that do not exist or are offline; OvS would accept it and run no thread there", Fix: fix}
+	}
+	return nil
+}
+
+func (s *ovsStep) onlineCPUs() (map[int]bool, error) {
+	raw, err := s.h.ReadString(ovs.OnlineCPUsFile)
+	if err != nil {
+		return nil, err
+	}
+	cpus, err := ovs.ParseCPUList(raw)
+	m := map[int]bool{}
+	for _, c := range cpus {
+		m[c] = true
+	}
+	return m, err
 }
 
 func describePort(p playbooks.OVSPort) string {

@@ -433,3 +433,35 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 		}
 	})
 }
+
+// A pmd-cpu-mask naming CPUs the host does not have fails the plan, before
+// any ovs-vsctl runs, naming the mask, the missing CPUs and the online set.
+func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
+	f := &fakeOVS{before: sample(t, "state-attached.json")}
+	h := systemHost(t, f)
+	online := h.Path(ovs.OnlineCPUsFile)
+	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(online, []byte("0-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := vdevSpec()
+	spec.Config.PMDCPUMask = "0xe"
+	step, _ := NewOVSStep(h, spec, "", "")
+	_, err := step.Check(context.Background())
+	p, ok := AsProblem(err)
+	if !ok || p.Object != "ovs other_config:pmd-cpu-mask" ||
+		!strings.Contains(err.Error(), "pmd-cpu-mask 0xe selects CPU(s) 2-3, which this host does not have online (online CPUs: 0-1") ||
+		!strings.Contains(p.Fix, "0x2 keeps CPU(s) 1") {
+		t.Fatalf("got %v", err)
+	}
+	if len(f.calls) != 0 {
+		t.Fatalf("ran %q before refusing the mask", f.calls)
+	}
+	// a mask inside the online set plans normally
+	spec.Config.PMDCPUMask = "0x2"
+	if _, err := step.Check(context.Background()); err != nil {
+		t.Fatalf("0x2 on CPUs 0-1: %v", err)
+	}
+}
