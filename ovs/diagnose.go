@@ -18,6 +18,7 @@ type Diagnosis struct {
 	Cause    string   `json:"cause"`
 	Fix      string   `json:"fix"`
 	Evidence []string `json:"evidence,omitempty"` // vswitchd log lines behind the diagnosis
+	Argv     []string `json:"argv,omitempty"`     // the tool command that failed, when one did
 }
 
 func (d Diagnosis) String() string {
@@ -28,6 +29,10 @@ func (d Diagnosis) String() string {
 const (
 	KindVswitchdDown     = "vswitchd-not-running"
 	KindDPDKNotInit      = "dpdk-not-initialized"
+	KindDPDKNotRequested = "dpdk-not-requested"
+	KindOVSDBUnreachable = "ovsdb-unreachable"
+	KindOVSDBRead        = "ovsdb-read-failed"
+	KindVswitchdDied     = "vswitchd-died"
 	KindNoHugepages      = "hugepages-insufficient"
 	KindMempool          = "socket-mem-too-small"
 	KindPCIAbsent        = "pci-device-absent"
@@ -227,10 +232,15 @@ func splitDevargs(s string) ([]string, string) {
 
 // DiagnoseDPDK explains dpdk_initialized=false when dpdk-init asks for DPDK.
 func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
-	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk_initialized is false", Kind: KindDPDKNotInit}
-	init := st.OtherConfig["dpdk-init"]
+	init, set := st.OtherConfig["dpdk-init"]
+	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: KindDPDKNotInit}
 	if init != "true" && init != "try" {
-		d.Cause = fmt.Sprintf("other_config:dpdk-init is %q, so ovs-vswitchd never initialises DPDK", init)
+		d.Kind = KindDPDKNotRequested
+		d.Error = "DPDK not requested: other_config:dpdk-init is unset"
+		if set {
+			d.Error = fmt.Sprintf("DPDK not requested: other_config:dpdk-init is %q", init)
+		}
+		d.Cause = fmt.Sprintf("other_config:dpdk-init is %q, so ovs-vswitchd never initialises DPDK and no dpdk port can attach", init)
 		d.Fix = "set ovs.config.dpdk-init: try (or true) in the playbook and run `rig up` (it restarts ovs-vswitchd)"
 		return d
 	}

@@ -73,16 +73,9 @@ func (s *ovsStep) Apply(ctx context.Context, _ Plan) error {
 }
 
 func (s *ovsStep) unreachable(err error) error {
-	t := s.c.T
-	p := &Problem{Object: "ovs", Err: err}
-	if t.Private {
-		p.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
-		p.Fix = "rig ovs daemon start --rundir " + t.RunDir
-	} else {
-		p.Cause = "ovsdb-server is not running or not reachable at " + orDefault(t.DB, "the default socket "+ovs.SystemRunDir+"/db.sock")
-		p.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
-	}
-	return p
+	// the same cause and fix `rig ovs status` gives
+	d := s.c.DiagnoseReadError(err)
+	return &Problem{Object: "ovs", Err: err, Cause: d.Cause, Fix: d.Fix}
 }
 
 func orDefault(s, d string) string {

@@ -401,7 +401,7 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 		spec := base()
 		spec.Config.DPDKSocketMem = strconv.Itoa(pages*2 + 1024)
 		rep, c := ovsRun(t, h, d, spec)
-		mustFail(t, rep, "ovs: dpdk", "dpdk_initialized is false", "asks for "+spec.Config.DPDKSocketMem+" MB on socket 0", "Not enough memory available on socket 0")
+		mustFail(t, rep, "ovs: dpdk", "dpdk-init=try but dpdk_initialized=false", "asks for "+spec.Config.DPDKSocketMem+" MB on socket 0", "Not enough memory available on socket 0")
 		st, err := c.ReadStatus(context.Background())
 		if err != nil {
 			t.Fatal(err)

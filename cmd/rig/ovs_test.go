@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,5 +45,51 @@ func TestOVSDaemonStopSaysWhatItDid(t *testing.T) {
 	want = "ovs-vswitchd was not running (no pidfile)\novsdb-server was not running (no pidfile)\n"
 	if code != exitOK || out != want {
 		t.Fatalf("second stop: exit %d\n got %q\nwant %q\nstderr %s", code, out, want, errOut)
+	}
+}
+
+// Right after `rig ovs daemon start` DPDK is not initialised: `rig ovs
+// status` says so (text and JSON) and exits 1 instead of "ok".
+func TestOVSStatusDPDKNotRequested(t *testing.T) {
+	d := ovstest.Start(t, host.New("/"), 64)
+	code, out, errOut := rig(t, "ovs", "status", "--rundir", d.Dir)
+	if code != exitFailure || strings.Contains(out, "ok:") || !strings.Contains(out, "dpdk_initialized:  false") ||
+		!strings.Contains(out, "NOT OK: 1 problem(s):\n- ovs: dpdk: DPDK not requested: other_config:dpdk-init is unset\n") ||
+		!strings.Contains(out, "fix:   set ovs.config.dpdk-init: try") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr: %s", code, out, errOut)
+	}
+	code, out, _ = rig(t, "ovs", "status", "--rundir", d.Dir, "-o", "json")
+	var st struct {
+		OK       bool `json:"ok"`
+		Problems []struct{ Kind, Error, Fix string }
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitFailure || st.OK || len(st.Problems) != 1 || st.Problems[0].Kind != "dpdk-not-requested" {
+		t.Fatalf("json: exit %d, %v, %s", code, err, out)
+	}
+}
+
+// ovsdb unreachable: text gives the cause and fix of `rig up`'s ovs step,
+// -o json writes a document with ok: false and them, and the exit is 1.
+func TestOVSStatusUnreachable(t *testing.T) {
+	if _, err := exec.LookPath("ovs-vsctl"); err != nil {
+		t.Skip("needs ovs-vsctl (openvswitch-common)")
+	}
+	dir := t.TempDir()
+	code, out, errOut := rig(t, "ovs", "status", "--rundir", dir)
+	if code != exitFailure || !strings.Contains(out, "ovsdb:             unix:"+dir+"/db.sock: UNREACHABLE") ||
+		!strings.Contains(out, "cause: ovsdb-server of the private instance in "+dir+" is not running") ||
+		!strings.Contains(out, "fix:   rig ovs daemon start --rundir "+dir) {
+		t.Fatalf("text: exit %d\nstdout:\n%s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = rig(t, "ovs", "status", "--rundir", dir, "-o", "json")
+	var st struct {
+		OK        bool `json:"ok"`
+		Reachable bool `json:"ovsdbReachable"`
+		Problems  []struct{ Kind, Error, Cause, Fix string }
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitFailure || st.OK || st.Reachable || len(st.Problems) != 1 ||
+		st.Problems[0].Kind != "ovsdb-unreachable" || st.Problems[0].Fix != "rig ovs daemon start --rundir "+dir ||
+		!strings.Contains(st.Problems[0].Error, "database connection failed") {
+		t.Fatalf("json: exit %d, %v\nstdout: %s\nstderr: %s", code, err, out, errOut)
 	}
 }
