@@ -63,6 +63,11 @@ func (s *ovsStep) Apply(ctx context.Context, _ Plan) error {
 	}
 	for _, a := range acts {
 		if err := a.do(ctx); err != nil {
+			var died *ovs.VswitchdDiedError
+			if errors.As(err, &died) {
+				d := died.Diagnosis
+				return &Problem{Object: a.change.Object, Err: fmt.Errorf("%s: %s", a.change.Action, err), Cause: d.Cause, Fix: d.Fix}
+			}
 			return fmt.Errorf("%s: %s: %w", a.change.Object, a.change.Action, err)
 		}
 		if a.phase == phaseRestart {

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -464,4 +465,45 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 	if _, err := step.Check(context.Background()); err != nil {
 		t.Fatalf("0x2 on CPUs 0-1: %v", err)
 	}
+}
+
+// ovs-vswitchd dies while `rig up` writes: the write that waited for it
+// times out, and the step says vswitchd died (not just "timeout"), with
+// the fix. The kill is real: the exec seam kills the private vswitchd
+// just before the add-br runs.
+func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
+	rec := &ovstest.Recorder{}
+	h := &host.Host{Root: "/", Exec: rec.Exec}
+	d := ovstest.Start(t, h, 64)
+	killed := 0
+	rec.Next = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		for _, a := range args {
+			if a == "add-br" && killed == 0 {
+				killed = d.Status().Vswitchd.PID
+				if err := d.KillVswitchd(ctx); err != nil {
+					t.Errorf("kill: %v", err)
+				}
+			}
+		}
+		return host.RealExec(ctx, name, args...)
+	}
+	spec := &playbooks.OVSSpec{Bridges: []playbooks.OVSBridge{{Name: "br-die"}}}
+	step, err := NewOVSStep(h, spec, d.Dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step.(*ovsStep).c.Timeout = 2 // the write waits for vswitchd this long
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := (&Runner{Steps: []Step{step}}).Run(ctx, ModeApply, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed == 0 {
+		t.Fatal("no add-br ran")
+	}
+	t.Logf("error: %s\ncause: %s\nfix: %s", rep.Steps[0].Error, rep.Steps[0].Cause, rep.Steps[0].Fix)
+	mustFail(t, rep, "ovs bridge br-die", "ovs-vswitchd died during the write",
+		fmt.Sprintf("pid %d from the pidfile is not running", killed), "crashed or was killed during the write",
+		"rig ovs daemon start --rundir "+d.Dir)
 }
