@@ -472,6 +472,17 @@ func Unreachable(err error) bool {
 		strings.Contains(s, "No such file or directory") || strings.Contains(s, "Connection refused")
 }
 
+// InterruptedRestart reports a restart of the private instance's
+// ovs-vswitchd that rig began and did not finish (its marker, with when
+// and by which pid). The system instance is restarted by systemd, which
+// finishes a restart on its own.
+func (c *Client) InterruptedRestart() (string, bool) {
+	if !c.T.Private {
+		return "", false
+	}
+	return (&Daemon{Dir: c.T.RunDir, H: c.H}).InterruptedRestart()
+}
+
 // RestartVswitchd restarts ovs-vswitchd so DPDK settings take effect: the
 // private instance by pid, or the system one through systemd.
 func (c *Client) RestartVswitchd(ctx context.Context) error {

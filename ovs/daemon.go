@@ -230,6 +230,7 @@ func (d *Daemon) env() []string {
 // other_config:dpdk-init asks for it).
 func (d *Daemon) StartVswitchd(ctx context.Context) error {
 	if ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).Alive {
+		_ = os.Remove(d.path(RestartMarker)) // it runs: no restart is pending
 		return nil
 	}
 	for _, n := range []string{"ovs-vswitchd.ctl"} {
@@ -244,16 +245,53 @@ func (d *Daemon) StartVswitchd(ctx context.Context) error {
 		tail := strings.Join(LastStartLines(d.H, d.path("ovs-vswitchd.log"), true, 5, isProblemLine), " | ")
 		return fmt.Errorf("ovs daemon: start ovs-vswitchd in %s: %w (log %s: %s)", d.Dir, err, d.path("ovs-vswitchd.log"), tail)
 	}
+	if err := os.Remove(d.path(RestartMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("ovs daemon: ovs-vswitchd started, but removing the restart marker failed: %w", err)
+	}
 	return nil
 }
 
+// RestartMarker is the file, in the rundir, that says rig stopped
+// ovs-vswitchd to restart it. It is written before the stop and removed
+// once ovs-vswitchd runs again, so a run killed in between leaves it, and
+// the next run finishes the restart instead of asking for a manual start.
+const RestartMarker = "rig-vswitchd-restart"
+
+// BeginRestart writes the restart marker.
+func (d *Daemon) BeginRestart() error {
+	msg := fmt.Sprintf("rig (pid %d) stopped ovs-vswitchd at %s to restart it\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(d.path(RestartMarker), []byte(msg), 0o644); err != nil {
+		return fmt.Errorf("ovs daemon: restart marker: %w", err)
+	}
+	return nil
+}
+
+// InterruptedRestart returns the marker's path and content when a restart
+// rig began has not finished.
+func (d *Daemon) InterruptedRestart() (string, bool) {
+	b, err := os.ReadFile(d.path(RestartMarker))
+	if err != nil {
+		return "", false
+	}
+	return d.path(RestartMarker) + ": " + strings.TrimSpace(string(b)), true
+}
+
 // RestartVswitchd stops and starts ovs-vswitchd (DPDK settings only take
-// effect at start).
+// effect at start), marking the restart in progress in between.
 func (d *Daemon) RestartVswitchd(ctx context.Context) error {
-	if _, err := d.stopProc(ctx, "ovs-vswitchd"); err != nil {
+	if err := d.BeginRestart(); err != nil {
+		return err
+	}
+	if err := d.StopVswitchd(ctx); err != nil {
 		return err
 	}
 	return d.StartVswitchd(ctx)
+}
+
+// StopVswitchd stops ovs-vswitchd alone (by pid, SIGTERM then SIGKILL).
+func (d *Daemon) StopVswitchd(ctx context.Context) error {
+	_, err := d.stopProc(ctx, "ovs-vswitchd")
+	return err
 }
 
 // Stop stops ovs-vswitchd then ovsdb-server by pid (SIGTERM, wait,

@@ -111,8 +111,15 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 		return plan, nil, s.unreachable(err)
 	}
 	ps := s.c.VswitchdStatus()
+	resume := ""
 	if !ps.Alive {
-		return plan, nil, diagProblem(s.c.VswitchdDown(ps, st))
+		marker, ok := s.c.InterruptedRestart()
+		if !ok {
+			return plan, nil, diagProblem(s.c.VswitchdDown(ps, st))
+		}
+		// rig itself stopped it and was interrupted before starting it
+		// again: finish that restart rather than ask for a manual start
+		resume = "ovs-vswitchd is down because an earlier rig run stopped it to restart it and was interrupted (" + marker + "); starting it finishes that restart"
 	}
 	add := func(phase int, c Change, do func(ctx context.Context) error) {
 		acts = append(acts, ovsAction{phase: phase, change: c, do: do})
@@ -140,7 +147,12 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 		acts[len(acts)-1].do = func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }
 	}
 	restart := ""
-	if len(kv) > 0 {
+	if resume != "" {
+		restart = resume
+		if len(kv) > 0 {
+			restart += "; DPDK settings changed too"
+		}
+	} else if len(kv) > 0 {
 		restart = "DPDK settings changed (read only at start)"
 	} else if init := st.OtherConfig["dpdk-init"]; (init == "true" || init == "try") && !st.DPDKInitialized {
 		dd := ovs.DiagnoseDPDK(st, s.c.Log())

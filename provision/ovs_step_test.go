@@ -507,3 +507,58 @@ func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
 		fmt.Sprintf("pid %d from the pidfile is not running", killed), "crashed or was killed during the write",
 		"rig ovs daemon start --rundir "+d.Dir)
 }
+
+// A rig killed between stopping and starting ovs-vswitchd (the restart
+// marker written, vswitchd down) leaves nothing for the user to do: the
+// next run sees the marker, says so in its plan, starts ovs-vswitchd and
+// converges in one run; the run after changes nothing.
+func TestOVSStepPrivateResumesInterruptedRestart(t *testing.T) {
+	rec := &ovstest.Recorder{}
+	h := &host.Host{Root: "/", Exec: rec.Exec}
+	d := ovstest.Start(t, h, 128)
+	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-r", Ports: []playbooks.OVSPort{
+		{Name: "rnull0", Devargs: "net_null0"}}}}}
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusChanged {
+		t.Fatalf("first apply: %+v", rep.Steps[0])
+	}
+	if _, pending := d.InterruptedRestart(); pending {
+		t.Fatal("restart marker left after a finished restart")
+	}
+	// what a rig killed mid-restart leaves: the marker, and vswitchd stopped
+	ctx := context.Background()
+	if err := d.BeginRestart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StopVswitchd(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.Status().Vswitchd.Alive {
+		t.Fatal("vswitchd still running")
+	}
+	rep, c := ovsRun(t, h, d, spec)
+	st := rep.Steps[0]
+	if st.Status != StatusChanged {
+		t.Fatalf("run after the interrupted restart: %s: %s (cause %s, fix %s)", st.Status, st.Error, st.Cause, st.Fix)
+	}
+	var said bool
+	for _, ch := range st.Changes {
+		if ch.Object == "ovs-vswitchd" && strings.Contains(ch.To, "an earlier rig run stopped it to restart it and was interrupted") &&
+			strings.Contains(ch.To, filepath.Join(d.Dir, ovs.RestartMarker)) {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("plan does not say it finishes the interrupted restart: %+v", st.Changes)
+	}
+	if _, pending := d.InterruptedRestart(); pending {
+		t.Error("restart marker left after the restart finished")
+	}
+	status, err := c.ReadStatus(ctx)
+	if err != nil || !status.OK || !status.Vswitchd.Alive || !status.DPDKInitialized {
+		t.Fatalf("status after: %+v %v", status, err)
+	}
+	rec.Reset()
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusOK || len(rec.Writes()) != 0 {
+		t.Fatalf("second run: %+v, writes %q", rep.Steps[0], rec.Writes())
+	}
+}
