@@ -319,11 +319,20 @@ func (s *ovsStep) checkCPUMasks() error {
 				}
 				if len(keep) > 0 {
 					fix += fmt.Sprintf(" (e.g. %s keeps CPU(s) %s)", ovs.MaskFor(keep), ovs.FormatCPUList(keep))
+				} else {
+					var all []int
+					for c := range online {
+						if c != 0 || len(online) == 1 { // leave CPU 0 to the system when there is another
+							all = append(all, c)
+						}
+					}
+					sort.Ints(all)
+					fix += fmt.Sprintf(" (e.g. %s selects CPU(s) %s)", ovs.MaskFor(all), ovs.FormatCPUList(all))
 				}
 			}
 		}
 		return &Problem{Object: obj, Err: errors.New(why),
-			Cause: "the mask names CPUs that do not exist or are offline; OvS would accept it and run no thread there", Fix: fix}
+			Cause: "the mask names CPUs that do not exist or are offline; ovs-vsctl accepts such a mask and ovs-vswitchd runs no thread on a CPU it does not have", Fix: fix}
 	}
 	return nil
 }

@@ -460,6 +460,11 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 	if len(f.calls) != 0 {
 		t.Fatalf("ran %q before refusing the mask", f.calls)
 	}
+	// no online CPU in the mask: the fix proposes the online ones but CPU 0
+	spec.Config.PMDCPUMask = "0xc"
+	if _, err := step.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "fix: set ovs.config.pmd-cpu-mask in the playbook to a mask of online CPUs (e.g. 0x2 selects CPU(s) 1)") {
+		t.Fatalf("0xc: %v", err)
+	}
 	// a mask inside the online set plans normally
 	spec.Config.PMDCPUMask = "0x2"
 	if _, err := step.Check(context.Background()); err != nil {
