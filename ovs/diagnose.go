@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"rig/provision/host"
@@ -240,7 +241,11 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 		if set {
 			d.Error = fmt.Sprintf("DPDK not requested: other_config:dpdk-init is %q", init)
 		}
-		d.Cause = fmt.Sprintf("other_config:dpdk-init is %q, so ovs-vswitchd never initialises DPDK and no dpdk port can attach", init)
+		what := "unset"
+		if set {
+			what = strconv.Quote(init)
+		}
+		d.Cause = "other_config:dpdk-init is " + what + ", so ovs-vswitchd never initialises DPDK and no dpdk port can attach"
 		d.Fix = "set ovs.config.dpdk-init: try (or true) in the playbook and run `rig up` (it restarts ovs-vswitchd)"
 		return d
 	}

@@ -105,7 +105,7 @@ func TestDiagnose(t *testing.T) {
 			KindNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
 		{"dpdk-init unset", "", &State{OtherConfig: map[string]string{}},
 			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"},
-			KindDPDKNotRequested, "dpdk-init is \"\""},
+			KindDPDKNotRequested, "dpdk-init is unset, so ovs-vswitchd never initialises DPDK"},
 		{"in use", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is trying to use device 'net_null0' which is already in use by 'a'"},
 			KindDevargsInUse, "same DPDK device"},
 		{"no devargs", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"},

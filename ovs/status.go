@@ -122,7 +122,11 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 	log := c.Log()
 	if !st.DPDKInitialized {
 		// requested or not, no DPDK means no dpdk port can work: say which
-		s.Problems = append(s.Problems, DiagnoseDPDK(st, log))
+		d := DiagnoseDPDK(st, log)
+		if c.T.Private {
+			d.Fix = strings.ReplaceAll(d.Fix, "`rig up`", "`rig up --rundir "+c.T.RunDir+"`")
+		}
+		s.Problems = append(s.Problems, d)
 	}
 	for _, b := range st.Bridges {
 		for _, p := range b.Ports {

@@ -55,7 +55,7 @@ func TestOVSStatusDPDKNotRequested(t *testing.T) {
 	code, out, errOut := rig(t, "ovs", "status", "--rundir", d.Dir)
 	if code != exitFailure || strings.Contains(out, "ok:") || !strings.Contains(out, "dpdk_initialized:  false") ||
 		!strings.Contains(out, "NOT OK: 1 problem(s):\n- ovs: dpdk: DPDK not requested: other_config:dpdk-init is unset\n") ||
-		!strings.Contains(out, "fix:   set ovs.config.dpdk-init: try") {
+		!strings.Contains(out, "fix:   set ovs.config.dpdk-init: try (or true) in the playbook and run `rig up --rundir "+d.Dir+"`") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr: %s", code, out, errOut)
 	}
 	code, out, _ = rig(t, "ovs", "status", "--rundir", d.Dir, "-o", "json")
