@@ -441,12 +441,10 @@ func (c *Client) write(ctx context.Context, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// explainWrite looks at ovs-vswitchd after a failed write: a write that
-// waited for it fails with a bare timeout when it died meanwhile.
+// explainWrite looks at ovs-vswitchd after a write that timed out: a
+// write waits for vswitchd to apply it, and fails with a bare timeout when
+// vswitchd died meanwhile. Other failures are returned as they are.
 func (c *Client) explainWrite(err error) error {
-	if Unreachable(err) && !TimedOut(err) {
-		return err
-	}
 	if !TimedOut(err) {
 		return err
 	}
