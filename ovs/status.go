@@ -90,7 +90,10 @@ func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
 		d.Error += "; dpdk_initialized=true and the ports' ofport/error in the database are stale"
 	}
 	d.Cause = "ovs-vswitchd crashed, was killed or was never started"
-	if c.T.Private {
+	if marker, ok := c.InterruptedRestart(); ok {
+		d.Cause = "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again (" + marker + ")"
+		d.Fix = "rig up --rundir " + c.T.RunDir + " finishes the restart (or: rig ovs daemon start --rundir " + c.T.RunDir + ")"
+	} else if c.T.Private {
 		d.Fix = "start it: rig ovs daemon start --rundir " + c.T.RunDir + " (see " + c.T.LogFile + " for why it stopped)"
 	} else {
 		d.Fix = "systemctl restart openvswitch-switch; see " + c.T.LogFile + " and `journalctl -u ovs-vswitchd` for why it stopped"

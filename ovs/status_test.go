@@ -70,3 +70,27 @@ func TestStatusVerdictFollowsDPDK(t *testing.T) {
 		})
 	}
 }
+
+// vswitchd down with rig's restart marker in the rundir: status says a rig
+// run was interrupted mid-restart and that `rig up` finishes it.
+func TestStatusInterruptedRestart(t *testing.T) {
+	empty, err := os.ReadFile(filepath.Join("testdata", "state-empty.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := &Daemon{Dir: dir}
+	if err := d.BeginRestart(); err != nil {
+		t.Fatal(err)
+	}
+	h := &host.Host{Root: t.TempDir(), Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) { return empty, nil }}
+	s, err := NewClient(h, TargetFor(h, dir, "")).ReadStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.OK || len(s.Problems) != 1 || s.Problems[0].Kind != KindVswitchdDown ||
+		!strings.Contains(s.Problems[0].Cause, "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again ("+filepath.Join(dir, RestartMarker)+": rig (pid ") ||
+		s.Problems[0].Fix != "rig up --rundir "+dir+" finishes the restart (or: rig ovs daemon start --rundir "+dir+")" {
+		t.Fatalf("%+v", s.Problems)
+	}
+}
