@@ -479,7 +479,7 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, 64)
+	d := ovstest.Start(t, h, 0) // no dpdk-init: no hugepages needed
 	killed := 0
 	rec.Next = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		for _, a := range args {
