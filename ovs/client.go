@@ -315,27 +315,27 @@ func (c *Client) SetOtherConfig(ctx context.Context, kv map[string]string) error
 	for _, k := range keys {
 		args = append(args, "other_config:"+k+"="+quote(kv[k]))
 	}
-	_, err := c.Vsctl(ctx, args...)
+	_, err := c.write(ctx, args...)
 	return err
 }
 
 // AddBridge creates a bridge with its datapath type in one transaction (a
 // netdev bridge must never exist as a kernel one, not even briefly).
 func (c *Client) AddBridge(ctx context.Context, name, datapathType string) error {
-	_, err := c.Vsctl(ctx, "--may-exist", "add-br", name, "--", "set", "Bridge", name, "datapath_type="+quote(datapathType))
+	_, err := c.write(ctx, "--may-exist", "add-br", name, "--", "set", "Bridge", name, "datapath_type="+quote(datapathType))
 	return err
 }
 
 // SetBridgeDatapath changes an existing bridge's datapath_type.
 func (c *Client) SetBridgeDatapath(ctx context.Context, name, datapathType string) error {
-	_, err := c.Vsctl(ctx, "set", "Bridge", name, "datapath_type="+quote(datapathType))
+	_, err := c.write(ctx, "set", "Bridge", name, "datapath_type="+quote(datapathType))
 	return err
 }
 
 // DeleteBridge removes a bridge (go-openvswitch: --if-exists del-br).
 func (c *Client) DeleteBridge(ctx context.Context, name string) error {
 	if err := c.lib(ctx).VSwitch.DeleteBridge(name); err != nil {
-		return fmt.Errorf("ovs: bridge %s: delete: %w", name, err)
+		return c.explainWrite(fmt.Errorf("ovs: bridge %s: delete: %w", name, err))
 	}
 	return nil
 }
@@ -343,7 +343,7 @@ func (c *Client) DeleteBridge(ctx context.Context, name string) error {
 // DeletePort removes a port from a bridge (go-openvswitch: --if-exists del-port).
 func (c *Client) DeletePort(ctx context.Context, bridge, port string) error {
 	if err := c.lib(ctx).VSwitch.DeletePort(bridge, port); err != nil {
-		return fmt.Errorf("ovs: port %s: delete from %s: %w", port, bridge, err)
+		return c.explainWrite(fmt.Errorf("ovs: port %s: delete from %s: %w", port, bridge, err))
 	}
 	return nil
 }
@@ -391,7 +391,7 @@ func (c *Client) AddPort(ctx context.Context, bridge, port string, s IfaceSettin
 	if set := s.args(); len(set) > 0 {
 		args = append(append(args, "--", "set", "Interface", port), set...)
 	}
-	_, err := c.Vsctl(ctx, args...)
+	_, err := c.write(ctx, args...)
 	return err
 }
 
@@ -401,8 +401,62 @@ func (c *Client) SetInterface(ctx context.Context, name string, s IfaceSettings)
 	if len(set) == 0 {
 		return nil
 	}
-	_, err := c.Vsctl(ctx, append([]string{"set", "Interface", name}, set...)...)
+	_, err := c.write(ctx, append([]string{"set", "Interface", name}, set...)...)
 	return err
+}
+
+// VswitchdDiedError is a write that failed (ovs-vsctl waits for
+// ovs-vswitchd to apply a change, bounded by --timeout) while ovs-vswitchd
+// was not running: it died, or was killed, during the write.
+type VswitchdDiedError struct {
+	Err  error      // the ovs-vsctl error (argv and output)
+	Proc ProcStatus // what the pidfile and /proc said after the failure
+	// Diagnosis is the cause and fix.
+	Diagnosis Diagnosis
+}
+
+func (e *VswitchdDiedError) Error() string {
+	return fmt.Sprintf("ovs-vswitchd died during the write (after the failure %s: %s): %v", e.Proc.Pidfile, e.Proc.Note, e.Err)
+}
+
+func (e *VswitchdDiedError) Unwrap() error { return e.Err }
+
+// TimedOut reports an ovs-vsctl killed by its own --timeout (SIGALRM:
+// "terminating with signal 14 (Alarm clock)") or reporting "timeout after".
+func TimedOut(err error) bool {
+	var te *host.ToolError
+	if !errors.As(err, &te) {
+		return false
+	}
+	s := te.Stderr + te.Stdout + " " + te.Err.Error()
+	return strings.Contains(s, "Alarm clock") || strings.Contains(s, "alarm clock") || strings.Contains(s, "timeout after")
+}
+
+// write runs an ovs-vsctl write and explains its failure.
+func (c *Client) write(ctx context.Context, args ...string) ([]byte, error) {
+	out, err := c.Vsctl(ctx, args...)
+	if err != nil {
+		return out, c.explainWrite(err)
+	}
+	return out, nil
+}
+
+// explainWrite looks at ovs-vswitchd after a write that timed out: a
+// write waits for vswitchd to apply it, and fails with a bare timeout when
+// vswitchd died meanwhile. Other failures are returned as they are.
+func (c *Client) explainWrite(err error) error {
+	if !TimedOut(err) {
+		return err
+	}
+	ps := c.VswitchdStatus()
+	if ps.Alive {
+		return fmt.Errorf("%w (ovs-vswitchd pid %d is running but did not apply the change within %d s; see %s)", err, ps.PID, c.timeout(), c.T.LogFile)
+	}
+	d := c.VswitchdDown(ps, nil)
+	d.Kind = KindVswitchdDied
+	d.Error = "ovs-vswitchd died while ovs-vsctl waited for it to apply the change (" + ps.Pidfile + ": " + ps.Note + ")"
+	d.Cause = "ovs-vswitchd crashed or was killed during the write; the database holds the change but no vswitchd applied it"
+	return &VswitchdDiedError{Err: err, Proc: ps, Diagnosis: d}
 }
 
 // Unreachable reports whether err says ovsdb-server could not be reached.
@@ -414,6 +468,17 @@ func Unreachable(err error) bool {
 	s := te.Stderr + te.Stdout
 	return strings.Contains(s, "database connection failed") || strings.Contains(s, "timeout after") ||
 		strings.Contains(s, "No such file or directory") || strings.Contains(s, "Connection refused")
+}
+
+// InterruptedRestart reports a restart of the private instance's
+// ovs-vswitchd that rig began and did not finish (its marker, with when
+// and by which pid). The system instance is restarted by systemd, which
+// finishes a restart on its own.
+func (c *Client) InterruptedRestart() (string, bool) {
+	if !c.T.Private {
+		return "", false
+	}
+	return (&Daemon{Dir: c.T.RunDir, H: c.H}).InterruptedRestart()
 }
 
 // RestartVswitchd restarts ovs-vswitchd so DPDK settings take effect: the

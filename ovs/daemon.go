@@ -87,6 +87,25 @@ type DaemonStatus struct {
 	OVSDB         ProcStatus `json:"ovsdbServer"`
 	Vswitchd      ProcStatus `json:"vswitchd"`
 	Running       bool       `json:"running"`
+	// Stopped is what `daemon stop` did to each daemon.
+	Stopped []ProcStop `json:"stopped,omitempty"`
+}
+
+// ProcStop is what stopping one daemon did.
+type ProcStop struct {
+	Name string `json:"name"`
+	// WasRunning is false when there was nothing to stop (Note says why).
+	WasRunning bool   `json:"wasRunning"`
+	PID        int    `json:"pid,omitempty"`
+	Signal     string `json:"signal,omitempty"` // the signal that ended it: SIGTERM or SIGKILL
+	Note       string `json:"note,omitempty"`
+}
+
+func (p ProcStop) String() string {
+	if !p.WasRunning {
+		return p.Name + " was not running (" + p.Note + ")"
+	}
+	return fmt.Sprintf("stopped %s (pid %d, %s)", p.Name, p.PID, p.Signal)
 }
 
 // DaemonStatusSchema names DaemonStatus' JSON shape.
@@ -211,6 +230,7 @@ func (d *Daemon) env() []string {
 // other_config:dpdk-init asks for it).
 func (d *Daemon) StartVswitchd(ctx context.Context) error {
 	if ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).Alive {
+		_ = os.Remove(d.path(RestartMarker)) // it runs: no restart is pending
 		return nil
 	}
 	for _, n := range []string{"ovs-vswitchd.ctl"} {
@@ -225,29 +245,75 @@ func (d *Daemon) StartVswitchd(ctx context.Context) error {
 		tail := strings.Join(LastStartLines(d.H, d.path("ovs-vswitchd.log"), true, 5, isProblemLine), " | ")
 		return fmt.Errorf("ovs daemon: start ovs-vswitchd in %s: %w (log %s: %s)", d.Dir, err, d.path("ovs-vswitchd.log"), tail)
 	}
+	if err := os.Remove(d.path(RestartMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("ovs daemon: ovs-vswitchd started, but removing the restart marker failed: %w", err)
+	}
 	return nil
 }
 
+// RestartMarker is the file, in the rundir, that says rig stopped
+// ovs-vswitchd to restart it. It is written before the stop and removed
+// once ovs-vswitchd runs again, so a run killed in between leaves it, and
+// the next run finishes the restart instead of asking for a manual start.
+const RestartMarker = "rig-vswitchd-restart"
+
+// BeginRestart writes the restart marker.
+func (d *Daemon) BeginRestart() error {
+	msg := fmt.Sprintf("rig (pid %d) stopped ovs-vswitchd at %s to restart it\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(d.path(RestartMarker), []byte(msg), 0o644); err != nil {
+		return fmt.Errorf("ovs daemon: restart marker: %w", err)
+	}
+	return nil
+}
+
+// InterruptedRestart returns the marker's path and content when a restart
+// rig began has not finished.
+func (d *Daemon) InterruptedRestart() (string, bool) {
+	b, err := os.ReadFile(d.path(RestartMarker))
+	if err != nil {
+		return "", false
+	}
+	return d.path(RestartMarker) + ": " + strings.TrimSpace(string(b)), true
+}
+
 // RestartVswitchd stops and starts ovs-vswitchd (DPDK settings only take
-// effect at start).
+// effect at start), marking the restart in progress in between.
 func (d *Daemon) RestartVswitchd(ctx context.Context) error {
-	if err := d.stopProc(ctx, "ovs-vswitchd"); err != nil {
+	if err := d.BeginRestart(); err != nil {
+		return err
+	}
+	if err := d.StopVswitchd(ctx); err != nil {
 		return err
 	}
 	return d.StartVswitchd(ctx)
+}
+
+// StopVswitchd stops ovs-vswitchd alone (by pid, SIGTERM then SIGKILL).
+func (d *Daemon) StopVswitchd(ctx context.Context) error {
+	_, err := d.stopProc(ctx, "ovs-vswitchd")
+	return err
 }
 
 // Stop stops ovs-vswitchd then ovsdb-server by pid (SIGTERM, wait,
 // SIGKILL), removes their sockets and pidfiles, and checks both are gone.
 // The database and logs stay in Dir.
 func (d *Daemon) Stop(ctx context.Context) error {
+	_, err := d.StopReport(ctx)
+	return err
+}
+
+// StopReport is Stop that also says, per daemon, what it did.
+func (d *Daemon) StopReport(ctx context.Context) ([]ProcStop, error) {
 	var errs []error
+	var did []ProcStop
 	// the netdev bridges' tap devices outlive vswitchd: name them while the
 	// database still answers, delete them once vswitchd is gone
 	taps := d.netdevTaps(ctx)
 	vpid := ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).PID
 	for _, n := range []string{"ovs-vswitchd", "ovsdb-server"} {
-		if err := d.stopProc(ctx, n); err != nil {
+		ps, err := d.stopProc(ctx, n)
+		did = append(did, ps)
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -267,16 +333,28 @@ func (d *Daemon) Stop(ctx context.Context) error {
 	if st := d.Status(); st.OVSDB.Alive || st.Vswitchd.Alive {
 		errs = append(errs, fmt.Errorf("ovs daemon: still running after stop: ovsdb-server alive=%v, ovs-vswitchd alive=%v", st.OVSDB.Alive, st.Vswitchd.Alive))
 	}
-	return errors.Join(errs...)
+	return did, errors.Join(errs...)
 }
 
-func (d *Daemon) stopProc(ctx context.Context, name string) error {
+// stopProc stops one daemon by the pid in its pidfile and says what it did.
+func (d *Daemon) stopProc(ctx context.Context, name string) (ProcStop, error) {
 	pidfile := d.path(name + ".pid")
 	ps := ProcessStatus(d.H, name, pidfile, true)
+	res := ProcStop{Name: name, PID: ps.PID}
 	if !ps.Alive {
+		res.Note = strings.TrimSuffix(ps.Note, " (not running)")
+		if fileExists(pidfile) {
+			res.Note += "; removed the pidfile"
+		}
 		_ = os.Remove(pidfile)
-		return nil
+		return res, nil
 	}
+	res.WasRunning = true
+	err := d.signalStop(ctx, name, pidfile, ps, &res)
+	return res, err
+}
+
+func (d *Daemon) signalStop(ctx context.Context, name, pidfile string, ps ProcStatus, res *ProcStop) error {
 	wait := d.StopWait
 	if wait == 0 {
 		wait = 5 * time.Second
@@ -284,10 +362,12 @@ func (d *Daemon) stopProc(ctx context.Context, name string) error {
 	if err := syscall.Kill(ps.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("ovs daemon: %s pid %d: SIGTERM: %w", name, ps.PID, err)
 	}
+	res.Signal = "SIGTERM"
 	if d.waitGone(ctx, name, pidfile, ps.PID, wait) {
 		_ = os.Remove(pidfile)
 		return nil
 	}
+	res.Signal = "SIGKILL"
 	if err := syscall.Kill(ps.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("ovs daemon: %s pid %d: SIGKILL: %w", name, ps.PID, err)
 	}

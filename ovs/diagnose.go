@@ -3,7 +3,9 @@ package ovs
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"rig/provision/host"
@@ -17,6 +19,7 @@ type Diagnosis struct {
 	Cause    string   `json:"cause"`
 	Fix      string   `json:"fix"`
 	Evidence []string `json:"evidence,omitempty"` // vswitchd log lines behind the diagnosis
+	Argv     []string `json:"argv,omitempty"`     // the tool command that failed, when one did
 }
 
 func (d Diagnosis) String() string {
@@ -27,6 +30,10 @@ func (d Diagnosis) String() string {
 const (
 	KindVswitchdDown     = "vswitchd-not-running"
 	KindDPDKNotInit      = "dpdk-not-initialized"
+	KindDPDKNotRequested = "dpdk-not-requested"
+	KindOVSDBUnreachable = "ovsdb-unreachable"
+	KindOVSDBRead        = "ovsdb-read-failed"
+	KindVswitchdDied     = "vswitchd-died"
 	KindNoHugepages      = "hugepages-insufficient"
 	KindMempool          = "socket-mem-too-small"
 	KindPCIAbsent        = "pci-device-absent"
@@ -226,10 +233,19 @@ func splitDevargs(s string) ([]string, string) {
 
 // DiagnoseDPDK explains dpdk_initialized=false when dpdk-init asks for DPDK.
 func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
-	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk_initialized is false", Kind: KindDPDKNotInit}
-	init := st.OtherConfig["dpdk-init"]
+	init, set := st.OtherConfig["dpdk-init"]
+	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: KindDPDKNotInit}
 	if init != "true" && init != "try" {
-		d.Cause = fmt.Sprintf("other_config:dpdk-init is %q, so ovs-vswitchd never initialises DPDK", init)
+		d.Kind = KindDPDKNotRequested
+		d.Error = "DPDK not requested: other_config:dpdk-init is unset"
+		if set {
+			d.Error = fmt.Sprintf("DPDK not requested: other_config:dpdk-init is %q", init)
+		}
+		what := "unset"
+		if set {
+			what = strconv.Quote(init)
+		}
+		d.Cause = "other_config:dpdk-init is " + what + ", so ovs-vswitchd never initialises DPDK and no dpdk port can attach"
 		d.Fix = "set ovs.config.dpdk-init: try (or true) in the playbook and run `rig up` (it restarts ovs-vswitchd)"
 		return d
 	}
@@ -363,8 +379,20 @@ func diagnoseAttach(h *host.Host, d *Diagnosis, devargs string, log LogTail) {
 				return
 			}
 		}
-		d.Cause = fmt.Sprintf("DPDK could not attach PCI device %s (bound to a driver DPDK cannot use, or already used by another process)", bdf)
-		d.Fix = "for Intel NICs bind the device to vfio-pci (dpdk-devbind.py); for mlx5 keep mlx5_core and check `rdma link`"
+		if vendor == "0x15b3" {
+			// mlx5 is bifurcated: the PMD reaches the device through its
+			// RDMA device while it stays bound to mlx5_core. Binding it to
+			// vfio-pci is the wrong fix: it removes the RDMA device.
+			d.Cause = fmt.Sprintf("the mlx5 PMD could not attach %s; mlx5 is bifurcated (the device stays bound to mlx5_core and DPDK reaches it through its RDMA device), so the usual causes are a representor index the eswitch does not have, the eswitch not in switchdev mode, or another DPDK process holding the port", bdf)
+			d.Fix = fmt.Sprintf("keep %s bound to mlx5_core (do not bind it to vfio-pci); check that `rdma link` lists it, that `devlink dev eswitch show pci/%s` says mode switchdev when the devargs name a representor, and read the evidence lines from the ovs-vswitchd log", bdf, bdf)
+		} else {
+			drv := "no driver"
+			if l, err := h.Readlink(dir + "/driver"); err == nil {
+				drv = "driver " + filepath.Base(l)
+			}
+			d.Cause = fmt.Sprintf("DPDK could not attach PCI device %s (bound to %s; a non-mlx5 NIC must be bound to vfio-pci for DPDK, or another process uses it)", bdf, drv)
+			d.Fix = fmt.Sprintf("bind %s to vfio-pci: dpdk-devbind.py --bind=vfio-pci %s (modprobe vfio-pci first), then `rig up`", bdf, bdf)
+		}
 		if len(d.Evidence) == 0 {
 			d.Evidence = log.matching(3, "EAL:")
 		}

@@ -89,9 +89,9 @@ func TestDiagnose(t *testing.T) {
 		{"mlx5 no rdma, sysfs only", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0"}},
 			KindMlx5NoRDMA, "mlx5_ib"},
 		{"mlx5 with rdma", "", up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.1"), Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}},
-			KindAttachFailed, "could not attach PCI device 0000:03:00.1"},
+			KindAttachFailed, "the mlx5 PMD could not attach 0000:03:00.1; mlx5 is bifurcated (the device stays bound to mlx5_core"},
 		{"intel", "", up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: attach("0000:04:00.0"), Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}},
-			KindAttachFailed, "could not attach PCI device"},
+			KindAttachFailed, "could not attach PCI device 0000:04:00.0 (bound to no driver; a non-mlx5 NIC must be bound to vfio-pci"},
 		{"malformed", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar,,="), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar,,="}},
 			KindBadDevargs, "malformed devargs"},
 		{"unknown key", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar"), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar"}},
@@ -105,7 +105,7 @@ func TestDiagnose(t *testing.T) {
 			KindNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
 		{"dpdk-init unset", "", &State{OtherConfig: map[string]string{}},
 			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"},
-			KindDPDKNotInit, "dpdk-init is \"\""},
+			KindDPDKNotRequested, "dpdk-init is unset, so ovs-vswitchd never initialises DPDK"},
 		{"in use", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is trying to use device 'net_null0' which is already in use by 'a'"},
 			KindDevargsInUse, "same DPDK device"},
 		{"no devargs", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"},
@@ -116,6 +116,15 @@ func TestDiagnose(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := Diagnose(h, c.st, c.ifc, recorded[c.log])
+			// mlx5 is bifurcated: no hint may send it to vfio-pci or ask for
+			// a PCI address "bound for DPDK"
+			if strings.HasPrefix(c.name, "mlx5") {
+				txt := d.Cause + " " + d.Fix
+				if strings.Contains(txt, "bound for DPDK") || strings.Contains(txt, "bind the device to vfio-pci") || strings.Contains(txt, "dpdk-devbind") ||
+					!strings.Contains(txt, "mlx5_core") {
+					t.Errorf("mlx5 hint: %s", txt)
+				}
+			}
 			if d.Kind != c.kind || !strings.Contains(d.Cause, c.cause) || d.Fix == "" || d.Object != "ovs: port "+c.ifc.Name {
 				t.Fatalf("got %+v\nwant kind %s, cause containing %q", d, c.kind, c.cause)
 			}
@@ -211,5 +220,30 @@ func TestInterfaceAttached(t *testing.T) {
 		if got := (Interface{Name: "x", OFPort: c.ofport, Error: c.err}).Attached(); got != c.want {
 			t.Errorf("ofport %d error %q: Attached() = %v, want %v", c.ofport, c.err, got, c.want)
 		}
+	}
+}
+
+// The exact hints for an attached-but-failing mlx5 device (stays on
+// mlx5_core) and for a non-mlx5 NIC (vfio-pci, naming its current driver).
+func TestDiagnoseAttachHints(t *testing.T) {
+	h := fakeRoot(t, map[string]string{
+		"/sys/bus/pci/devices/0000:03:00.1/vendor":     "0x15b3\n",
+		"/sys/bus/pci/devices/0000:03:00.1/infiniband": "<dir>",
+		"/sys/bus/pci/devices/0000:04:00.0/vendor":     "0x8086\n",
+		"/sys/bus/pci/drivers/ixgbe":                   "<dir>",
+	})
+	if err := os.Symlink("../../../bus/pci/drivers/ixgbe", h.Path("/sys/bus/pci/devices/0000:04:00.0/driver")); err != nil {
+		t.Fatal(err)
+	}
+	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	d := Diagnose(h, up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:03:00.1' to DPDK",
+		Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}}, nil)
+	if want := "keep 0000:03:00.1 bound to mlx5_core (do not bind it to vfio-pci); check that `rdma link` lists it, that `devlink dev eswitch show pci/0000:03:00.1` says mode switchdev when the devargs name a representor, and read the evidence lines from the ovs-vswitchd log"; d.Fix != want {
+		t.Errorf("mlx5 fix:\n got %s\nwant %s", d.Fix, want)
+	}
+	d = Diagnose(h, up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:04:00.0' to DPDK",
+		Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}}, nil)
+	if !strings.Contains(d.Cause, "(bound to driver ixgbe;") || d.Fix != "bind 0000:04:00.0 to vfio-pci: dpdk-devbind.py --bind=vfio-pci 0000:04:00.0 (modprobe vfio-pci first), then `rig up`" {
+		t.Errorf("intel: cause %s\nfix %s", d.Cause, d.Fix)
 	}
 }

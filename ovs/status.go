@@ -2,6 +2,7 @@ package ovs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"rig/provision/host"
 )
 
 // StatusSchema names Status' JSON shape.
@@ -28,8 +31,47 @@ type Status struct {
 	OVSVersion      string            `json:"ovsVersion,omitempty"`
 	OtherConfig     map[string]string `json:"otherConfig"`
 	Bridges         []Bridge          `json:"bridges"`
-	Problems        []Diagnosis       `json:"problems,omitempty"`
-	OK              bool              `json:"ok"`
+	// OVSDBReachable is false when the state could not be read (Problems
+	// then holds why, with the cause and fix).
+	OVSDBReachable bool        `json:"ovsdbReachable"`
+	Problems       []Diagnosis `json:"problems,omitempty"`
+	// OK is true only when ovsdb answers, ovs-vswitchd runs, DPDK is
+	// initialised and every interface is attached.
+	OK bool `json:"ok"`
+}
+
+// DiagnoseReadError explains a failed read of the database: the cause and
+// fix `rig up`'s ovs step and `rig ovs status` both give.
+func (c *Client) DiagnoseReadError(err error) Diagnosis {
+	d := Diagnosis{Object: "ovs: ovsdb", Kind: KindOVSDBUnreachable, Error: err.Error()}
+	var te *host.ToolError
+	if errors.As(err, &te) {
+		// what the tool said; its argv goes to JSON, not into the sentence
+		d.Argv = te.Argv
+		out := strings.TrimSpace(te.Stderr)
+		if out == "" {
+			out = strings.TrimSpace(te.Stdout)
+		}
+		if out != "" {
+			d.Error = out + " (" + te.Err.Error() + ")"
+		}
+	}
+	if !Unreachable(err) {
+		d.Kind = KindOVSDBRead
+	}
+	t := c.T
+	if t.Private {
+		d.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
+		d.Fix = "rig ovs daemon start --rundir " + t.RunDir
+	} else {
+		db := t.DB
+		if db == "" {
+			db = "the default socket " + SystemRunDir + "/db.sock"
+		}
+		d.Cause = "ovsdb-server is not running or not reachable at " + db
+		d.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
+	}
+	return d
 }
 
 // VswitchdStatus checks the vswitchd of target via its pidfile.
@@ -48,7 +90,10 @@ func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
 		d.Error += "; dpdk_initialized=true and the ports' ofport/error in the database are stale"
 	}
 	d.Cause = "ovs-vswitchd crashed, was killed or was never started"
-	if c.T.Private {
+	if marker, ok := c.InterruptedRestart(); ok {
+		d.Cause = "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again (" + marker + ")"
+		d.Fix = "rig up --rundir " + c.T.RunDir + " finishes the restart (or: rig ovs daemon start --rundir " + c.T.RunDir + ")"
+	} else if c.T.Private {
 		d.Fix = "start it: rig ovs daemon start --rundir " + c.T.RunDir + " (see " + c.T.LogFile + " for why it stopped)"
 	} else {
 		d.Fix = "systemctl restart openvswitch-switch; see " + c.T.LogFile + " and `journalctl -u ovs-vswitchd` for why it stopped"
@@ -63,9 +108,10 @@ func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
 func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 	st, err := c.ReadState(ctx)
 	if err != nil {
-		return nil, err
+		return &Status{SchemaVersion: StatusSchema, Target: c.T, Vswitchd: c.VswitchdStatus(),
+			OtherConfig: map[string]string{}, Bridges: []Bridge{}, Problems: []Diagnosis{c.DiagnoseReadError(err)}}, nil
 	}
-	s := &Status{SchemaVersion: StatusSchema, Target: c.T, Vswitchd: c.VswitchdStatus(),
+	s := &Status{SchemaVersion: StatusSchema, Target: c.T, Vswitchd: c.VswitchdStatus(), OVSDBReachable: true,
 		DPDKInitialized: st.DPDKInitialized, DPDKVersion: st.DPDKVersion, OVSVersion: st.OVSVersion,
 		OtherConfig: st.OtherConfig, Bridges: st.Bridges}
 	if s.Bridges == nil {
@@ -77,9 +123,13 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 		return s, nil
 	}
 	log := c.Log()
-	wantDPDK := st.OtherConfig["dpdk-init"] == "true" || st.OtherConfig["dpdk-init"] == "try"
-	if wantDPDK && !st.DPDKInitialized {
-		s.Problems = append(s.Problems, DiagnoseDPDK(st, log))
+	if !st.DPDKInitialized {
+		// requested or not, no DPDK means no dpdk port can work: say which
+		d := DiagnoseDPDK(st, log)
+		if c.T.Private {
+			d.Fix = strings.ReplaceAll(d.Fix, "`rig up`", "`rig up --rundir "+c.T.RunDir+"`")
+		}
+		s.Problems = append(s.Problems, d)
 	}
 	for _, b := range st.Bridges {
 		for _, p := range b.Ports {
@@ -90,7 +140,7 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 			}
 		}
 	}
-	s.OK = len(s.Problems) == 0
+	s.OK = len(s.Problems) == 0 && s.DPDKInitialized && s.Vswitchd.Alive
 	return s, nil
 }
 
@@ -98,7 +148,7 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 func (s *Status) WriteText(w io.Writer) error {
 	alive := "running"
 	if !s.Vswitchd.Alive {
-		alive = "NOT RUNNING (" + s.Vswitchd.Note + ")"
+		alive = "NOT RUNNING (" + strings.TrimSuffix(s.Vswitchd.Note, " (not running)") + ")"
 	} else {
 		alive += fmt.Sprintf(" (pid %d)", s.Vswitchd.PID)
 	}
@@ -109,6 +159,11 @@ func (s *Status) WriteText(w io.Writer) error {
 	db := s.Target.DB
 	if db == "" {
 		db = "(system default)"
+	}
+	if !s.OVSDBReachable {
+		fmt.Fprintf(w, "ovsdb:             %s: UNREACHABLE\n", db)
+		fmt.Fprintf(w, "ovs-vswitchd:      %s\n", alive)
+		return s.writeProblems(w)
 	}
 	fmt.Fprintf(w, "ovsdb:             %s\n", db)
 	fmt.Fprintf(w, "ovs-vswitchd:      %s\n", alive)
@@ -142,11 +197,33 @@ func (s *Status) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	return s.writeProblems(w)
+}
+
+// Verdict is the one-line summary: what is true, "ok: ..." only when OK.
+func (s *Status) Verdict() string {
+	if !s.OK {
+		return fmt.Sprintf("NOT OK: %d problem(s)", len(s.Problems))
+	}
+	n := 0
+	for _, b := range s.Bridges {
+		for _, p := range b.Ports {
+			n += len(p.Interfaces)
+		}
+	}
+	v := "ok: DPDK initialised"
+	if s.DPDKVersion != "" {
+		v += " (" + s.DPDKVersion + ")"
+	}
+	return v + fmt.Sprintf(", ovs-vswitchd running, %d interface(s) on %d bridge(s), all attached", n, len(s.Bridges))
+}
+
+func (s *Status) writeProblems(w io.Writer) error {
 	if len(s.Problems) == 0 {
-		_, err := fmt.Fprintln(w, "\nok: DPDK initialised and every port attached")
+		_, err := fmt.Fprintln(w, "\n"+s.Verdict())
 		return err
 	}
-	fmt.Fprintf(w, "\n%d problem(s):\n", len(s.Problems))
+	fmt.Fprintf(w, "\n%s:\n", s.Verdict())
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "- %s: %s\n    cause: %s\n    fix:   %s\n", p.Object, p.Error, p.Cause, p.Fix)
 		for _, e := range p.Evidence {

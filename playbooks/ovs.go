@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"rig/ovs"
 )
 
 // OVSSpec is the `ovs` section: DPDK settings of ovs-vswitchd and the
@@ -112,11 +114,49 @@ var (
 	devargsBad = " \t\n\"'"
 )
 
+// Input limits, checked before anything touches OvS (a 200,000-byte devargs
+// otherwise reaches exec as "argument list too long" after the bridge was
+// already created).
+const (
+	// MaxNameLen is IFNAMSIZ-1: a bridge's internal port is a kernel netdev
+	// (a tap for netdev bridges) with the bridge's name, and port names are
+	// kept to the same limit so every name rig writes can be an interface.
+	MaxNameLen = 15
+	// MaxDevargsLen: the longest real devargs (mlx5 with a representor list
+	// and a handful of key=value options) is a few hundred bytes; 1024 keeps
+	// room for that and stays far below the kernel's 128 KiB per-argument
+	// exec limit (MAX_ARG_STRLEN).
+	MaxDevargsLen = 1024
+	// MaxDevNameLen: DPDK keeps the device part of devargs (before the first
+	// comma) in a char[RTE_DEV_NAME_MAX_LEN] = 64, NUL included.
+	MaxDevNameLen = 63
+	// MaxConfigLen bounds every other_config value (dpdk-extra is the only
+	// free-form one: a line of EAL arguments).
+	MaxConfigLen = 1024
+	// MaxSocketPathLen is sun_path (108) less the NUL.
+	MaxSocketPathLen = 107
+)
+
+// shortValue renders a value for an error message without echoing a huge one.
+func shortValue(v string) string {
+	if len(v) <= 60 {
+		return strconv.Quote(v)
+	}
+	return strconv.Quote(v[:40]) + fmt.Sprintf("... (%d bytes)", len(v))
+}
+
 // Validate checks the section's values.
 func (s *OVSSpec) Validate() []FieldError {
 	var errs []FieldError
 	add := func(f, format string, a ...any) { errs = append(errs, FieldError{f, fmt.Sprintf(format, a...)}) }
 	c := s.Config
+	for _, kv := range []struct{ f, v string }{{"config.dpdk-init", c.DPDKInit}, {"config.dpdk-socket-mem", c.DPDKSocketMem},
+		{"config.dpdk-socket-limit", c.DPDKSocketLimit}, {"config.dpdk-lcore-mask", c.DPDKLcoreMask}, {"config.pmd-cpu-mask", c.PMDCPUMask},
+		{"config.dpdk-extra", c.DPDKExtra}} {
+		if len(kv.v) > MaxConfigLen {
+			add(kv.f, "value is %d bytes, more than the %d an other_config value may have; shorten it", len(kv.v), MaxConfigLen)
+		}
+	}
 	switch c.DPDKInit {
 	case "", "true", "try", "false":
 	default:
@@ -132,7 +172,9 @@ func (s *OVSSpec) Validate() []FieldError {
 			continue
 		}
 		if !hexMaskRe.MatchString(kv.v) {
-			add(kv.f, "want a hex CPU mask like 0x6, got %q", kv.v)
+			add(kv.f, "want a hex CPU mask like 0x6, got %s", shortValue(kv.v))
+		} else if _, err := ovs.ParseCPUMask(kv.v); err != nil {
+			add(kv.f, "%v; write a mask of the CPUs to use, e.g. 0x6 for CPUs 1 and 2", err)
 		} else if strings.Trim(strings.TrimPrefix(strings.TrimPrefix(kv.v, "0x"), "0X"), "0") == "" {
 			add(kv.f, "mask %q selects no CPU", kv.v)
 		}
@@ -146,10 +188,10 @@ func (s *OVSSpec) Validate() []FieldError {
 	for bi, b := range s.Bridges {
 		bf := fmt.Sprintf("bridges[%d]", bi)
 		switch {
+		case len(b.Name) > MaxNameLen:
+			add(bf+".name", "%s is longer than %d bytes (the bridge's internal netdev is a kernel interface: IFNAMSIZ); use a shorter name", shortValue(b.Name), MaxNameLen)
 		case !ovsNameRe.MatchString(b.Name):
-			add(bf+".name", "want a bridge name of letters, digits, '_', '.', '-', got %q", b.Name)
-		case len(b.Name) > 15:
-			add(bf+".name", "%q is longer than 15 bytes (the bridge's internal netdev needs IFNAMSIZ)", b.Name)
+			add(bf+".name", "want a bridge name of letters, digits, '_', '.', '-' (starting with a letter or digit), got %q", b.Name)
 		}
 		if j, dup := bridges[b.Name]; dup && b.Name != "" {
 			add(bf+".name", "same name as bridges[%d]", j)
@@ -160,8 +202,10 @@ func (s *OVSSpec) Validate() []FieldError {
 		}
 		for pi, p := range b.Ports {
 			pf := fmt.Sprintf("%s.ports[%d]", bf, pi)
-			if !ovsNameRe.MatchString(p.Name) || len(p.Name) > 64 {
-				add(pf+".name", "want a port name of letters, digits, '_', '.', '-' (at most 64), got %q", p.Name)
+			if len(p.Name) > MaxNameLen {
+				add(pf+".name", "%s is longer than %d bytes (IFNAMSIZ, the kernel's interface name limit); use a shorter name", shortValue(p.Name), MaxNameLen)
+			} else if !ovsNameRe.MatchString(p.Name) {
+				add(pf+".name", "want a port name of letters, digits, '_', '.', '-' (starting with a letter or digit), got %q", p.Name)
 			} else if other, dup := ports[p.Name]; dup {
 				add(pf+".name", "port %q is already listed at %s", p.Name, other)
 			} else if _, clash := bridges[p.Name]; clash {
@@ -180,8 +224,14 @@ func (s *OVSSpec) Validate() []FieldError {
 				add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0)")
 			case t != "dpdk" && p.Devargs != "":
 				add(pf+".devargs", "only dpdk ports take devargs")
+			case len(p.Devargs) > MaxDevargsLen:
+				add(pf+".devargs", "%s is longer than %d bytes; devargs are <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535]", shortValue(p.Devargs), MaxDevargsLen)
 			case strings.ContainsAny(p.Devargs, devargsBad):
 				add(pf+".devargs", "must not contain whitespace or quotes")
+			case len(strings.SplitN(p.Devargs, ",", 2)[0]) > MaxDevNameLen:
+				add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(strings.SplitN(p.Devargs, ",", 2)[0]), MaxDevNameLen)
+			case p.Devargs != "" && ovs.CheckDevargs(p.Devargs) != "":
+				add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), ovs.CheckDevargs(p.Devargs))
 			case p.Devargs != "":
 				if other, dup := devargs[p.Devargs]; dup {
 					add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
@@ -199,6 +249,8 @@ func (s *OVSSpec) Validate() []FieldError {
 				add(pf+".vhost-server-path", "a dpdkvhostuserclient port needs the socket path the VM (QEMU) serves")
 			case t != "dpdkvhostuserclient" && p.VhostServerPath != "":
 				add(pf+".vhost-server-path", "only dpdkvhostuserclient ports take vhost-server-path")
+			case len(p.VhostServerPath) > MaxSocketPathLen:
+				add(pf+".vhost-server-path", "%s is longer than %d bytes (a unix socket path); use a shorter path", shortValue(p.VhostServerPath), MaxSocketPathLen)
 			case p.VhostServerPath != "" && !filepath.IsAbs(p.VhostServerPath):
 				add(pf+".vhost-server-path", "want an absolute path, got %q", p.VhostServerPath)
 			}

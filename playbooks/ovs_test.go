@@ -94,3 +94,51 @@ func TestParseOVSErrors(t *testing.T) {
 		t.Errorf("unknown key: %v", err)
 	}
 }
+
+// Oversized and malformed values fail validation with file:line: field, what
+// is wrong and the fix, instead of reaching exec (a 200,000-byte devargs used
+// to fail as "argument list too long" after the bridge was created).
+func TestParseOVSLimits(t *testing.T) {
+	huge := "net_null0,x=" + strings.Repeat("a", 200000)
+	src := "ovs:\n" +
+		"  config:\n" +
+		"    dpdk-extra: \"" + strings.Repeat("-", 2000) + "\"\n" + // 3
+		"    pmd-cpu-mask: \"0x" + strings.Repeat("f", 300) + "\"\n" + // 4
+		"  bridges:\n" +
+		"    - name: br0\n" +
+		"      ports:\n" +
+		"        - name: p0\n" +
+		"          devargs: \"" + huge + "\"\n" + // 9
+		"        - name: port-name-16byte\n" + // 10
+		"          devargs: net_null1,,x=1\n" + // 11
+		"        - name: p2\n" +
+		"          devargs: net_" + strings.Repeat("n", 70) + "\n" + // 13
+		"        - name: v0\n" +
+		"          type: dpdkvhostuserclient\n" +
+		"          vhost-server-path: /" + strings.Repeat("s", 120) + "\n" + // 16
+		"        - name: 'bad/name'\n" // 17
+	_, err := Parse("big.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"big.yaml:3: ovs.config.dpdk-extra: value is 2000 bytes, more than the 1024 an other_config value may have; shorten it",
+		"big.yaml:4: ovs.config.pmd-cpu-mask: cpu mask of 300 hex digits: at most 256 (CPUs 0..1023); write a mask of the CPUs to use",
+		`big.yaml:9: ovs.bridges[0].ports[0].devargs: "net_null0,x=` + strings.Repeat("a", 28) + `"... (200012 bytes) is longer than 1024 bytes; devargs are <pci-address|vdev-name>[,key=value...]`,
+		`big.yaml:10: ovs.bridges[0].ports[1].name: "port-name-16byte" is longer than 15 bytes (IFNAMSIZ, the kernel's interface name limit); use a shorter name`,
+		`big.yaml:11: ovs.bridges[0].ports[1].devargs: malformed devargs "net_null1,,x=1": empty argument (two commas in a row or a trailing comma); write <pci-address|vdev-name>[,key=value...]`,
+		"big.yaml:13: ovs.bridges[0].ports[2].devargs: device name",
+		"is longer than 63 bytes (DPDK's RTE_DEV_NAME_MAX_LEN)",
+		"big.yaml:16: ovs.bridges[0].ports[3].vhost-server-path:",
+		"is longer than 107 bytes (a unix socket path)",
+		`big.yaml:17: ovs.bridges[0].ports[4].name: want a port name of letters, digits`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if len(msg) > 4000 {
+		t.Errorf("error echoes the huge values (%d bytes)", len(msg))
+	}
+}

@@ -63,6 +63,11 @@ func (s *ovsStep) Apply(ctx context.Context, _ Plan) error {
 	}
 	for _, a := range acts {
 		if err := a.do(ctx); err != nil {
+			var died *ovs.VswitchdDiedError
+			if errors.As(err, &died) {
+				d := died.Diagnosis
+				return &Problem{Object: a.change.Object, Err: fmt.Errorf("%s: %s", a.change.Action, err), Cause: d.Cause, Fix: d.Fix}
+			}
 			return fmt.Errorf("%s: %s: %w", a.change.Object, a.change.Action, err)
 		}
 		if a.phase == phaseRestart {
@@ -73,16 +78,9 @@ func (s *ovsStep) Apply(ctx context.Context, _ Plan) error {
 }
 
 func (s *ovsStep) unreachable(err error) error {
-	t := s.c.T
-	p := &Problem{Object: "ovs", Err: err}
-	if t.Private {
-		p.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
-		p.Fix = "rig ovs daemon start --rundir " + t.RunDir
-	} else {
-		p.Cause = "ovsdb-server is not running or not reachable at " + orDefault(t.DB, "the default socket "+ovs.SystemRunDir+"/db.sock")
-		p.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
-	}
-	return p
+	// the same cause and fix `rig ovs status` gives
+	d := s.c.DiagnoseReadError(err)
+	return &Problem{Object: "ovs", Err: err, Cause: d.Cause, Fix: d.Fix}
 }
 
 func orDefault(s, d string) string {
@@ -105,13 +103,23 @@ func diagProblem(d ovs.Diagnosis) *Problem {
 func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 	var plan Plan
 	var acts []ovsAction
+	if err := s.checkCPUMasks(); err != nil {
+		return plan, nil, err
+	}
 	st, err := s.c.ReadState(ctx)
 	if err != nil {
 		return plan, nil, s.unreachable(err)
 	}
 	ps := s.c.VswitchdStatus()
+	resume := ""
 	if !ps.Alive {
-		return plan, nil, diagProblem(s.c.VswitchdDown(ps, st))
+		marker, ok := s.c.InterruptedRestart()
+		if !ok {
+			return plan, nil, diagProblem(s.c.VswitchdDown(ps, st))
+		}
+		// rig itself stopped it and was interrupted before starting it
+		// again: finish that restart rather than ask for a manual start
+		resume = "ovs-vswitchd is down because an earlier rig run stopped it to restart it and was interrupted (" + marker + "); starting it finishes that restart"
 	}
 	add := func(phase int, c Change, do func(ctx context.Context) error) {
 		acts = append(acts, ovsAction{phase: phase, change: c, do: do})
@@ -139,7 +147,12 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 		acts[len(acts)-1].do = func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }
 	}
 	restart := ""
-	if len(kv) > 0 {
+	if resume != "" {
+		restart = resume
+		if len(kv) > 0 {
+			restart += "; DPDK settings changed too"
+		}
+	} else if len(kv) > 0 {
 		restart = "DPDK settings changed (read only at start)"
 	} else if init := st.OtherConfig["dpdk-init"]; (init == "true" || init == "try") && !st.DPDKInitialized {
 		dd := ovs.DiagnoseDPDK(st, s.c.Log())
@@ -274,6 +287,67 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("ovs: dpdk_initialized=%v (%s), %d bridge(s), %d port(s) attached", st.DPDKInitialized, st.DPDKVersion, len(s.spec.Bridges), n))
 	}
 	return plan, acts, nil
+}
+
+// checkCPUMasks refuses, before OvS is touched, CPU masks naming CPUs the
+// host does not have online: ovs-vswitchd accepts such a pmd-cpu-mask
+// silently and runs no PMD thread on the missing CPUs.
+func (s *ovsStep) checkCPUMasks() error {
+	want := s.spec.Config.OtherConfig()
+	for _, key := range []string{"pmd-cpu-mask", "dpdk-lcore-mask"} {
+		mask, ok := want[key]
+		if !ok {
+			continue
+		}
+		obj := "ovs other_config:" + key
+		why, err := ovs.CheckCPUMask(s.h, key, mask)
+		if err != nil {
+			return &Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
+				Cause: "the host's online CPU list is unreadable", Fix: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
+		}
+		if why == "" {
+			continue
+		}
+		fix := "set ovs.config." + key + " in the playbook to a mask of online CPUs"
+		if cpus, err := ovs.ParseCPUMask(mask); err == nil {
+			if online, err := s.onlineCPUs(); err == nil {
+				var keep []int
+				for _, c := range cpus {
+					if online[c] {
+						keep = append(keep, c)
+					}
+				}
+				if len(keep) > 0 {
+					fix += fmt.Sprintf(" (e.g. %s keeps CPU(s) %s)", ovs.MaskFor(keep), ovs.FormatCPUList(keep))
+				} else {
+					var all []int
+					for c := range online {
+						if c != 0 || len(online) == 1 { // leave CPU 0 to the system when there is another
+							all = append(all, c)
+						}
+					}
+					sort.Ints(all)
+					fix += fmt.Sprintf(" (e.g. %s selects CPU(s) %s)", ovs.MaskFor(all), ovs.FormatCPUList(all))
+				}
+			}
+		}
+		return &Problem{Object: obj, Err: errors.New(why),
+			Cause: "the mask names CPUs that do not exist or are offline; ovs-vsctl accepts such a mask and ovs-vswitchd runs no thread on a CPU it does not have", Fix: fix}
+	}
+	return nil
+}
+
+func (s *ovsStep) onlineCPUs() (map[int]bool, error) {
+	raw, err := s.h.ReadString(ovs.OnlineCPUsFile)
+	if err != nil {
+		return nil, err
+	}
+	cpus, err := ovs.ParseCPUList(raw)
+	m := map[int]bool{}
+	for _, c := range cpus {
+		m[c] = true
+	}
+	return m, err
 }
 
 func describePort(p playbooks.OVSPort) string {

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -401,7 +402,7 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 		spec := base()
 		spec.Config.DPDKSocketMem = strconv.Itoa(pages*2 + 1024)
 		rep, c := ovsRun(t, h, d, spec)
-		mustFail(t, rep, "ovs: dpdk", "dpdk_initialized is false", "asks for "+spec.Config.DPDKSocketMem+" MB on socket 0", "Not enough memory available on socket 0")
+		mustFail(t, rep, "ovs: dpdk", "dpdk-init=try but dpdk_initialized=false", "asks for "+spec.Config.DPDKSocketMem+" MB on socket 0", "Not enough memory available on socket 0")
 		st, err := c.ReadStatus(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -432,4 +433,137 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 			t.Fatalf("text: %v\n%s", err, buf.String())
 		}
 	})
+}
+
+// A pmd-cpu-mask naming CPUs the host does not have fails the plan, before
+// any ovs-vsctl runs, naming the mask, the missing CPUs and the online set.
+func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
+	f := &fakeOVS{before: sample(t, "state-attached.json")}
+	h := systemHost(t, f)
+	online := h.Path(ovs.OnlineCPUsFile)
+	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(online, []byte("0-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := vdevSpec()
+	spec.Config.PMDCPUMask = "0xe"
+	step, _ := NewOVSStep(h, spec, "", "")
+	_, err := step.Check(context.Background())
+	p, ok := AsProblem(err)
+	if !ok || p.Object != "ovs other_config:pmd-cpu-mask" ||
+		!strings.Contains(err.Error(), "pmd-cpu-mask 0xe selects CPU(s) 2-3, which this host does not have online (online CPUs: 0-1") ||
+		!strings.Contains(p.Fix, "0x2 keeps CPU(s) 1") {
+		t.Fatalf("got %v", err)
+	}
+	if len(f.calls) != 0 {
+		t.Fatalf("ran %q before refusing the mask", f.calls)
+	}
+	// no online CPU in the mask: the fix proposes the online ones but CPU 0
+	spec.Config.PMDCPUMask = "0xc"
+	if _, err := step.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "fix: set ovs.config.pmd-cpu-mask in the playbook to a mask of online CPUs (e.g. 0x2 selects CPU(s) 1)") {
+		t.Fatalf("0xc: %v", err)
+	}
+	// a mask inside the online set plans normally
+	spec.Config.PMDCPUMask = "0x2"
+	if _, err := step.Check(context.Background()); err != nil {
+		t.Fatalf("0x2 on CPUs 0-1: %v", err)
+	}
+}
+
+// ovs-vswitchd dies while `rig up` writes: the write that waited for it
+// times out, and the step says vswitchd died (not just "timeout"), with
+// the fix. The kill is real: the exec seam kills the private vswitchd
+// just before the add-br runs.
+func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
+	rec := &ovstest.Recorder{}
+	h := &host.Host{Root: "/", Exec: rec.Exec}
+	d := ovstest.Start(t, h, 0) // no dpdk-init: no hugepages needed
+	killed := 0
+	rec.Next = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		for _, a := range args {
+			if a == "add-br" && killed == 0 {
+				killed = d.Status().Vswitchd.PID
+				if err := d.KillVswitchd(ctx); err != nil {
+					t.Errorf("kill: %v", err)
+				}
+			}
+		}
+		return host.RealExec(ctx, name, args...)
+	}
+	spec := &playbooks.OVSSpec{Bridges: []playbooks.OVSBridge{{Name: "br-die"}}}
+	step, err := NewOVSStep(h, spec, d.Dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step.(*ovsStep).c.Timeout = 2 // the write waits for vswitchd this long
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := (&Runner{Steps: []Step{step}}).Run(ctx, ModeApply, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed == 0 {
+		t.Fatal("no add-br ran")
+	}
+	t.Logf("error: %s\ncause: %s\nfix: %s", rep.Steps[0].Error, rep.Steps[0].Cause, rep.Steps[0].Fix)
+	mustFail(t, rep, "ovs bridge br-die", "ovs-vswitchd died during the write",
+		fmt.Sprintf("pid %d from the pidfile is not running", killed), "crashed or was killed during the write",
+		"rig ovs daemon start --rundir "+d.Dir)
+}
+
+// A rig killed between stopping and starting ovs-vswitchd (the restart
+// marker written, vswitchd down) leaves nothing for the user to do: the
+// next run sees the marker, says so in its plan, starts ovs-vswitchd and
+// converges in one run; the run after changes nothing.
+func TestOVSStepPrivateResumesInterruptedRestart(t *testing.T) {
+	rec := &ovstest.Recorder{}
+	h := &host.Host{Root: "/", Exec: rec.Exec}
+	d := ovstest.Start(t, h, 128)
+	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-r", Ports: []playbooks.OVSPort{
+		{Name: "rnull0", Devargs: "net_null0"}}}}}
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusChanged {
+		t.Fatalf("first apply: %+v", rep.Steps[0])
+	}
+	if _, pending := d.InterruptedRestart(); pending {
+		t.Fatal("restart marker left after a finished restart")
+	}
+	// what a rig killed mid-restart leaves: the marker, and vswitchd stopped
+	ctx := context.Background()
+	if err := d.BeginRestart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.StopVswitchd(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.Status().Vswitchd.Alive {
+		t.Fatal("vswitchd still running")
+	}
+	rep, c := ovsRun(t, h, d, spec)
+	st := rep.Steps[0]
+	if st.Status != StatusChanged {
+		t.Fatalf("run after the interrupted restart: %s: %s (cause %s, fix %s)", st.Status, st.Error, st.Cause, st.Fix)
+	}
+	var said bool
+	for _, ch := range st.Changes {
+		if ch.Object == "ovs-vswitchd" && strings.Contains(ch.To, "an earlier rig run stopped it to restart it and was interrupted") &&
+			strings.Contains(ch.To, filepath.Join(d.Dir, ovs.RestartMarker)) {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("plan does not say it finishes the interrupted restart: %+v", st.Changes)
+	}
+	if _, pending := d.InterruptedRestart(); pending {
+		t.Error("restart marker left after the restart finished")
+	}
+	status, err := c.ReadStatus(ctx)
+	if err != nil || !status.OK || !status.Vswitchd.Alive || !status.DPDKInitialized {
+		t.Fatalf("status after: %+v %v", status, err)
+	}
+	rec.Reset()
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusOK || len(rec.Writes()) != 0 {
+		t.Fatalf("second run: %+v, writes %q", rep.Steps[0], rec.Writes())
+	}
 }

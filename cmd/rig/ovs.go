@@ -70,11 +70,17 @@ func newOVSDaemonCmd(a *app) *cobra.Command {
 				return withCode(exitUsage, err)
 			}
 			ctx := cmd.Context()
+			var stopped []ovs.ProcStop
 			switch args[0] {
 			case "start":
 				err = d.Start(ctx)
 			case "stop":
-				err = d.Stop(ctx)
+				stopped, err = d.StopReport(ctx)
+				if err != nil && len(stopped) > 0 && !a.json() {
+					for _, p := range stopped {
+						fmt.Fprintln(a.out, p.String())
+					}
+				}
 			case "status":
 			default:
 				return withCode(exitUsage, fmt.Errorf("ovs daemon: want start, stop or status, got %q", args[0]))
@@ -83,9 +89,15 @@ func newOVSDaemonCmd(a *app) *cobra.Command {
 				return err
 			}
 			st := d.Status()
+			st.Stopped = stopped
 			if a.json() {
 				if err := a.emitJSON(st); err != nil {
 					return err
+				}
+			} else if args[0] == "stop" {
+				// what stop did, per daemon, not the (now empty) status
+				for _, p := range stopped {
+					fmt.Fprintln(a.out, p.String())
 				}
 			} else {
 				for _, p := range []ovs.ProcStatus{st.OVSDB, st.Vswitchd} {

@@ -1,0 +1,54 @@
+package ovs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rig/provision/host"
+)
+
+// A write that ovs-vsctl's --timeout killed (SIGALRM, as recorded from a
+// real ovs-vsctl waiting on a dead vswitchd) is explained by the process
+// state: vswitchd gone -> VswitchdDiedError; vswitchd alive -> a timeout
+// that names the live pid.
+func TestWriteTimeoutExplained(t *testing.T) {
+	run := t.TempDir()
+	root := t.TempDir()
+	alarm := func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: errors.New("signal: alarm clock"),
+			Stderr: "2026-12-01T10:40:34Z|00002|fatal_signal|WARN|terminating with signal 14 (Alarm clock)\n"}
+	}
+	if err := os.WriteFile(filepath.Join(run, "ovs-vswitchd.pid"), []byte("4242\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{H: &host.Host{Root: root, Exec: alarm}, T: Target{DB: "unix:" + run + "/db.sock", RunDir: run, LogFile: run + "/ovs-vswitchd.log", Private: true}, Timeout: 2}
+	err := c.AddBridge(context.Background(), "br0", "netdev")
+	var died *VswitchdDiedError
+	if !errors.As(err, &died) || died.Diagnosis.Kind != KindVswitchdDied ||
+		!strings.Contains(err.Error(), "ovs-vswitchd died during the write (after the failure "+run+"/ovs-vswitchd.pid: pid 4242 from the pidfile is not running (stale pidfile))") ||
+		died.Diagnosis.Fix != "start it: rig ovs daemon start --rundir "+run+" (see "+run+"/ovs-vswitchd.log for why it stopped)" {
+		t.Fatalf("dead vswitchd: %v (%+v)", err, died)
+	}
+	// alive: the timeout stays a timeout, naming the live pid
+	if err := os.MkdirAll(filepath.Join(root, "proc/4242"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "proc/4242/stat"), []byte("4242 (ovs-vswitchd) S 1 4242 4242 0 -1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = c.AddBridge(context.Background(), "br0", "netdev")
+	if errors.As(err, &died) || !strings.Contains(err.Error(), "ovs-vswitchd pid 4242 is running but did not apply the change within 2 s") {
+		t.Fatalf("live vswitchd: %v", err)
+	}
+	// a write refused for another reason is left alone
+	c.H.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return nil, &host.ToolError{Argv: args, Err: errors.New("exit status 1"), Stderr: "ovs-vsctl: no bridge named br0\n"}
+	}
+	if err := c.SetBridgeDatapath(context.Background(), "br0", "netdev"); errors.As(err, &died) || strings.Contains(err.Error(), "running") {
+		t.Fatalf("other error: %v", err)
+	}
+}
