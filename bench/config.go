@@ -105,7 +105,7 @@ func (c *Config) Defaults() error {
 	if c.Mode == ModeFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
-	if c.Mode == ModeLoop && c.RxQ != c.TxQ {
+	if c.Mode == ModeLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
 		// each generator queue needs a receiving queue, and a memif pair
 		// connects only with as many rings each way (else its link stays
 		// down): both ports get the larger count, one gen and one rx each
