@@ -23,8 +23,11 @@ func explainEALInit(err error, mem Memory, euid int, unwritable []string) error 
 		if len(unwritable) > 0 {
 			where = "hugetlbfs mount " + strings.Join(unwritable, ", ")
 		}
-		return fmt.Errorf("bench: %w: cause: permission denied, not memory: rig runs as uid %d and cannot create hugepage files in %s; DPDK with hugepages needs root (fix: run as root, e.g. sudo rig bench ...; or mount a hugetlbfs this user may write (mount -t hugetlbfs -o uid=%d nodev DIR) and pass --huge-dir DIR; or --no-huge)",
+		return fmt.Errorf("bench: %w: cause: permission denied, not memory: rig runs as uid %d and cannot create hugepage files in %s; hugepages need root, or a hugetlbfs mount this user may write (fix: run as root, e.g. sudo rig bench ...; or mount -t hugetlbfs -o uid=%d nodev DIR and pass --huge-dir DIR; or --no-huge)",
 			err, euid, where, euid)
+	}
+	if errors.Is(err, syscall.ENODEV) {
+		return fmt.Errorf("bench: %w: cause: EAL cannot parse or probe a --vdev/--port device (fix: check the device names: a --vdev name starts with its driver, e.g. net_ring0, net_memif0, net_af_packet0, net_tap0, net_null0; a --port PCI address must be bound to a DPDK driver)", err)
 	}
 	if euid != 0 && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
 		return fmt.Errorf("bench: %w: cause: permission denied: rig runs as uid %d (fix: run as root, e.g. sudo rig bench ...)", err, euid)

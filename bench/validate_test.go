@@ -143,7 +143,7 @@ func TestExplainEALInitNonRoot(t *testing.T) {
 	huge := Memory{Args: []string{"--huge-unlink"}}
 	err := explainEALInit(enomem, huge, 65534, []string{"/dev/hugepages"})
 	if s := err.Error(); !strings.Contains(s, "cause: permission denied, not memory") || !strings.Contains(s, "uid 65534") ||
-		!strings.Contains(s, "hugetlbfs mount /dev/hugepages") || !strings.Contains(s, "needs root") || !strings.Contains(s, "--huge-dir") {
+		!strings.Contains(s, "hugetlbfs mount /dev/hugepages") || !strings.Contains(s, "hugepages need root, or a hugetlbfs mount this user may write") || !strings.Contains(s, "--huge-dir") {
 		t.Errorf("non-root ENOMEM: %v", err)
 	}
 	if !errors.Is(err, syscall.ENOMEM) {
@@ -157,6 +157,10 @@ func TestExplainEALInitNonRoot(t *testing.T) {
 		if err := explainEALInit(enomem, tc.mem, tc.euid, nil); strings.Contains(err.Error(), "permission") {
 			t.Errorf("euid %d, %v: %v", tc.euid, tc.mem.Args, err)
 		}
+	}
+	enodev := fmt.Errorf("rte_eal_init: No such device (errno 19): %w", syscall.ENODEV)
+	if err := explainEALInit(enodev, huge, 0, nil); !strings.Contains(err.Error(), "cannot parse or probe a --vdev/--port device") {
+		t.Errorf("ENODEV: %v", err)
 	}
 	eacces := fmt.Errorf("x: %w", syscall.EACCES)
 	if err := explainEALInit(eacces, Memory{Args: []string{"--no-huge"}}, 1000, nil); !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "run as root") {
