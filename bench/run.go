@@ -514,6 +514,10 @@ func collect(c *Config, units []unitRT, ports []portRT, res *Result, elapsed tim
 				hist[i] += v
 			}
 			latN += s.LatN
+			if s.LatN > 0 && u.u.LatResetPending() {
+				// no frame after the warm-up: this unit's stats still hold it
+				res.LatWarmupS = 0
+			}
 			latSum += s.LatSum
 			latMin = min(latMin, s.LatMin)
 			latMax = max(latMax, s.LatMax)

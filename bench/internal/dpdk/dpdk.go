@@ -460,3 +460,7 @@ func (u *Unit) Halt() { C.rig_unit_halt(u.u) }
 // LatReset makes an rx unit drop the latency stats gathered so far (the
 // warm-up); its lcore applies it before it accounts the next burst.
 func (u *Unit) LatReset() { C.rig_unit_lat_reset(u.u) }
+
+// LatResetPending: a LatReset not applied yet (no frame arrived since), so
+// the latency stats still include the warm-up.
+func (u *Unit) LatResetPending() bool { return C.rig_unit_lat_reset_pending(u.u) != 0 }

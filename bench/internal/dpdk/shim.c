@@ -686,6 +686,7 @@ int rig_launch(unsigned lcore, struct rig_unit **units, int n)
 
 void rig_unit_halt(struct rig_unit *u) { ST(u->c.done, 1); }
 void rig_unit_lat_reset(struct rig_unit *u) { __atomic_store_n(&u->lat_reset, 1, __ATOMIC_RELEASE); }
+int rig_unit_lat_reset_pending(const struct rig_unit *u) { return (int)__atomic_load_n(&u->lat_reset, __ATOMIC_ACQUIRE); }
 
 void rig_stop(void)
 {

@@ -85,6 +85,7 @@ int rig_launch(unsigned lcore, struct rig_unit **units, int n);
 void rig_stop(void);
 void rig_unit_halt(struct rig_unit *u); /* gen: stop sending */
 void rig_unit_lat_reset(struct rig_unit *u); /* rx: drop latency stats so far (warm-up) */
+int rig_unit_lat_reset_pending(const struct rig_unit *u); /* 1: not applied yet (no frame since) */
 int rig_wait_all(void);
 int rig_worker_tid(unsigned lcore);
 uint64_t rig_tsc_hz(void);
