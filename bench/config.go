@@ -72,7 +72,7 @@ func (c *Config) Defaults() error {
 		return fmt.Errorf("bench: mode %q: want gen, rx, fwd or loop", c.Mode)
 	}
 	if c.Mode == ModeLoop && len(c.VDevs) == 0 && len(c.Ports) == 0 {
-		// the single-host check without hardware: two net_ring ports on one ring
+		// the single-host check without hardware: a memif server/client pair
 		c.VDevs = DefaultLoopVDevs(fmt.Sprint(os.Getpid()))
 	}
 	if len(c.Ports) == 0 {
@@ -104,6 +104,13 @@ func (c *Config) Defaults() error {
 	def(&c.TxFirst, 0)
 	if c.Mode == ModeFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
+	}
+	if c.Mode == ModeLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
+		// each generator queue needs a receiving queue, and a memif pair
+		// connects only with as many rings each way (else its link stays
+		// down): both ports get the larger count, one gen and one rx each
+		q := max(c.RxQ, c.TxQ)
+		c.RxQ, c.TxQ = q, q
 	}
 	if c.TxQ > 64 || c.RxQ > 64 {
 		return fmt.Errorf("bench: --txq/--rxq: at most 64 queues per port")
@@ -140,11 +147,114 @@ func (c *Config) Defaults() error {
 	if c.Interval == 0 {
 		c.Interval = time.Second
 	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if err := checkEALArgs(c.EAL); err != nil {
+		return err
+	}
+	explicit := c.Lcores != ""
 	if c.Lcores == "" {
 		c.Lcores = "0-" + strconv.Itoa(c.Cores)
 	}
+	m, err := c.LcoreMap()
+	if err != nil {
+		return err
+	}
+	if err := c.checkLcores(m, explicit, onlineCPUs()); err != nil {
+		return err
+	}
 	if c.FilePrefix == "" {
-		c.FilePrefix = fmt.Sprintf("rig%d", os.Getpid())
+		c.FilePrefix = DefaultFilePrefix(os.Getpid())
+	}
+	return nil
+}
+
+// DefaultFilePrefix is EAL's --file-prefix of a rig process: its runtime
+// dir is /var/run/dpdk/rig<pid> as root.
+func DefaultFilePrefix(pid int) string { return fmt.Sprintf("rig%d", pid) }
+
+// LcoreMap reads c.Lcores (and --main-lcore among the extra EAL args).
+func (c *Config) LcoreMap() (LcoreMap, error) {
+	ml, err := mainLcoreArg(c.EAL)
+	if err != nil {
+		return LcoreMap{}, fmt.Errorf("bench: %w", err)
+	}
+	m, err := ParseLcores(c.Lcores, ml)
+	if err != nil {
+		return LcoreMap{}, fmt.Errorf("bench: --lcores: %w", err)
+	}
+	return m, nil
+}
+
+// validate checks every flag value that Run would otherwise reject only
+// after EAL started (or never): a bad value is a usage error.
+func (c *Config) validate() error {
+	pos := []struct {
+		flag string
+		v    int
+	}{{"--cores", c.Cores}, {"--rxq", c.RxQ}, {"--txq", c.TxQ}, {"--rxd", c.RxD}, {"--txd", c.TxD}, {"--burst", c.Burst}}
+	for _, p := range pos {
+		if p.v < 1 {
+			return fmt.Errorf("bench: %s %d: want at least 1", p.flag, p.v)
+		}
+	}
+	nonneg := []struct {
+		flag string
+		v    int
+	}{{"--mbuf-cache", c.MbufCache}, {"--mbufs", c.Mbufs}, {"--tx-first", c.TxFirst}, {"--tx-retry", c.TxRetry}, {"--capture", c.Capture}}
+	for _, p := range nonneg {
+		if p.v < 0 {
+			return fmt.Errorf("bench: %s %d: want 0 or more", p.flag, p.v)
+		}
+	}
+	if c.RxD > 65535 || c.TxD > 65535 {
+		return fmt.Errorf("bench: --rxd/--txd: at most 65535 descriptors")
+	}
+	if c.Cores > 127 {
+		return fmt.Errorf("bench: --cores %d: at most 127", c.Cores)
+	}
+	if c.Duration < 0 {
+		return fmt.Errorf("bench: --duration %v: want 0 (until --count or SIGINT) or more", c.Duration)
+	}
+	if c.Interval < 0 {
+		return fmt.Errorf("bench: --interval %v: want more than 0", c.Interval)
+	}
+	if _, err := ParseIPRange(c.SrcIP); err != nil {
+		return fmt.Errorf("bench: --src-ip: %w", err)
+	}
+	if _, err := ParseIPRange(c.DstIP); err != nil {
+		return fmt.Errorf("bench: --dst-ip: %w", err)
+	}
+	if _, err := ParsePortRange(c.SPort); err != nil {
+		return fmt.Errorf("bench: --sport: %w", err)
+	}
+	if _, err := ParsePortRange(c.DPort); err != nil {
+		return fmt.Errorf("bench: --dport: %w", err)
+	}
+	for _, m := range []struct{ flag, v string }{{"--dst-mac", c.DstMAC}, {"--fwd-dst-mac", c.FwdDstMAC}, {"--fwd-src-mac", c.FwdSrcMAC}} {
+		if m.v == "" {
+			continue
+		}
+		if _, err := ParseMAC(m.v); err != nil {
+			return fmt.Errorf("bench: %s: %w", m.flag, err)
+		}
+	}
+	linkBps := 0.0
+	if c.LinkSpeed != "" {
+		v, err := ParseLinkSpeed(c.LinkSpeed)
+		if err != nil {
+			return fmt.Errorf("bench: --link-speed: %w", err)
+		}
+		linkBps = v
+	}
+	// a % rate needs a link speed, which the port may report only later:
+	// check its syntax against a nominal one
+	if linkBps == 0 {
+		linkBps = 10e9
+	}
+	if _, err := ParseRate(c.Rate, c.FrameSize, linkBps); err != nil {
+		return fmt.Errorf("bench: --rate: %w", err)
 	}
 	return nil
 }

@@ -207,7 +207,8 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 		t.Fatalf("mount hugetlbfs on %s: %v: %s", dir, err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
-	h := startHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond})
+	// the helper keeps starting OS threads while rig pins: none may escape
+	h := startHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}, churnEnv+"=1")
 	deadline := time.After(20 * time.Second)
 	for running := false; !running; {
 		select {
@@ -281,7 +282,7 @@ func TestGenToRxTwoProcesses(t *testing.T) {
 	const n = 50000
 	rx := startHelper(t, Config{Mode: ModeRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=server,socket=" + sock}})
-	gout := runHelper(t, Config{Mode: ModeGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007",
+	gout := runHelper(t, Config{Mode: ModeGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
 		VDevs: []string{"net_memif0,role=client,socket=" + sock}})
 	rout, err := rx.wait(30 * time.Second)
 	if err != nil || rout.Err != "" {
@@ -294,6 +295,38 @@ func TestGenToRxTwoProcesses(t *testing.T) {
 	if r.Ports[0].RxMpps < 0.5 || r.Ports[0].RxMpps > 1.5 {
 		t.Errorf("rx rate %.3f Mpps for a 1 Mpps generator", r.Ports[0].RxMpps)
 	}
+	// rx has no --size of its own: it reports what it measured
+	if r.FrameSize != 200 || r.FrameSizeSource != "measured" {
+		t.Errorf("rx frame size %d (%s), want 200 (measured)", r.FrameSize, r.FrameSizeSource)
+	}
+}
+
+// A failed rte_eal_init (here: a --vdev no driver parses) must not leave
+// its runtime dir (config, fbarrays: ~1.8 MB of tmpfs) behind.
+func TestEALInitFailureRemovesRuntimeDir(t *testing.T) {
+	needDataplane(t)
+	prefix := fmt.Sprintf("rigfail%d", os.Getpid())
+	rt := "/var/run/dpdk/" + prefix
+	t.Cleanup(func() { _ = os.RemoveAll(rt) })
+	out, err := startHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_nosuchdriver0"}, FilePrefix: prefix}).wait(30 * time.Second)
+	if err == nil || !strings.Contains(out.Err, "rte_eal_init") || !strings.Contains(out.Err, "No such device") {
+		t.Fatalf("bad vdev: exit %v, err %q; want an rte_eal_init failure", err, out.Err)
+	}
+	if _, err := os.Stat(rt); !os.IsNotExist(err) {
+		ents, _ := os.ReadDir(rt)
+		t.Errorf("EAL runtime dir %s left behind after a failed init (%d entries)", rt, len(ents))
+	}
+}
+
+// loop --rxq 2 alone (the default memif pair): both ports get 2 queues each
+// way, so the pair links up and every frame arrives (before: link down
+// after 10 s, blamed on the cable).
+func TestLoopRxQ2DefaultPair(t *testing.T) {
+	needDataplane(t)
+	const n = 100000
+	out := runHelper(t, Config{Mode: ModeLoop, Count: n, RxQ: 2, RxD: 512, TxD: 512})
+	r := out.Result
+	checkNoLoss(t, r, n)
 }
 
 // Real loss: gen (loop) -> memif -> DUT fwd (no tx retry) -> memif with a

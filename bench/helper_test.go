@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +25,20 @@ import (
 // EAL can be initialised once per process: dataplane tests re-exec the
 // test binary as a helper that runs one Run and prints helperOut as JSON.
 const helperEnv = "RIG_BENCH_HELPER"
+
+// churnEnv makes the helper start OS threads all through its start-up (as
+// a busy Go program does), so a thread created while rig pins the process
+// would escape the pinning and be seen on the forwarding CPU.
+const churnEnv = "RIG_BENCH_HELPER_CHURN"
+
+func churnThreads(ctx context.Context) {
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		go func() {
+			runtime.LockOSThread() // never unlocked: this goroutine owns a new thread
+			<-ctx.Done()
+		}()
+	}
+}
 
 type helperOut struct {
 	Result   *Result `json:"result"`
@@ -46,6 +61,9 @@ func helperMain(cfgJSON string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv(churnEnv) != "" {
+		go churnThreads(ctx)
+	}
 	res, err := Run(ctx, c, Progress{W: os.Stderr})
 	out := helperOut{Result: res}
 	if res != nil {
@@ -71,7 +89,7 @@ type helper struct {
 	done   chan error
 }
 
-func startHelper(t *testing.T, c Config) *helper {
+func startHelper(t *testing.T, c Config, env ...string) *helper {
 	t.Helper()
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -79,7 +97,7 @@ func startHelper(t *testing.T, c Config) *helper {
 	}
 	h := &helper{t: t, lines: make(chan string, 1024), done: make(chan error, 1)}
 	h.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	h.cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
+	h.cmd.Env = append(append(os.Environ(), env...), helperEnv+"="+string(b))
 	h.cmd.Stdout = &h.stdout
 	pr, err := h.cmd.StderrPipe()
 	if err != nil {

@@ -17,7 +17,8 @@ type Result struct {
 	SchemaVersion   int         `json:"schemaVersion"`
 	Mode            string      `json:"mode"`
 	FwdMode         string      `json:"fwdMode,omitempty"`
-	FrameSize       int         `json:"frameSize"`
+	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
+	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
 	DurationS       float64     `json:"durationSeconds"`
 	LinkSpeedGbps   float64     `json:"linkSpeedGbps,omitempty"`
 	LinkSpeedSource string      `json:"linkSpeedSource,omitempty"` // flag or port
@@ -34,6 +35,7 @@ type Result struct {
 	Latency         *Latency    `json:"latency,omitempty"`
 	Samples         []Sample    `json:"samples,omitempty"`
 	Interrupted     bool        `json:"interrupted,omitempty"`
+	LatWarmupS      float64     `json:"-"`
 	Warnings        []string    `json:"warnings,omitempty"`
 	Captured        []Frame     `json:"-"`
 }
@@ -72,6 +74,9 @@ type Latency struct {
 	P50Us   float64 `json:"p50Us"`
 	P99Us   float64 `json:"p99Us"`
 	MaxUs   float64 `json:"maxUs"`
+	// WarmupExcludedS: samples of the first seconds after the first frame
+	// were dropped; 0: the run ended before the warm-up, all are included
+	WarmupExcludedS float64 `json:"warmupExcludedSeconds"`
 }
 
 // Sample is one live interval.
@@ -129,7 +134,7 @@ func percentile(hist []uint64, sub int, q float64) float64 {
 
 // PrintSummary writes the human summary table.
 func (r *Result) PrintSummary(w io.Writer) {
-	fmt.Fprintf(w, "rig bench %s: %.2f s, %d B frames, %d core(s), memory %s", r.Mode, r.DurationS, r.FrameSize, r.Cores, r.Memory)
+	fmt.Fprintf(w, "rig bench %s: %.2f s, %s, %d core(s), memory %s", r.Mode, r.DurationS, r.frameNote(), r.Cores, r.Memory)
 	if r.FwdMode != "" {
 		fmt.Fprintf(w, ", fwd %s", r.FwdMode)
 	}
@@ -151,19 +156,40 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
 	if l := r.Latency; l != nil {
-		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples)\n", l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Samples)
+		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples, %s)\n", l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Samples, l.warmupNote())
+		if l.P99Us > 0 && l.MaxUs > 100*l.P99Us {
+			fmt.Fprintf(w, "latency note: max %.2f us is an outlier (over 100x p99): one frame delayed, e.g. by a preempted lcore; see p99\n", l.MaxUs)
+		}
 	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 }
 
+func (r *Result) frameNote() string {
+	switch {
+	case r.FrameSizeSource == "measured" && r.FrameSize == 0:
+		return "frame size unknown (no frames)"
+	case r.FrameSizeSource == "measured":
+		return fmt.Sprintf("%d B frames (measured average)", r.FrameSize)
+	}
+	return fmt.Sprintf("%d B frames", r.FrameSize)
+}
+
+func (l *Latency) warmupNote() string {
+	if l.WarmupExcludedS > 0 {
+		return fmt.Sprintf("the first %.2f s after the first frame excluded as warm-up", l.WarmupExcludedS)
+	}
+	return "warm-up included: the run ended before it"
+}
+
 // PrintLineRateTable writes the Mpps line-rate table.
 func PrintLineRateTable(w io.Writer, frames []int, speeds []float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "line rate in Mpps (million frames per second) at each link speed; frame: FCS included, wire: + preamble, SFD and inter-frame gap")
 	hdr := []string{"frame B", "wire B"}
 	for _, s := range speeds {
-		hdr = append(hdr, fmt.Sprintf("%gG", s))
+		hdr = append(hdr, fmt.Sprintf("%gG Mpps", s))
 	}
 	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
 	tab := LineRateTable(frames, speeds)

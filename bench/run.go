@@ -40,7 +40,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	if err := c.Defaults(); err != nil {
 		return nil, err
 	}
-	res := &Result{SchemaVersion: SchemaVersion, Mode: c.Mode, FrameSize: c.FrameSize, Cores: c.Cores}
+	res := &Result{SchemaVersion: SchemaVersion, Mode: c.Mode, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores}
 	if c.Mode == ModeFwd {
 		res.FwdMode = c.FwdMode
 	}
@@ -70,8 +70,20 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	if err := waitMemifServers(ctx, c.VDevs, 10*time.Second); err != nil {
 		return nil, err
 	}
+	if !c.NoPinGo {
+		// before EAL starts its threads: everything but the worker lcores
+		// (which EAL moves to their own CPUs) stays on the main lcore's CPUs
+		m, err := c.LcoreMap()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pinProcess(m.CPUs[m.Main]); err != nil {
+			return nil, fmt.Errorf("bench: %w (fix: run with --no-pin-go)", err)
+		}
+		res.PinnedGo = true
+	}
 	if err := dpdk.InitEAL(c.EALArgs(mem)); err != nil {
-		return nil, fmt.Errorf("bench: %w (fix: check --vdev/--port devargs, free hugepages, or use --no-huge)", err)
+		return nil, explainEALInit(err, mem, os.Geteuid(), unwritableHugeDirs(c.HugeDir))
 	}
 	defer func() { _ = dpdk.CleanupEAL() }()
 
@@ -171,25 +183,6 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 		}
 	}
 	defer stopAll()
-
-	if !c.NoPinGo {
-		except := map[int]bool{}
-		deadline := time.Now().Add(time.Second)
-		for i, l := range workers {
-			if len(perLcore[i]) == 0 {
-				continue
-			}
-			for dpdk.WorkerTID(l) == 0 && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
-			except[dpdk.WorkerTID(l)] = true
-		}
-		if cpu := dpdk.LcoreCPU(dpdk.MainLcore()); cpu >= 0 {
-			if _, err := pinThreads(cpu, except); err == nil {
-				res.PinnedGo = true
-			}
-		}
-	}
 
 	elapsed := loop(ctx, &c, units, ports, res, prog, start)
 	stopAll()
@@ -374,6 +367,7 @@ func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *R
 	if c.Count > 0 {
 		poll = 10 * time.Millisecond
 	}
+	warm := LatencyWarmup(c.Duration)
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	lastT, _ := snapshot(units, len(ports))
@@ -436,6 +430,16 @@ func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *R
 					firstRx = el - poll // first frames arrived within the last tick
 				}
 				prevRx, lastRx = rx, el
+			}
+			if res.LatWarmupS == 0 && prevRx > 0 && el-firstRx >= warm {
+				// latency from here on: the first frames wait for links,
+				// caches and page faults, and would make the max meaningless
+				for _, u := range units {
+					if u.kind == dpdk.KindRx {
+						u.u.LatReset()
+					}
+				}
+				res.LatWarmupS = warm.Seconds()
 			}
 			switch {
 			case c.Duration > 0 && el >= c.Duration:
@@ -509,7 +513,11 @@ func collect(c *Config, units []unitRT, ports []portRT, res *Result, elapsed tim
 			for i, v := range s.Hist {
 				hist[i] += v
 			}
-			latN += s.Stamped
+			latN += s.LatN
+			if s.LatN > 0 && u.u.LatResetPending() {
+				// no frame after the warm-up: this unit's stats still hold it
+				res.LatWarmupS = 0
+			}
 			latSum += s.LatSum
 			latMin = min(latMin, s.LatMin)
 			latMax = max(latMax, s.LatMax)
@@ -548,17 +556,44 @@ func collect(c *Config, units []unitRT, ports []portRT, res *Result, elapsed tim
 		}
 	}
 	res.Ports = ps
+	// rx and fwd take whatever arrives, a pcap replays its own sizes:
+	// report the average frame, not --size
+	if c.Mode == ModeRx || c.Mode == ModeFwd || c.Pcap != "" {
+		var pk, by uint64
+		for _, p := range ps {
+			if c.Pcap != "" {
+				pk, by = pk+p.TxPkts, by+p.TxBytes
+			} else {
+				pk, by = pk+p.RxPkts, by+p.RxBytes
+			}
+		}
+		res.FrameSize, res.FrameSizeSource = 0, "measured"
+		if pk > 0 {
+			res.FrameSize = int((by+pk/2)/pk) + FCSLen
+		}
+	}
 	if latN > 0 && hz > 0 {
 		us := func(cyc float64) float64 { return cyc / hz * 1e6 }
 		res.Latency = &Latency{
-			Samples: latN,
-			MinUs:   us(float64(latMin)),
-			AvgUs:   us(float64(latSum) / float64(latN)),
-			P50Us:   us(percentile(hist, dpdk.HistSub, 0.50)),
-			P99Us:   us(percentile(hist, dpdk.HistSub, 0.99)),
-			MaxUs:   us(float64(latMax)),
+			Samples:         latN,
+			MinUs:           us(float64(latMin)),
+			AvgUs:           us(float64(latSum) / float64(latN)),
+			P50Us:           us(percentile(hist, dpdk.HistSub, 0.50)),
+			P99Us:           us(percentile(hist, dpdk.HistSub, 0.99)),
+			MaxUs:           us(float64(latMax)),
+			WarmupExcludedS: res.LatWarmupS,
 		}
 	}
+}
+
+// LatencyWarmup is how long after the first received frame latency
+// samples start to count: 0.5 s, or a quarter of a shorter --duration.
+func LatencyWarmup(d time.Duration) time.Duration {
+	const w = 500 * time.Millisecond
+	if d > 0 && d < 4*w {
+		return d / 4
+	}
+	return w
 }
 
 func freeHugepages() int {

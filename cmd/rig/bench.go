@@ -33,7 +33,7 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchEngineCmd(a, bench.ModeGen, "gen", "Generate IPv4/UDP frames (txonly) on one port"),
 		newBenchEngineCmd(a, bench.ModeRx, "rx", "Receive (rxonly): rates, sequence loss/reorder, latency"),
 		newBenchEngineCmd(a, bench.ModeFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
-		newBenchEngineCmd(a, bench.ModeLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a net_ring pair)"),
+		newBenchEngineCmd(a, bench.ModeLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
 	)
 	return cmd
@@ -89,6 +89,12 @@ func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
 
 func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	cfg := f.cfg
+	// a zero Config field means "default": refuse an explicit 0 here
+	for _, name := range []string{"cores", "rxq", "txq", "rxd", "txd", "burst"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "0" {
+			return withCode(exitUsage, fmt.Errorf("bench: --%s 0: want at least 1", name))
+		}
+	}
 	if f.eal != "" {
 		cfg.EAL = strings.Fields(f.eal)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -97,4 +98,79 @@ func TestBenchChild(t *testing.T) {
 		t.Skip("helper for TestBenchLoopEndToEndExitCodes")
 	}
 	os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+}
+
+// Bad flag values are usage errors (exit 2), refused before EAL starts.
+func TestBenchBadFlagValuesExitUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--rate", "fast"}, {"--rate", "150%"}, {"--dst-ip", "1.2.3"}, {"--src-ip", "10.0.0.9-10.0.0.1"},
+		{"--sport", "70000"}, {"--dst-mac", "02:00"}, {"--size", "10"}, {"--duration", "-1s"},
+		{"--cores", "0"}, {"--cores", "-1"}, {"--rxq", "0"}, {"--burst", "0"}, {"--link-speed", "fast"},
+		{"--lcores", "0-x"}, {"--eal", "--no-such-flag"},
+	} {
+		code, _, errOut := rig(t, append([]string{"bench", "loop", "--vdev", "net_ring0"}, args...)...)
+		if code != exitUsage || !strings.Contains(errOut, args[0]) {
+			t.Errorf("bench loop %v: exit %d, want %d naming %s; stderr: %s", args, code, exitUsage, args[0], errOut)
+		}
+	}
+}
+
+// An unknown EAL option is named once, by rig, not twice by EAL's getopt
+// followed by EAL's whole usage text.
+func TestBenchUnknownEALOptionOnce(t *testing.T) {
+	code, out, errOut := rig(t, "bench", "loop", "--eal", "--no-such-flag")
+	if code != exitUsage || strings.Count(out+errOut, "no-such-flag") != 1 || strings.Contains(out+errOut, "EAL common options") {
+		t.Errorf("exit %d, want %d; the option must be named once:\n%s%s", code, exitUsage, out, errOut)
+	}
+}
+
+// --cores needs one CPU more than it asks for (lcore 0 runs Go): say so at
+// once, not with EAL's usage text.
+func TestBenchCoresMoreThanCPUs(t *testing.T) {
+	n := len(onlineCPUsForTest(t))
+	code, out, errOut := rig(t, "bench", "loop", "--cores", fmt.Sprint(n))
+	want := fmt.Sprintf("--cores %d needs %d CPUs (lcore 0 runs Go", n, n+1)
+	if code != exitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, fmt.Sprintf("this host has %d online", n)) || strings.Contains(out, "EAL common options") {
+		t.Errorf("--cores %d on %d CPUs: exit %d, want %d and %q\n%s%s", n, n, code, exitUsage, want, out, errOut)
+	}
+}
+
+func onlineCPUsForTest(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skipf("no /sys/devices/system/cpu/online: %v", err)
+	}
+	var cpus []string
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		if !isRange {
+			hi = lo
+		}
+		var a, z int
+		fmt.Sscan(lo, &a)
+		fmt.Sscan(hi, &z)
+		for c := a; c <= z; c++ {
+			cpus = append(cpus, fmt.Sprint(c))
+		}
+	}
+	return cpus
+}
+
+// The help says what a run does: the default loop is a memif pair.
+func TestBenchLoopHelpMatchesDefault(t *testing.T) {
+	code, out, _ := rig(t, "bench", "loop", "--help")
+	if code != exitOK || strings.Contains(out, "net_ring pair") || !strings.Contains(out, "net_memif server/client pair") {
+		t.Errorf("bench loop --help: exit %d\n%s", code, out)
+	}
+	if v := bench.DefaultLoopVDevs("1"); !strings.HasPrefix(v[0], "net_memif") || !strings.HasPrefix(v[1], "net_memif") {
+		t.Errorf("default loop vdevs %v are not a memif pair: fix the help", v)
+	}
+}
+
+func TestBenchLineRateHeaderUnits(t *testing.T) {
+	code, out, _ := rig(t, "bench", "linerate", "--link-speed", "25G")
+	if code != exitOK || !strings.Contains(out, "line rate in Mpps") || !strings.Contains(out, "25G Mpps") {
+		t.Errorf("linerate: exit %d, header without units:\n%s", code, out)
+	}
 }

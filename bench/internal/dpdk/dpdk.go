@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"unsafe"
 )
 
@@ -50,7 +51,25 @@ func errnoErr(what string, r C.int) error {
 	if r >= 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: %s (errno %d)", what, C.GoString(C.rig_strerror(-r)), int(-r))
+	return &Error{Op: what, Errno: syscall.Errno(-r), Text: C.GoString(C.rig_strerror(-r))}
+}
+
+// Error is a failed DPDK call: errors.Is(err, syscall.EACCES) and the like
+// work for system errnos (DPDK's own start at 1000, RTE_ERRNO_BASE).
+type Error struct {
+	Op    string
+	Errno syscall.Errno
+	Text  string // rte_strerror
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s (errno %d)", e.Op, e.Text, int(e.Errno)) }
+
+// Unwrap returns the system errno, nil for a DPDK-specific one.
+func (e *Error) Unwrap() error {
+	if e.Errno < 1000 {
+		return e.Errno
+	}
+	return nil
 }
 
 // InitEAL runs rte_eal_init with args (args[0] is the program name). It must
@@ -58,6 +77,7 @@ func errnoErr(what string, r C.int) error {
 // main lcore, so it is locked for the rest of the process.
 func InitEAL(args []string) error {
 	runtime.LockOSThread()
+	before := existingRuntimeDirs()
 	argv := make([]*C.char, len(args)+1)
 	for i, a := range args {
 		argv[i] = C.CString(a)
@@ -65,10 +85,41 @@ func InitEAL(args []string) error {
 	// EAL keeps pointers into argv: never freed (once per process).
 	r := C.rig_eal_init(C.int(len(args)), (**C.char)(unsafe.Pointer(&argv[0])))
 	if r < 0 {
-		return errnoErr("rte_eal_init "+fmt.Sprint(args[1:]), r)
+		err := errnoErr("rte_eal_init "+fmt.Sprint(args[1:]), r)
+		// a failed init leaves its runtime dir (config, fbarrays, sockets)
+		// behind and rte_eal_cleanup must not run: remove it here, unless it
+		// was there before (another process's, with the same --file-prefix)
+		if dir := RuntimeDir(); dir != "" && !before[dir] {
+			if rerr := removeRuntimeDir(dir); rerr != nil {
+				return fmt.Errorf("%w; also: %v", err, rerr)
+			}
+		}
+		return err
 	}
 	return nil
 }
+
+// existingRuntimeDirs lists the EAL runtime dirs present now, under every
+// base EAL 22.11 may use (root: /var/run/dpdk; others: $XDG_RUNTIME_DIR/dpdk
+// or /tmp/dpdk).
+func existingRuntimeDirs() map[string]bool {
+	seen := map[string]bool{}
+	bases := []string{"/var/run/dpdk", "/tmp/dpdk"}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+		bases = append(bases, filepath.Join(x, "dpdk"))
+	}
+	for _, b := range bases {
+		ents, _ := os.ReadDir(b)
+		for _, e := range ents {
+			seen[filepath.Join(b, e.Name())] = true
+		}
+	}
+	return seen
+}
+
+// RuntimeDir is EAL's runtime directory for this process
+// (/var/run/dpdk/<file-prefix> as root); empty before EAL parsed its args.
+func RuntimeDir() string { return C.GoString(C.rig_eal_runtime_dir()) }
 
 // CleanupEAL releases EAL resources (hugepages, memif sockets...) and
 // removes the EAL runtime directory (/var/run/dpdk/<file-prefix>), which
@@ -324,6 +375,7 @@ type Counters struct {
 	RxPkts, RxBytes, TxPkts, TxBytes, Drops uint64
 	Stamped, Lost, Reordered                uint64
 	LatMin, LatMax, LatSum                  uint64 // TSC cycles
+	LatN                                    uint64 // latency samples since the last LatReset
 	Done                                    bool
 	Hist                                    []uint64 // only when asked
 }
@@ -340,7 +392,7 @@ func (u *Unit) Snapshot(withHist bool) Counters {
 		RxPkts: uint64(c.rx_pkts), RxBytes: uint64(c.rx_bytes),
 		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops),
 		Stamped: uint64(c.stamped), Lost: uint64(c.lost), Reordered: uint64(c.reordered),
-		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum),
+		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum), LatN: uint64(c.lat_n),
 		Done: c.done != 0,
 	}
 	if withHist {
@@ -404,3 +456,11 @@ func LcoreCPU(lcore uint) int { return int(C.rig_lcore_cpu(C.unsigned(lcore))) }
 // Halt makes a generator unit stop sending (its lcore keeps running the
 // other units, so receivers can drain).
 func (u *Unit) Halt() { C.rig_unit_halt(u.u) }
+
+// LatReset makes an rx unit drop the latency stats gathered so far (the
+// warm-up); its lcore applies it before it accounts the next burst.
+func (u *Unit) LatReset() { C.rig_unit_lat_reset(u.u) }
+
+// LatResetPending: a LatReset not applied yet (no frame arrived since), so
+// the latency stats still include the warm-up.
+func (u *Unit) LatResetPending() bool { return C.rig_unit_lat_reset_pending(u.u) != 0 }

@@ -54,6 +54,7 @@ struct rig_unit {
 	uint32_t cap_max, cap_snap, cap_n;
 	uint8_t *cap_data;
 	uint32_t *cap_len;
+	uint32_t lat_reset;      /* set by Go, cleared by the lcore */
 	struct rig_counters c __rte_cache_aligned;
 };
 
@@ -286,6 +287,7 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out, int w
 	out->lat_min = LD(c->lat_min);
 	out->lat_max = LD(c->lat_max);
 	out->lat_sum = LD(c->lat_sum);
+	out->lat_n = LD(c->lat_n);
 	out->done = LD(c->done);
 	if (with_hist)
 		for (int i = 0; i < RIG_HIST_N; i++)
@@ -423,7 +425,19 @@ static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16
 {
 	struct rig_counters *c = &u->c;
 	uint64_t bytes = 0, stamped = 0, lost = 0, reord = 0, lsum = 0;
-	uint64_t lmin = c->lat_min, lmax = c->lat_max;
+	uint64_t lmin, lmax;
+	if (unlikely(LD(u->lat_reset))) {
+		/* end of warm-up: latency stats restart (only this lcore writes them) */
+		ST(c->lat_min, UINT64_MAX);
+		ST(c->lat_max, 0);
+		ST(c->lat_sum, 0);
+		ST(c->lat_n, 0);
+		for (int i = 0; i < RIG_HIST_N; i++)
+			ST(c->hist[i], 0);
+		__atomic_store_n(&u->lat_reset, 0, __ATOMIC_RELEASE);
+	}
+	lmin = c->lat_min;
+	lmax = c->lat_max;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -474,6 +488,7 @@ static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16
 		ST(c->lost, c->lost + lost);
 		ST(c->reordered, c->reordered + reord);
 		ST(c->lat_sum, c->lat_sum + lsum);
+		ST(c->lat_n, c->lat_n + stamped);
 		ST(c->lat_min, lmin);
 		ST(c->lat_max, lmax);
 	}
@@ -670,6 +685,8 @@ int rig_launch(unsigned lcore, struct rig_unit **units, int n)
 }
 
 void rig_unit_halt(struct rig_unit *u) { ST(u->c.done, 1); }
+void rig_unit_lat_reset(struct rig_unit *u) { __atomic_store_n(&u->lat_reset, 1, __ATOMIC_RELEASE); }
+int rig_unit_lat_reset_pending(const struct rig_unit *u) { return (int)__atomic_load_n(&u->lat_reset, __ATOMIC_ACQUIRE); }
 
 void rig_stop(void)
 {

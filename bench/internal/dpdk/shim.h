@@ -29,6 +29,7 @@ struct rig_counters {
 	uint64_t lost;           /* rx: sequence gaps (frames skipped) */
 	uint64_t reordered;      /* rx: frames older than the expected seq */
 	uint64_t lat_min, lat_max, lat_sum; /* TSC cycles */
+	uint64_t lat_n;          /* rx: latency samples since the last reset */
 	uint64_t done;           /* gen: count reached */
 	uint64_t hist[RIG_HIST_N];
 };
@@ -83,6 +84,8 @@ void rig_unit_free(struct rig_unit *u);
 int rig_launch(unsigned lcore, struct rig_unit **units, int n);
 void rig_stop(void);
 void rig_unit_halt(struct rig_unit *u); /* gen: stop sending */
+void rig_unit_lat_reset(struct rig_unit *u); /* rx: drop latency stats so far (warm-up) */
+int rig_unit_lat_reset_pending(const struct rig_unit *u); /* 1: not applied yet (no frame since) */
 int rig_wait_all(void);
 int rig_worker_tid(unsigned lcore);
 uint64_t rig_tsc_hz(void);

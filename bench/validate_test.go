@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParseLcores(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		main     int
+		wantMain int
+		want     map[int][]int
+	}{
+		{"0-2", -1, 0, map[int][]int{0: {0}, 1: {1}, 2: {2}}},
+		{"0@1,1@0", -1, 0, map[int][]int{0: {1}, 1: {0}}},
+		{"0@0,1@1,2@0", -1, 0, map[int][]int{0: {0}, 1: {1}, 2: {0}}},
+		{"(1-2)@(2-3),0", -1, 0, map[int][]int{0: {0}, 1: {2, 3}, 2: {2, 3}}},
+		{"3,5", 5, 5, map[int][]int{3: {3}, 5: {5}}},
+	} {
+		m, err := ParseLcores(tc.in, tc.main)
+		if err != nil {
+			t.Errorf("ParseLcores(%q): %v", tc.in, err)
+			continue
+		}
+		if m.Main != tc.wantMain || fmt.Sprint(m.CPUs) != fmt.Sprint(tc.want) {
+			t.Errorf("ParseLcores(%q) = main %d %v, want main %d %v", tc.in, m.Main, m.CPUs, tc.wantMain, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "a", "2-1", "(0-1", "0@x", "0,0"} {
+		if _, err := ParseLcores(bad, -1); err == nil {
+			t.Errorf("ParseLcores(%q): no error", bad)
+		}
+	}
+	if _, err := ParseLcores("0-1", 4); err == nil {
+		t.Error("--main-lcore 4 outside 0-1: no error")
+	}
+}
+
+// On a 2-CPU host, --cores 2 needs lcores 0-2: refused before EAL, naming
+// the CPU count, not with EAL's usage text.
+func TestCheckLcores(t *testing.T) {
+	c := Config{Mode: ModeLoop, Cores: 2, Lcores: "0-2"}
+	m, _ := ParseLcores(c.Lcores, -1)
+	err := c.checkLcores(m, false, []int{0, 1})
+	if err == nil || !strings.Contains(err.Error(), "--cores 2 needs 3 CPUs (lcore 0 runs Go") || !strings.Contains(err.Error(), "this host has 2 online") {
+		t.Errorf("--cores 2 on 2 CPUs: %v", err)
+	}
+	if err := c.checkLcores(m, false, []int{0, 1, 2}); err != nil {
+		t.Errorf("--cores 2 on 3 CPUs: %v", err)
+	}
+	c.Lcores = "0@0,1@1,2@5"
+	m, _ = ParseLcores(c.Lcores, -1)
+	if err := c.checkLcores(m, true, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "lcore 2 on CPU 5") {
+		t.Errorf("--lcores onto offline CPU 5: %v", err)
+	}
+	c.Lcores = "0@0,1@1"
+	m, _ = ParseLcores(c.Lcores, -1)
+	if err := c.checkLcores(m, true, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "1 worker lcore(s)") {
+		t.Errorf("--cores 2 with one worker lcore: %v", err)
+	}
+}
+
+func TestCheckEALArgs(t *testing.T) {
+	for _, ok := range [][]string{nil, {"--no-telemetry"}, {"--iova-mode", "va"}, {"--iova-mode=va"}, {"-n", "4"}, {"-n4"}, {"--huge-unlink=always"}, {"--syslog"}} {
+		if err := checkEALArgs(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range [][]string{{"--no-such-flag"}, {"-Z"}, {"--iova-mode"}, {"--no-huge=1"}, {"stray"}} {
+		if err := checkEALArgs(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// Every bad flag value is refused by Defaults (a usage error in rig),
+// before EAL starts.
+func TestDefaultsRejectsBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"rate", func(c *Config) { c.Rate = "fast" }, "--rate"},
+		{"rate pct", func(c *Config) { c.Rate = "150%" }, "--rate"},
+		{"dst-ip", func(c *Config) { c.DstIP = "1.2.3" }, "--dst-ip"},
+		{"src-ip", func(c *Config) { c.SrcIP = "10.0.0.9-10.0.0.1" }, "--src-ip"},
+		{"sport", func(c *Config) { c.SPort = "70000" }, "--sport"},
+		{"dport", func(c *Config) { c.DPort = "x" }, "--dport"},
+		{"dst-mac", func(c *Config) { c.DstMAC = "02:00" }, "--dst-mac"},
+		{"fwd-src-mac", func(c *Config) { c.FwdSrcMAC = "zz" }, "--fwd-src-mac"},
+		{"size", func(c *Config) { c.FrameSize = 10 }, "--size"},
+		{"duration", func(c *Config) { c.Duration = -time.Second }, "--duration"},
+		{"cores", func(c *Config) { c.Cores = -1 }, "--cores"},
+		{"rxq", func(c *Config) { c.RxQ = -2 }, "--rxq"},
+		{"link-speed", func(c *Config) { c.LinkSpeed = "fast" }, "--link-speed"},
+		{"eal", func(c *Config) { c.EAL = []string{"--no-such-flag"} }, "--no-such-flag"},
+		{"lcores", func(c *Config) { c.Lcores = "0-x" }, "--lcores"},
+	} {
+		c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}}
+		tc.mod(&c)
+		if err := c.Defaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Defaults() = %v, want an error naming %s", tc.name, err, tc.want)
+		}
+	}
+	c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Rate: "50%"}
+	if err := c.Defaults(); err != nil {
+		t.Errorf("--rate 50%% (link speed known later): %v", err)
+	}
+}
+
+// A memif pair links up only with as many rings each way: loop gives both
+// ports as many rx as tx queues, one generator and one receiver per queue.
+func TestLoopQueuesSymmetric(t *testing.T) {
+	for _, q := range [][2]int{{2, 0}, {0, 2}, {3, 2}} {
+		c := Config{Mode: ModeLoop, RxQ: q[0], TxQ: q[1]}
+		if err := c.Defaults(); err != nil {
+			t.Fatal(err)
+		}
+		want := max(q[0], q[1])
+		if c.RxQ != want || c.TxQ != want {
+			t.Errorf("loop --rxq %d --txq %d: got rxq %d txq %d, want %d each", q[0], q[1], c.RxQ, c.TxQ, want)
+		}
+	}
+}
+
+// Non-root with hugepages: EAL says "Cannot allocate memory" when it may not
+// create the hugepage files; rig names permission as the cause.
+func TestExplainEALInitNonRoot(t *testing.T) {
+	enomem := fmt.Errorf("rte_eal_init [...]: Cannot allocate memory (errno 12): %w", syscall.ENOMEM)
+	huge := Memory{Args: []string{"--huge-unlink"}}
+	err := explainEALInit(enomem, huge, 65534, []string{"/dev/hugepages"})
+	if s := err.Error(); !strings.Contains(s, "cause: permission denied, not memory") || !strings.Contains(s, "uid 65534") ||
+		!strings.Contains(s, "hugetlbfs mount /dev/hugepages") || !strings.Contains(s, "hugepages need root, or a hugetlbfs mount this user may write") || !strings.Contains(s, "--huge-dir") {
+		t.Errorf("non-root ENOMEM: %v", err)
+	}
+	if !errors.Is(err, syscall.ENOMEM) {
+		t.Errorf("%v does not wrap ENOMEM", err)
+	}
+	// as root, or without hugepages, ENOMEM is memory
+	for _, tc := range []struct {
+		mem  Memory
+		euid int
+	}{{huge, 0}, {Memory{Args: []string{"--no-huge", "-m", "512"}}, 65534}, {Memory{Args: []string{"--in-memory"}}, 65534}} {
+		if err := explainEALInit(enomem, tc.mem, tc.euid, nil); strings.Contains(err.Error(), "permission") {
+			t.Errorf("euid %d, %v: %v", tc.euid, tc.mem.Args, err)
+		}
+	}
+	enodev := fmt.Errorf("rte_eal_init: No such device (errno 19): %w", syscall.ENODEV)
+	if err := explainEALInit(enodev, huge, 0, nil); !strings.Contains(err.Error(), "cannot parse or probe a --vdev/--port device") {
+		t.Errorf("ENODEV: %v", err)
+	}
+	eacces := fmt.Errorf("x: %w", syscall.EACCES)
+	if err := explainEALInit(eacces, Memory{Args: []string{"--no-huge"}}, 1000, nil); !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "run as root") {
+		t.Errorf("non-root EACCES: %v", err)
+	}
+}
+
+func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
+	var b bytes.Buffer
+	r := &Result{Mode: ModeRx, FrameSize: 128, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 120000, WarmupExcludedS: 0.5}}
+	r.PrintSummary(&b)
+	s := b.String()
+	for _, want := range []string{"128 B frames (measured average)", "first 0.50 s after the first frame excluded as warm-up", "max 120000.00 us is an outlier"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	b.Reset()
+	r = &Result{Mode: ModeRx, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 4}}
+	r.PrintSummary(&b)
+	if s := b.String(); !strings.Contains(s, "frame size unknown") || strings.Contains(s, "64 B") || !strings.Contains(s, "warm-up included") || strings.Contains(s, "outlier") {
+		t.Errorf("summary:\n%s", s)
+	}
+	if LatencyWarmup(0) != 500*time.Millisecond || LatencyWarmup(time.Second) != 250*time.Millisecond || LatencyWarmup(3*time.Second) != 500*time.Millisecond {
+		t.Error("LatencyWarmup: want 0.5 s, or a quarter of a shorter --duration")
+	}
+}
+
+// Threads created while the process is being pinned, or after, from any
+// thread, all end up on the CPU: a full pass must find every thread pinned.
+func TestPinProcessCatchesNewThreads(t *testing.T) {
+	var orig unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &orig); err != nil {
+		t.Fatal(err)
+	}
+	var all []int
+	for c := 0; c < 1024; c++ {
+		if orig.IsSet(c) {
+			all = append(all, c)
+		}
+	}
+	defer func() {
+		if _, err := pinProcess(all); err != nil {
+			t.Errorf("restore affinity: %v", err)
+		}
+	}()
+	cpu := all[len(all)-1]
+	// goroutines that lock their thread force the runtime to start new
+	// threads, from whichever thread runs the scheduler, while pinning runs
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	spawn := func(n int) {
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				<-stop
+			}()
+		}
+	}
+	spawn(20)
+	passes, err := pinProcess([]int{cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawn(20)
+	time.Sleep(50 * time.Millisecond)
+	ents, _ := os.ReadDir("/proc/self/task")
+	for _, e := range ents {
+		tid, _ := strconv.Atoi(e.Name())
+		var got unix.CPUSet
+		if unix.SchedGetaffinity(tid, &got) != nil {
+			continue
+		}
+		if got.Count() != 1 || !got.IsSet(cpu) {
+			t.Errorf("thread %d not on CPU %d after pinProcess (%d passes)", tid, cpu, passes)
+		}
+	}
+	if len(ents) < 40 {
+		t.Errorf("%d threads: the test did not make the runtime start threads", len(ents))
+	}
+	close(stop)
+	wg.Wait()
+}
