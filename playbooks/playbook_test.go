@@ -1,6 +1,7 @@
 package playbooks
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -132,6 +133,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("hugepages:\n  pages:\n    - size: 1G\n      count: 4\n      node: 0\n  mounts:\n    - path: /mnt/h\n      pagesize: 1G\n"))
 	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
 	f.Add([]byte("hugepages: {pages: [{size: 2M, count: 0x10}]}"))
+	f.Add([]byte("name: x\nhugepages:\n\tpages: []\n"))
+	f.Add([]byte("\xff\xfen\x00a\x00m\x00e\x00"))
+	f.Add([]byte("\xfe\xff\x00n"))
+	f.Add([]byte("name: x\ndescription: caf\xe9\n"))
+	f.Add([]byte("hugepages:\n  pages:\n    - size: 2M\n      count: 9223372036854775807\n      exact: true\n  mounts:\n    - path: /dev/hugepages/../etc\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pb, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -149,4 +155,54 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parsed but invalid: %v", errs)
 		}
 	})
+}
+
+func TestLoadRejectsNonRegularAndOversize(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := Load("/dev/zero")
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), "/dev/zero: not a regular file (a character device)") {
+			t.Fatalf("/dev/zero: %v", err)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "not a regular file (a directory)") {
+		t.Fatalf("dir: %v", err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, append([]byte("name: big\ndescription: "), bytes.Repeat([]byte("x"), MaxSize)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), big+": larger than 1048576 bytes (1 MiB)") {
+		t.Fatalf("big: %v", err)
+	}
+	ok := filepath.Join(dir, "ok.yaml")
+	if err := os.WriteFile(ok, []byte("name: ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ok); err != nil {
+		t.Fatalf("small file: %v", err)
+	}
+}
+
+func TestParseEncodingAndTabErrorsHaveLines(t *testing.T) {
+	cases := []struct {
+		name, data, want string
+	}{
+		{"tab indent", "name: x\nhugepages:\n\tpages: []\n", "f.yaml:3: tab character in indentation; YAML indents with spaces only"},
+		{"tab in list", "name: x\nhugepages:\n  pages:\n\t- size: 2M\n", "f.yaml:4: tab character in indentation"},
+		{"utf16le bom", "\xff\xfen\x00a\x00m\x00e\x00", "f.yaml:1: file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"},
+		{"utf16be bom", "\xfe\xff\x00n\x00a", "f.yaml:1: file is UTF-16"},
+		{"invalid utf8", "name: x\ndescription: caf\xe9\n", "f.yaml:2: invalid UTF-8 (byte 0xE9 at column 17); save the file as UTF-8"},
+	}
+	for _, c := range cases {
+		_, err := Parse("f.yaml", []byte(c.data))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want prefix %q", c.name, err, c.want)
+		}
+	}
+	// a tab inside a value is not indentation
+	if _, err := Parse("f.yaml", []byte("name: x\ndescription: \"a\tb\"\n")); err != nil {
+		t.Errorf("tab in a value: %v", err)
+	}
 }
