@@ -60,13 +60,15 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		name, doc, want string
 	}{
 		{"unknown top key", "name: t\nhugepage:\n  pages: []\n", "bad.yaml:2: hugepage: unknown field (known: name, description, hugepages,"},
-		{"unknown nested key", "hugepages:\n  pages:\n    - size: 2M\n      cuont: 4\n", "bad.yaml:4: hugepages.pages[0].cuont: unknown field (known: size, count, node)"},
+		{"unknown nested key", "hugepages:\n  pages:\n    - size: 2M\n      cuont: 4\n", "bad.yaml:4: hugepages.pages[0].cuont: unknown field (known: size, count, node, exact)"},
 		{"string for int", "hugepages:\n  pages:\n    - size: 2M\n      count: lots\n", `bad.yaml:4: hugepages.pages[0].count: want a whole number, got "lots"`},
 		{"bad size", "hugepages:\n  pages:\n    - size: 3M\n      count: 4\n", `bad.yaml:3: hugepages.pages[0].size: page size "3M": not a power of two`},
 		{"negative count", "hugepages:\n  pages:\n    - size: 2M\n      count: -1\n", "bad.yaml:4: hugepages.pages[0].count: must be >= 0, got -1"},
 		{"bad node", "hugepages:\n  pages:\n    - size: 2M\n      count: 1\n      node: 5000\n", "bad.yaml:5: hugepages.pages[0].node: NUMA node must be 0..1023, got 5000"},
 		{"duplicate pool", "hugepages:\n  pages:\n    - size: 2M\n      count: 1\n    - size: 2048kB\n      count: 2\n", "bad.yaml:5: hugepages.pages[1]: same size and node as pages[0]"},
-		{"relative mount", "hugepages:\n  mounts:\n    - path: huge\n", `bad.yaml:3: hugepages.mounts[0].path: want an absolute directory other than /, got "huge"`},
+		{"relative mount", "hugepages:\n  mounts:\n    - path: huge\n", `bad.yaml:3: hugepages.mounts[0].path: "huge" is relative; give an absolute path (use a dedicated directory such as /dev/hugepages, /mnt/huge or /run/hugepages)`},
+		{"dotdot mount", "hugepages:\n  mounts:\n    - path: /tmp/x/../../etc\n", `bad.yaml:3: hugepages.mounts[0].path: "/tmp/x/../../etc" has a ".." component (it resolves to /etc); write the path without ".."`},
+		{"system mount", "hugepages:\n  mounts:\n    - path: /etc/\n", `bad.yaml:3: hugepages.mounts[0].path: "/etc/" is a system directory: hugetlbfs mounted there hides its contents; use a dedicated directory such as /dev/hugepages, /mnt/huge or /run/hugepages`},
 		{"list for map", "hugepages:\n  - 1\n", "bad.yaml:2: hugepages: want a mapping (key: value), got a list"},
 		{"bool as string", "hugepages:\n  persist: yes\n", `bad.yaml:2: hugepages.persist: want true or false, got "yes"`},
 		{"duplicate key", "name: a\nname: b\n", "bad.yaml:2: name: duplicate key"},
@@ -204,5 +206,20 @@ func TestParseEncodingAndTabErrorsHaveLines(t *testing.T) {
 	// a tab inside a value is not indentation
 	if _, err := Parse("f.yaml", []byte("name: x\ndescription: \"a\tb\"\n")); err != nil {
 		t.Errorf("tab in a value: %v", err)
+	}
+}
+
+func TestCheckMountPath(t *testing.T) {
+	for _, p := range []string{"/", "/etc", "/etc/", "/usr", "/usr/lib/x", "/bin", "/sbin", "/lib", "/lib64", "/lib64/x", "/boot", "/dev", "/proc",
+		"/proc/sys", "/sys", "/sys/fs/x", "/run", "/var", "/home", "/root", "/tmp", "/srv", "/opt", "/mnt", "/dev/shm", "/var/lib",
+		"relative", "./x", "", "/mnt/../etc", "/dev/hugepages/.."} {
+		if CheckMountPath(p) == "" {
+			t.Errorf("%q accepted", p)
+		}
+	}
+	for _, p := range []string{"/dev/hugepages", "/mnt/huge", "/mnt/huge1G", "/run/hugepages", "/dev/hugepages1G", "/srv/huge", "/library"} {
+		if msg := CheckMountPath(p); msg != "" {
+			t.Errorf("%q refused: %s", p, msg)
+		}
 	}
 }
