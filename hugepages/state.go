@@ -330,3 +330,15 @@ func FormatSize(kb int64) string {
 	}
 	return fmt.Sprintf("%dK", kb)
 }
+
+// FormatSizes lists page sizes for messages: "2M, 1G" ("none" when empty).
+func FormatSizes(kbs []int64) string {
+	if len(kbs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(kbs))
+	for i, kb := range kbs {
+		s[i] = FormatSize(kb)
+	}
+	return strings.Join(s, ", ")
+}

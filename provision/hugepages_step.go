@@ -225,7 +225,7 @@ func (s *HugepagesStep) diff() (Plan, []hpAction, error) {
 		}
 		p, _ := st.Pool(r.SizeKB, r.Node)
 		if p.Total > r.Count && !r.Exact {
-			notes = append(notes, fmt.Sprintf("%s: %d pages, at least the %d wanted; left as is (other processes may use them; `exact: true` shrinks)",
+			notes = append(notes, fmt.Sprintf("%s: %d pages, at least the %d wanted; left as is (other processes may use them; `exact: true` or --exact shrinks)",
 				hugepages.PoolName(r.SizeKB, r.Node), p.Total, r.Count))
 			continue
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
@@ -10,6 +11,7 @@ import (
 	"rig/hugepages"
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/host"
 )
 
 const hugepagesShowSchema = "rig.hugepages/v1"
@@ -89,6 +91,37 @@ func newHugepagesShowCmd(a *app) *cobra.Command {
 	}
 }
 
+// checkSetSize rejects a --size this host does not offer, listing the ones
+// it does (from /sys/kernel/mm/hugepages under the root).
+func checkSetSize(h *host.Host, size string) error {
+	kb, perr := playbooks.ParsePageSize(size)
+	sizes, serr := hugepages.Sizes(h)
+	if serr != nil {
+		if perr != nil {
+			return fmt.Errorf("hugepages set: --size: %w", perr)
+		}
+		return nil // the step reports the missing sysfs dir
+	}
+	why := ""
+	switch {
+	case perr != nil:
+		why = perr.Error()
+	case !slices.Contains(sizes, kb):
+		why = fmt.Sprintf("page size %s not offered by this kernel", hugepages.FormatSize(kb))
+	default:
+		return nil
+	}
+	return fmt.Errorf("hugepages set: --size %s: %s; this host offers %s (/sys/kernel/mm/hugepages): use one of them, e.g. --size %s",
+		size, why, hugepages.FormatSizes(sizes), hugepages.FormatSize(firstOr(sizes, 2048)))
+}
+
+func firstOr(kbs []int64, def int64) int64 {
+	if len(kbs) == 0 {
+		return def
+	}
+	return kbs[0]
+}
+
 func humanKB(kb int64) string {
 	switch {
 	case kb >= 1<<20:
@@ -106,6 +139,7 @@ func newHugepagesSetCmd(a *app) *cobra.Command {
 		node    int
 		mount   string
 		persist bool
+		exact   bool
 		dryRun  bool
 	)
 	cmd := &cobra.Command{
@@ -113,13 +147,19 @@ func newHugepagesSetCmd(a *app) *cobra.Command {
 		Short: "Reserve pages (system-wide or on one node) and optionally mount hugetlbfs, verified",
 		Long: `Reserve pages through sysfs and read them back; when the kernel grants fewer
 than asked, the previous count is restored and rig says why and how to fix it.
-This runs the same hugepages step as a playbook's hugepages section.
+This runs the same hugepages step as a playbook's hugepages section: --count is a
+minimum (a bigger pool is left alone: other DPDK processes may use it) unless
+--exact, and even --exact never frees pages that are in use.
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			h := a.host()
+			if err := checkSetSize(h, size); err != nil {
+				return withCode(exitUsage, err)
+			}
 			spec := &playbooks.HugepagesSpec{Persist: persist,
-				Pages: []playbooks.HugepageReservation{{Size: size, Count: count}}}
+				Pages: []playbooks.HugepageReservation{{Size: size, Count: count, Exact: exact}}}
 			if cmd.Flags().Changed("node") {
 				spec.Pages[0].Node = &node
 			}
@@ -129,7 +169,7 @@ This runs the same hugepages step as a playbook's hugepages section.
 			if err := fieldErrors("hugepages set", spec.Validate()); err != nil {
 				return err
 			}
-			step, err := provision.NewHugepagesStep(a.host(), spec)
+			step, err := provision.NewHugepagesStep(h, spec)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
@@ -140,6 +180,7 @@ This runs the same hugepages step as a playbook's hugepages section.
 	cmd.Flags().IntVar(&count, "count", 0, "number of pages wanted")
 	cmd.Flags().IntVar(&node, "node", 0, "NUMA node (default: system-wide)")
 	cmd.Flags().StringVar(&mount, "mount", "", "also mount hugetlbfs with this page size at DIR")
+	cmd.Flags().BoolVar(&exact, "exact", false, "shrink a bigger pool to --count (never below the pages in use); without it --count is a minimum")
 	cmd.Flags().BoolVar(&persist, "persist", false, "also write boot-time config (/etc/tmpfiles.d, a systemd mount unit)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only print what would change")
 	_ = cmd.MarkFlagRequired("count")
