@@ -141,6 +141,9 @@ type State struct {
 	Meminfo       Meminfo     `json:"meminfo"`
 	Mounts        []Mount     `json:"mounts"`
 	Stale         []StaleFile `json:"stale,omitempty"`
+	// RuntimeDirs are DPDK runtime directories (/var/run/dpdk/<prefix>)
+	// with whether their process lives (see FindRuntimeDirs).
+	RuntimeDirs []RuntimeDir `json:"runtimeDirs,omitempty"`
 }
 
 // Sizes lists the page sizes (kB) the kernel offers, ascending.

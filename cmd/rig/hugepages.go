@@ -21,22 +21,26 @@ func newHugepagesCmd(a *app) *cobra.Command {
 		Use:   "hugepages",
 		Short: "Show and set hugepages (per size and NUMA node) and hugetlbfs mounts",
 	}
-	cmd.AddCommand(newHugepagesShowCmd(a), newHugepagesSetCmd(a))
+	cmd.AddCommand(newHugepagesShowCmd(a), newHugepagesSetCmd(a), newHugepagesCleanCmd(a))
 	return cmd
 }
 
 func newHugepagesShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show",
-		Short: "Print pages per size and node, hugetlbfs mounts, and stale DPDK hugepage files",
-		Args:  cobra.NoArgs,
+		Short: "Print pages per size and node, hugetlbfs mounts, and leftovers of dead DPDK processes",
+		Long: `Print pages per size and NUMA node, /proc/meminfo, hugetlbfs mounts, and what
+dead DPDK processes left behind: runtime directories /var/run/dpdk/<prefix>/ whose
+process is gone (no process holds the write lock a DPDK primary keeps on its
+config file) and <prefix>map_* hugepage files no live process maps or holds
+open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := a.host()
-			st, err := hugepages.ReadState(h)
+			st, err := readStateWithLeftovers(h)
 			if err != nil {
 				return err
 			}
-			st.Stale = hugepages.FindStale(h, st.Mounts)
 			verify := st.VerifyMeminfo()
 			if a.json() {
 				out := struct {
@@ -84,11 +88,102 @@ func newHugepagesShowCmd(a *app) *cobra.Command {
 					fmt.Fprintf(a.out, "  %s  %d x %s\n", f.Path, f.Pages, hugepages.FormatSize(f.PageSizeKB))
 					pages += f.Pages
 				}
-				fmt.Fprintf(a.out, "  %d page(s) held; delete the files (or `dpdk-hugepages.py -c`) to free them\n", pages)
+				fmt.Fprintf(a.out, "  %d page(s) held; `rig hugepages clean` deletes them\n", pages)
+			}
+			if len(st.RuntimeDirs) > 0 {
+				fmt.Fprintf(a.out, "\nDPDK runtime directories (%s):\n", hugepages.DPDKRunDir)
+				dead := 0
+				for _, d := range st.RuntimeDirs {
+					fmt.Fprintf(a.out, "  %s  %s: %s\n", d.Path, d.State, d.Why)
+					if d.State == hugepages.RuntimeDead {
+						dead++
+					}
+				}
+				if dead > 0 {
+					fmt.Fprintf(a.out, "  %d dead; `rig hugepages clean` removes them\n", dead)
+				}
 			}
 			return nil
 		},
 	}
+}
+
+// readStateWithLeftovers is ReadState plus stale hugepage files and DPDK
+// runtime directories.
+func readStateWithLeftovers(h *host.Host) (*hugepages.State, error) {
+	st, err := hugepages.ReadState(h)
+	if err != nil {
+		return nil, err
+	}
+	st.Stale = hugepages.FindStale(h, st.Mounts)
+	if st.RuntimeDirs, err = hugepages.FindRuntimeDirs(h, h.Path, hugepages.Users(h)); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func newHugepagesCleanCmd(a *app) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "clean [--dry-run]",
+		Short: "Remove what dead DPDK processes left: runtime dirs in /var/run/dpdk and stale hugepage files",
+		Long: `Remove DPDK runtime directories (/var/run/dpdk/<prefix>/, any prefix: rte,
+ovs..., rig<pid>) whose process is gone, and <prefix>map_* files on hugetlbfs
+mounts that no live process maps or holds open; their pages go back to the free
+pool. A runtime dir is dead when no process holds the write lock a DPDK primary
+keeps on its config file and no process holds a lock on its files; each one is
+re-checked (and its config locked) right before it is removed. Live and
+undecidable ones are never touched.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h := a.host()
+			st, err := readStateWithLeftovers(h)
+			if err != nil {
+				return err
+			}
+			var dead []hugepages.RuntimeDir
+			for _, d := range st.RuntimeDirs {
+				if d.State == hugepages.RuntimeDead {
+					dead = append(dead, d)
+				}
+			}
+			if dryRun {
+				for _, d := range dead {
+					fmt.Fprintf(a.out, "would remove %s (%s)\n", d.Path, d.Why)
+				}
+				for _, f := range st.Stale {
+					fmt.Fprintf(a.out, "would remove %s (%d x %s)\n", f.Path, f.Pages, hugepages.FormatSize(f.PageSizeKB))
+				}
+				if len(dead)+len(st.Stale) == 0 {
+					fmt.Fprintln(a.out, "nothing to clean")
+				}
+				return nil
+			}
+			rep, cerr := hugepages.Clean(h, h.Path, dead, st.Stale)
+			if a.json() {
+				if err := a.emitJSON(rep); err != nil {
+					return err
+				}
+				return cerr
+			}
+			for _, d := range rep.RuntimeDirs {
+				fmt.Fprintf(a.out, "removed %s\n", d)
+			}
+			for _, f := range rep.HugeFiles {
+				fmt.Fprintf(a.out, "removed %s\n", f)
+			}
+			for _, s := range rep.Skipped {
+				fmt.Fprintf(a.out, "skipped %s\n", s)
+			}
+			fmt.Fprintf(a.out, "freed %d hugepage(s), removed %d runtime dir(s) and %d hugepage file(s)\n",
+				rep.Pages, len(rep.RuntimeDirs), len(rep.HugeFiles))
+			return cerr
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only print what would be removed")
+	return cmd
 }
 
 // checkSetSize rejects a --size this host does not offer, listing the ones
