@@ -156,6 +156,9 @@ func classifyRuntimeDir(fs FS, resolve func(string) string, rd RuntimeDir, locks
 			return RuntimeAlive, fmt.Sprintf("a live process maps %s", p)
 		}
 	}
+	if len(files) == 0 {
+		return RuntimeDead, "empty: nothing of its process is left"
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return RuntimeUnknown, "no config file (an --in-memory run, or not a DPDK runtime dir); left alone"
 	}
@@ -211,6 +214,9 @@ func Clean(fs FS, resolve func(string) string, dirs []RuntimeDir, stale []StaleF
 
 func removeRuntimeDir(full string) error {
 	f, err := os.OpenFile(full+"/config", os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return os.Remove(full) // an empty dir (rmdir fails if a process filled it meanwhile)
+	}
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,9 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 	}
 	k.Put(run+"/rte/mp_socket", "")
 	k.Put(run+"/noconf/telemetry", "")
+	if err := os.MkdirAll(k.Path(run+"/empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	k.Put("/proc/locks", fmt.Sprintf("1: FLOCK  ADVISORY  READ 777 %s 0 EOF\n2: -> FLOCK  ADVISORY  WRITE 778 %s 0 EOF\n",
 		inode(t, k.Path(run+"/ovs_x/fbarray_memzone")), inode(t, k.Path(run+"/rte/config"))))
 	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n")
@@ -114,6 +117,7 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 		got[d.Prefix] = d.State + ": " + d.Why
 	}
 	want := map[string]string{
+		"empty":   "dead: empty: nothing of its process is left",
 		"noconf":  "unknown: no config file (an --in-memory run, or not a DPDK runtime dir); left alone",
 		"ovs_x":   "alive: pid 777 holds a lock on fbarray_memzone (a DPDK process is attached)",
 		"pfx":     "alive: a live process maps /dev/hugepages/pfxmap_0",
@@ -129,7 +133,7 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRep := hugepages.CleanReport{RuntimeDirs: []string{run + "/rte"}, HugeFiles: []string{"/dev/hugepages/rtemap_0"}, Pages: 3}
+	wantRep := hugepages.CleanReport{RuntimeDirs: []string{run + "/empty", run + "/rte"}, HugeFiles: []string{"/dev/hugepages/rtemap_0"}, Pages: 3}
 	if !reflect.DeepEqual(rep, wantRep) {
 		t.Fatalf("clean: %+v, want %+v", rep, wantRep)
 	}

@@ -36,3 +36,34 @@ func TestHugepagesSetMountPathRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestHugepagesShowAndCleanLeftovers(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	k.SetPool(2048, -1, 16)
+	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n")
+	k.Put("/dev/hugepages/rig77map_0", strings.Repeat("x", 2<<20))
+	k.Put("/var/run/dpdk/rig77/config", "")
+	k.Put("/var/run/dpdk/rig77/fbarray_memzone", "")
+	code, out, errOut := rig(t, "hugepages", "show", "--root", k.Root)
+	for _, w := range []string{
+		"/dev/hugepages/rig77map_0  1 x 2M",
+		"DPDK runtime directories (/var/run/dpdk):\n  /var/run/dpdk/rig77  dead: no process holds the config lock: its DPDK process is gone\n  1 dead; `rig hugepages clean` removes them",
+	} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Fatalf("show: code %d lacks %q\n%s%s", code, w, out, errOut)
+		}
+	}
+	code, out, _ = rig(t, "hugepages", "clean", "--root", k.Root, "--dry-run")
+	if code != 0 || !strings.Contains(out, "would remove /var/run/dpdk/rig77") || !k.Exists("/var/run/dpdk/rig77") {
+		t.Fatalf("dry run: %d %s", code, out)
+	}
+	code, out, errOut = rig(t, "hugepages", "clean", "--root", k.Root)
+	want := "removed /var/run/dpdk/rig77\nremoved /dev/hugepages/rig77map_0\nfreed 1 hugepage(s), removed 1 runtime dir(s) and 1 hugepage file(s)\n"
+	if code != 0 || out != want || k.Exists("/var/run/dpdk/rig77") {
+		t.Fatalf("clean: code %d\n%s%s\nwant %s", code, out, errOut, want)
+	}
+	code, out, _ = rig(t, "hugepages", "clean", "--root", k.Root, "--dry-run")
+	if code != 0 || out != "nothing to clean\n" {
+		t.Fatalf("after clean: %d %q", code, out)
+	}
+}
