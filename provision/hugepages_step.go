@@ -238,7 +238,7 @@ func (s *HugepagesStep) diff() (Plan, []hpAction, error) {
 				Err: fmt.Errorf("exact: true asks to shrink to %d pages but %d are in use (nr_hugepages %d, free %d%s); rig never frees pages in use, nothing was written",
 					r.Count, p.InUse(), p.Total, p.Free, reserved),
 				Cause: "running processes (DPDK apps, ovs-vswitchd) map them, or stale DPDK files hold them",
-				Fix:   fmt.Sprintf("ask for at least %d pages, or stop what uses them (`rig hugepages show` lists stale DPDK files; `rig hugepages show --clean-stale` removes them) and rerun", p.InUse())}
+				Fix:   fmt.Sprintf("ask for at least %d pages, or stop what uses them (`rig hugepages show` lists leftovers of dead DPDK processes; `rig hugepages clean` removes them) and rerun", p.InUse())}
 		}
 		if p.Total != r.Count {
 			r := r
