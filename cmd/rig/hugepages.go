@@ -37,7 +37,7 @@ open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := a.host()
-			st, err := readStateWithLeftovers(h)
+			st, rdErr, err := readStateWithLeftovers(h)
 			if err != nil {
 				return err
 			}
@@ -46,8 +46,12 @@ open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
 				out := struct {
 					SchemaVersion string `json:"schemaVersion"`
 					*hugepages.State
-					MeminfoMismatch string `json:"meminfoMismatch,omitempty"`
+					MeminfoMismatch  string `json:"meminfoMismatch,omitempty"`
+					RuntimeDirsError string `json:"runtimeDirsError,omitempty"`
 				}{SchemaVersion: hugepagesShowSchema, State: st}
+				if rdErr != nil {
+					out.RuntimeDirsError = rdErr.Error()
+				}
 				if verify != nil {
 					out.MeminfoMismatch = verify.Error()
 				}
@@ -90,6 +94,9 @@ open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
 				}
 				fmt.Fprintf(a.out, "  %d page(s) held; `rig hugepages clean` deletes them\n", pages)
 			}
+			if rdErr != nil {
+				fmt.Fprintf(a.out, "\nWARNING: DPDK runtime directories not checked: %v (run as root to see them)\n", rdErr)
+			}
 			if len(st.RuntimeDirs) > 0 {
 				fmt.Fprintf(a.out, "\nDPDK runtime directories (%s):\n", hugepages.DPDKRunDir)
 				dead := 0
@@ -109,17 +116,17 @@ open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
 }
 
 // readStateWithLeftovers is ReadState plus stale hugepage files and DPDK
-// runtime directories.
-func readStateWithLeftovers(h *host.Host) (*hugepages.State, error) {
-	st, err := hugepages.ReadState(h)
+// runtime directories; rdErr says why the runtime directories could not be
+// read (e.g. /var/run/dpdk is root's only), which `show` reports and goes on.
+func readStateWithLeftovers(h *host.Host) (st *hugepages.State, rdErr, err error) {
+	st, err = hugepages.ReadState(h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	users := hugepages.Users(h)
 	st.Stale = hugepages.FindStale(h, st.Mounts)
-	if st.RuntimeDirs, err = hugepages.FindRuntimeDirs(h, h.Path, hugepages.Users(h)); err != nil {
-		return nil, err
-	}
-	return st, nil
+	st.RuntimeDirs, rdErr = hugepages.FindRuntimeDirs(h, h.Path, users)
+	return st, rdErr, nil
 }
 
 func newHugepagesCleanCmd(a *app) *cobra.Command {
@@ -139,9 +146,12 @@ undecidable ones are never touched.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := a.host()
-			st, err := readStateWithLeftovers(h)
+			st, rdErr, err := readStateWithLeftovers(h)
 			if err != nil {
 				return err
+			}
+			if rdErr != nil {
+				return rdErr
 			}
 			var dead []hugepages.RuntimeDir
 			for _, d := range st.RuntimeDirs {

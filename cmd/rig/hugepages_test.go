@@ -67,3 +67,15 @@ func TestHugepagesShowAndCleanLeftovers(t *testing.T) {
 		t.Fatalf("after clean: %d %q", code, out)
 	}
 }
+
+func TestHugepagesShowUnreadableRunDirWarns(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	k.Put("/var/run/dpdk", "not a directory\n")
+	code, out, errOut := rig(t, "hugepages", "show", "--root", k.Root)
+	if code != 0 || !strings.Contains(out, "WARNING: DPDK runtime directories not checked: hugepages: /var/run/dpdk: ") {
+		t.Fatalf("show: %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := rig(t, "hugepages", "clean", "--root", k.Root); code != exitFailure || !strings.Contains(errOut, "/var/run/dpdk") {
+		t.Fatalf("clean: %d %s", code, errOut)
+	}
+}
