@@ -31,7 +31,8 @@ func TestParseMeminfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hugepages.Meminfo{Total: 512, Free: 500, Reserved: 3, Surplus: 1, DefaultSizeKB: 2048, HugetlbKB: 1048576}
+	want := hugepages.Meminfo{Total: 512, Free: 500, Reserved: 3, Surplus: 1, DefaultSizeKB: 2048, HugetlbKB: 1048576,
+		MemTotalKB: 24558588, MemAvailableKB: 22842244}
 	if m != want {
 		t.Fatalf("got %+v, want %+v", m, want)
 	}

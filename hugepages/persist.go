@@ -27,6 +27,7 @@ type Reservation struct {
 	SizeKB int64
 	Node   int
 	Count  int
+	Exact  bool // shrink a bigger pool to Count; else Count is a minimum
 }
 
 // WantMount is one wanted hugetlbfs mount.

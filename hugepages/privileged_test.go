@@ -1,9 +1,11 @@
 package hugepages_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,4 +188,120 @@ func staleFileLifecycle(t *testing.T, h *host.Host, m hugepages.Mount) {
 	if got := freeNow(); got != before {
 		t.Fatalf("free pages %d after deleting the stale file, want %d", got, before)
 	}
+}
+
+const cleanChildEnv = "RIG_HUGEPAGES_CLEAN_CHILD"
+
+// TestPrivilegedCleanDeadRuntimeDir plays a dead and a live DPDK process on
+// the real host in a private mount namespace (a tmpfs over /run/dpdk, a real
+// hugetlbfs mount): the dead one's runtime dir and its rtemap file (holding
+// a real page) are reported and cleaned, the page comes back, and the live
+// one's dir is left alone.
+func TestPrivilegedCleanDeadRuntimeDir(t *testing.T) {
+	if dir := os.Getenv(cleanChildEnv); dir != "" {
+		cleanChild(t, dir)
+		return
+	}
+	hugetest.RequireRoot(t)
+	dir := filepath.Join(t.TempDir(), "huge")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPrivilegedCleanDeadRuntimeDir$", "-test.v")
+	cmd.Env = append(os.Environ(), cleanChildEnv+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "CHILD-OK") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if host, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(host), dir) {
+		t.Fatalf("mount leaked into the host namespace:\n%s", host)
+	}
+}
+
+func cleanChild(t *testing.T, dir string) {
+	h := host.New("/")
+	run, err := filepath.EvalSymlinks("/var/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(run+"/dpdk", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// the host's real runtime dirs are hidden under this namespace's tmpfs
+	if err := unix.Mount("tmpfs", run+"/dpdk", "tmpfs", 0, "mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	if err := (hugepages.SysMounter{Resolve: h.Path}).MountHugetlbfs(dir, 2048); err != nil {
+		t.Fatal(err)
+	}
+	hugetest.Reserve(t, 2)
+	free := func() int {
+		p, err := hugepages.ReadPool(h, 2048, hugepages.AllNodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Free
+	}
+	before := free()
+	for _, p := range []string{"rigdead", "riglive"} {
+		if err := os.MkdirAll(hugepages.DPDKRunDir+"/"+p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(hugepages.DPDKRunDir+"/"+p+"/config", make([]byte, 17544), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	livePid, _ := holdConfigLock(t, hugepages.DPDKRunDir+"/riglive/config")
+	// the dead process's hugepage: faulted in, then let go without deleting
+	mapPath := filepath.Join(dir, "rigdeadmap_0")
+	f, err := os.OpenFile(mapPath, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(2 << 20); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, 2<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem[0] = 1
+	unix.Munmap(mem)
+	f.Close()
+	if got := free(); got != before-1 {
+		t.Fatalf("free %d after the dead process's page, want %d", got, before-1)
+	}
+
+	mounts := []hugepages.Mount{{Path: dir, PageSizeKB: 2048}}
+	dirs, err := hugepages.FindRuntimeDirs(h, h.Path, hugepages.Users(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, d := range dirs {
+		states[d.Prefix] = d.State + ": " + d.Why
+	}
+	want := map[string]string{
+		"rigdead": "dead: no process holds the config lock: its DPDK process is gone",
+		"riglive": fmt.Sprintf("alive: pid %d holds the lock on config (DPDK primary running)", livePid),
+	}
+	if !reflect.DeepEqual(states, want) {
+		t.Fatalf("runtime dirs %q, want %q", states, want)
+	}
+	stale := hugepages.FindStale(h, mounts)
+	rep, err := hugepages.Clean(h, h.Path, dirs, stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.RuntimeDirs, []string{hugepages.DPDKRunDir + "/rigdead"}) || !reflect.DeepEqual(rep.HugeFiles, []string{mapPath}) || rep.Pages != 1 {
+		t.Fatalf("clean: %+v", rep)
+	}
+	if got := free(); got != before {
+		t.Fatalf("free %d after clean, want %d (the page back)", got, before)
+	}
+	if _, err := os.Stat(hugepages.DPDKRunDir + "/riglive/config"); err != nil {
+		t.Fatalf("live dir touched: %v", err)
+	}
+	if err := unix.Unmount(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("CHILD-OK")
 }

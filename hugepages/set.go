@@ -43,7 +43,7 @@ func (e *GrantError) Cause() string {
 // Fix is the usual fix for a short grant.
 func (e *GrantError) Fix() string {
 	if e.Granted > e.Wanted {
-		return "stop the process using them (see `rig hugepages show` for stale DPDK files), then retry"
+		return "stop the process using them (`rig hugepages show` lists leftovers of dead DPDK processes, `rig hugepages clean` removes them), then retry"
 	}
 	node := ""
 	if e.Node != AllNodes {

@@ -41,6 +41,16 @@ type Pool struct {
 	Surplus  int   `json:"surplus"`
 }
 
+// InUse is the pages a shrink must not free: mapped (nr - free) plus, system-
+// wide, reserved for mappings not yet faulted in.
+func (p Pool) InUse() int {
+	n := p.Total - p.Free + p.Reserved
+	if n < 0 {
+		return 0
+	}
+	return n
+}
+
 // Object names the pool in messages: "node0 2048kB" or "2048kB".
 func (p Pool) Object() string { return PoolName(p.SizeKB, p.Node) }
 
@@ -68,6 +78,9 @@ type Meminfo struct {
 	Surplus       int   `json:"hugePagesSurp"`
 	DefaultSizeKB int64 `json:"hugepagesizeKB"`
 	HugetlbKB     int64 `json:"hugetlbKB"`
+	// MemTotalKB and MemAvailableKB are the machine's memory (0 when absent).
+	MemTotalKB     int64 `json:"memTotalKB,omitempty"`
+	MemAvailableKB int64 `json:"memAvailableKB,omitempty"`
 }
 
 // ParseMeminfo reads the Huge* lines of /proc/meminfo text.
@@ -107,6 +120,10 @@ func ParseMeminfo(b []byte) (Meminfo, error) {
 			seen++
 		case "Hugetlb":
 			m.HugetlbKB = n
+		case "MemTotal":
+			m.MemTotalKB = n
+		case "MemAvailable":
+			m.MemAvailableKB = n
 		}
 	}
 	if seen < 3 {
@@ -124,6 +141,9 @@ type State struct {
 	Meminfo       Meminfo     `json:"meminfo"`
 	Mounts        []Mount     `json:"mounts"`
 	Stale         []StaleFile `json:"stale,omitempty"`
+	// RuntimeDirs are DPDK runtime directories (/var/run/dpdk/<prefix>)
+	// with whether their process lives (see FindRuntimeDirs).
+	RuntimeDirs []RuntimeDir `json:"runtimeDirs,omitempty"`
 }
 
 // Sizes lists the page sizes (kB) the kernel offers, ascending.
@@ -312,4 +332,16 @@ func FormatSize(kb int64) string {
 		return fmt.Sprintf("%dM", kb>>10)
 	}
 	return fmt.Sprintf("%dK", kb)
+}
+
+// FormatSizes lists page sizes for messages: "2M, 1G" ("none" when empty).
+func FormatSizes(kbs []int64) string {
+	if len(kbs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(kbs))
+	for i, kb := range kbs {
+		s[i] = FormatSize(kb)
+	}
+	return strings.Join(s, ", ")
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -100,25 +101,137 @@ func Load(ref string) (*Playbook, error) {
 	if b, ok := Embedded(ref); ok && !strings.ContainsAny(ref, "/.") {
 		return Parse("embedded:"+ref, b)
 	}
-	b, err := os.ReadFile(ref)
+	b, err := readFile(ref)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("playbook %q: not an embedded playbook (%s) and no such file", ref, strings.Join(Names(), ", "))
 		}
-		return nil, fmt.Errorf("playbook %q: %w", ref, err)
+		return nil, err
 	}
 	return Parse(ref, b)
 }
 
+// MaxSize is the largest playbook rig reads. Real playbooks are a few kB;
+// the cap keeps `-p /dev/zero` or a wrong multi-GB file from exhausting memory.
+const MaxSize = 1 << 20
+
+// readFile reads a playbook file: a regular file of at most MaxSize bytes.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot open: %v; check the path and its permissions", errors.Unwrap(err))}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot stat: %v", err)}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("not a regular file (%s); give the path of a YAML playbook file or an embedded playbook name (%s)",
+			fileKind(fi.Mode()), strings.Join(Names(), ", "))}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("read: %v", err)}
+	}
+	if len(b) > MaxSize {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes (1 MiB), the most a playbook may be; is this the right file? split it or remove what is not a playbook", MaxSize)}
+	}
+	return b, nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a plain file: " + m.Type().String()
+}
+
+// checkEncoding finds what yaml.v3 reports without a line: a UTF-16/UTF-32
+// byte-order mark and invalid UTF-8.
+func checkEncoding(file string, data []byte) error {
+	switch {
+	case bytes.HasPrefix(data, []byte{0x00, 0x00, 0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0x00, 0x00}):
+		return &Error{File: file, Line: 1, Msg: "file is UTF-32 (it starts with a UTF-32 byte-order mark); save it as UTF-8, e.g. `iconv -f UTF-32 -t UTF-8 in.yaml > out.yaml`"}
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+		return &Error{File: file, Line: 1, Msg: "file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8, e.g. `iconv -f UTF-16 -t UTF-8 in.yaml > out.yaml`"}
+	}
+	if utf8.Valid(data) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02X at column %d); save the file as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`) or remove the character", data[i], col)}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return nil
+}
+
+// tabIndentLine returns the first line (1-based) indented with a tab, or 0.
+// YAML forbids tabs in indentation; yaml.v3 reports them as "found character
+// that cannot start any token".
+func tabIndentLine(data []byte) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		rest := bytes.TrimLeft(l, " \t")
+		if len(rest) == 0 || rest[0] == '#' {
+			continue
+		}
+		if bytes.IndexByte(l[:len(l)-len(rest)], '\t') >= 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// yamlError turns a yaml.v3 error into a playbook error with the line once
+// (yaml says "yaml: line 3: ..."), and explains tab indentation.
+func yamlError(file string, data []byte, err error) *Error {
+	line := yamlErrLine(err)
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if line > 0 {
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+	}
+	if tl := tabIndentLine(data); tl > 0 && (line == 0 || tl <= line) {
+		return &Error{File: file, Line: tl, Msg: "tab character in indentation; YAML indents with spaces only: replace the tab(s) at the start of the line with spaces"}
+	}
+	return &Error{File: file, Line: line, Msg: msg}
+}
+
 // Parse decodes and validates a playbook. file names it in errors.
 func Parse(file string, data []byte) (*Playbook, error) {
+	if len(data) > MaxSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB), the most a playbook may be; is this the right file?", MaxSize)}
+	}
+	if err := checkEncoding(file, data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: file, Msg: "empty playbook"}
 		}
-		return nil, &Error{File: file, Line: yamlErrLine(err), Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, yamlError(file, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {

@@ -1,6 +1,7 @@
 package playbooks
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -59,13 +60,15 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		name, doc, want string
 	}{
 		{"unknown top key", "name: t\nhugepage:\n  pages: []\n", "bad.yaml:2: hugepage: unknown field (known: name, description, hugepages,"},
-		{"unknown nested key", "hugepages:\n  pages:\n    - size: 2M\n      cuont: 4\n", "bad.yaml:4: hugepages.pages[0].cuont: unknown field (known: size, count, node)"},
+		{"unknown nested key", "hugepages:\n  pages:\n    - size: 2M\n      cuont: 4\n", "bad.yaml:4: hugepages.pages[0].cuont: unknown field (known: size, count, node, exact)"},
 		{"string for int", "hugepages:\n  pages:\n    - size: 2M\n      count: lots\n", `bad.yaml:4: hugepages.pages[0].count: want a whole number, got "lots"`},
 		{"bad size", "hugepages:\n  pages:\n    - size: 3M\n      count: 4\n", `bad.yaml:3: hugepages.pages[0].size: page size "3M": not a power of two`},
 		{"negative count", "hugepages:\n  pages:\n    - size: 2M\n      count: -1\n", "bad.yaml:4: hugepages.pages[0].count: must be >= 0, got -1"},
 		{"bad node", "hugepages:\n  pages:\n    - size: 2M\n      count: 1\n      node: 5000\n", "bad.yaml:5: hugepages.pages[0].node: NUMA node must be 0..1023, got 5000"},
 		{"duplicate pool", "hugepages:\n  pages:\n    - size: 2M\n      count: 1\n    - size: 2048kB\n      count: 2\n", "bad.yaml:5: hugepages.pages[1]: same size and node as pages[0]"},
-		{"relative mount", "hugepages:\n  mounts:\n    - path: huge\n", `bad.yaml:3: hugepages.mounts[0].path: want an absolute directory other than /, got "huge"`},
+		{"relative mount", "hugepages:\n  mounts:\n    - path: huge\n", `bad.yaml:3: hugepages.mounts[0].path: "huge" is relative; give an absolute path (use a dedicated directory such as /dev/hugepages, /mnt/huge or /run/hugepages)`},
+		{"dotdot mount", "hugepages:\n  mounts:\n    - path: /tmp/x/../../etc\n", `bad.yaml:3: hugepages.mounts[0].path: "/tmp/x/../../etc" has a ".." component (it resolves to /etc); write the path without ".."`},
+		{"system mount", "hugepages:\n  mounts:\n    - path: /etc/\n", `bad.yaml:3: hugepages.mounts[0].path: "/etc/" is a system directory: hugetlbfs mounted there hides its contents; use a dedicated directory such as /dev/hugepages, /mnt/huge or /run/hugepages`},
 		{"list for map", "hugepages:\n  - 1\n", "bad.yaml:2: hugepages: want a mapping (key: value), got a list"},
 		{"bool as string", "hugepages:\n  persist: yes\n", `bad.yaml:2: hugepages.persist: want true or false, got "yes"`},
 		{"duplicate key", "name: a\nname: b\n", "bad.yaml:2: name: duplicate key"},
@@ -132,6 +135,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("hugepages:\n  pages:\n    - size: 1G\n      count: 4\n      node: 0\n  mounts:\n    - path: /mnt/h\n      pagesize: 1G\n"))
 	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
 	f.Add([]byte("hugepages: {pages: [{size: 2M, count: 0x10}]}"))
+	f.Add([]byte("name: x\nhugepages:\n\tpages: []\n"))
+	f.Add([]byte("\xff\xfen\x00a\x00m\x00e\x00"))
+	f.Add([]byte("\xfe\xff\x00n"))
+	f.Add([]byte("name: x\ndescription: caf\xe9\n"))
+	f.Add([]byte("hugepages:\n  pages:\n    - size: 2M\n      count: 9223372036854775807\n      exact: true\n  mounts:\n    - path: /dev/hugepages/../etc\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pb, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -149,4 +157,69 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parsed but invalid: %v", errs)
 		}
 	})
+}
+
+func TestLoadRejectsNonRegularAndOversize(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := Load("/dev/zero")
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), "/dev/zero: not a regular file (a character device)") {
+			t.Fatalf("/dev/zero: %v", err)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "not a regular file (a directory)") {
+		t.Fatalf("dir: %v", err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, append([]byte("name: big\ndescription: "), bytes.Repeat([]byte("x"), MaxSize)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), big+": larger than 1048576 bytes (1 MiB)") {
+		t.Fatalf("big: %v", err)
+	}
+	ok := filepath.Join(dir, "ok.yaml")
+	if err := os.WriteFile(ok, []byte("name: ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ok); err != nil {
+		t.Fatalf("small file: %v", err)
+	}
+}
+
+func TestParseEncodingAndTabErrorsHaveLines(t *testing.T) {
+	cases := []struct {
+		name, data, want string
+	}{
+		{"tab indent", "name: x\nhugepages:\n\tpages: []\n", "f.yaml:3: tab character in indentation; YAML indents with spaces only"},
+		{"tab in list", "name: x\nhugepages:\n  pages:\n\t- size: 2M\n", "f.yaml:4: tab character in indentation"},
+		{"utf16le bom", "\xff\xfen\x00a\x00m\x00e\x00", "f.yaml:1: file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"},
+		{"utf16be bom", "\xfe\xff\x00n\x00a", "f.yaml:1: file is UTF-16"},
+		{"invalid utf8", "name: x\ndescription: caf\xe9\n", "f.yaml:2: invalid UTF-8 (byte 0xE9 at column 17); save the file as UTF-8"},
+	}
+	for _, c := range cases {
+		_, err := Parse("f.yaml", []byte(c.data))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want prefix %q", c.name, err, c.want)
+		}
+	}
+	// a tab inside a value is not indentation
+	if _, err := Parse("f.yaml", []byte("name: x\ndescription: \"a\tb\"\n")); err != nil {
+		t.Errorf("tab in a value: %v", err)
+	}
+}
+
+func TestCheckMountPath(t *testing.T) {
+	for _, p := range []string{"/", "/etc", "/etc/", "/usr", "/usr/lib/x", "/bin", "/sbin", "/lib", "/lib64", "/lib64/x", "/boot", "/dev", "/proc",
+		"/proc/sys", "/sys", "/sys/fs/x", "/run", "/var", "/home", "/root", "/tmp", "/srv", "/opt", "/mnt", "/dev/shm", "/var/lib",
+		"relative", "./x", "", "/mnt/../etc", "/dev/hugepages/.."} {
+		if CheckMountPath(p) == "" {
+			t.Errorf("%q accepted", p)
+		}
+	}
+	for _, p := range []string{"/dev/hugepages", "/mnt/huge", "/mnt/huge1G", "/run/hugepages", "/dev/hugepages1G", "/srv/huge", "/library"} {
+		if msg := CheckMountPath(p); msg != "" {
+			t.Errorf("%q refused: %s", p, msg)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"strings"
@@ -30,12 +31,23 @@ type HugepagesStep struct {
 	res     []hugepages.Reservation
 	mounts  []hugepages.WantMount
 	persist bool
+	// fixtureRoot is set when the mounter mounts for real but the host root
+	// is not "/": reads come from a fixture tree while a mount would land on
+	// this machine, so Apply refuses it (Check still plans it).
+	fixtureRoot string
 }
 
 // NewHugepagesStep builds the step from the playbook section, mounting for
 // real under the host root.
 func NewHugepagesStep(h *host.Host, spec *playbooks.HugepagesSpec) (*HugepagesStep, error) {
-	return NewHugepagesStepWith(h, hugepages.SysMounter{Resolve: h.Path}, spec)
+	s, err := NewHugepagesStepWith(h, hugepages.SysMounter{Resolve: h.Path}, spec)
+	if err != nil {
+		return nil, err
+	}
+	if !h.IsRealRoot() {
+		s.fixtureRoot = h.Root
+	}
+	return s, nil
 }
 
 // NewHugepagesStepWith is NewHugepagesStep with an explicit host and mounter.
@@ -50,7 +62,7 @@ func NewHugepagesStepWith(fsys hugepagesHost, m hugepages.Mounter, spec *playboo
 		if r.Node != nil {
 			node = *r.Node
 		}
-		s.res = append(s.res, hugepages.Reservation{SizeKB: kb, Node: node, Count: r.Count})
+		s.res = append(s.res, hugepages.Reservation{SizeKB: kb, Node: node, Count: r.Count, Exact: r.Exact})
 	}
 	for i, m := range spec.Mounts {
 		var kb int64
@@ -95,31 +107,107 @@ func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
 // Apply implements Step: it makes every difference a fresh diff finds, in
 // plan order (pools, mounts, persistence).
 func (s *HugepagesStep) Apply(ctx context.Context, _ Plan) error {
-	_, acts, err := s.diff()
+	plan, acts, err := s.diff()
 	if err != nil {
 		return err
 	}
-	for _, do := range acts {
-		if err := do(); err != nil {
+	// a real mount under a fixture root: refuse before anything is written
+	for i, a := range acts {
+		if a.realHost && s.fixtureRoot != "" {
+			return &Problem{Object: plan.Changes[i].Object,
+				Err: fmt.Errorf("refusing to mount hugetlbfs on this machine while reading the host from --root %s "+
+					"(the mount would not be in the fixture's /proc/mounts, so verify would fail and every run would stack another mount); nothing was written", s.fixtureRoot),
+				Fix: "use `rig plan --root ...` to see what would change, or run without --root (root /) to apply on this host"}
+		}
+	}
+	for _, a := range acts {
+		if err := a.do(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// hpAction makes one planned change; realHost marks writes that land on
+// this machine whatever the host root (mounts).
+type hpAction struct {
+	do       func() error
+	realHost bool
+}
+
+// checkMemory refuses reservations whose memory (count x size) exceeds
+// MemTotal, guarding the multiplication, and warns when growing the pools
+// needs more than MemAvailable.
+func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error) {
+	memTotal, memAvail := st.Meminfo.MemTotalKB, st.Meminfo.MemAvailableKB
+	var totalKB, growKB int64
+	for _, r := range s.res {
+		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
+		if r.SizeKB <= 0 || int64(r.Count) > math.MaxInt64/r.SizeKB {
+			return "", &Problem{Object: obj,
+				Err: fmt.Errorf("count %d x %s overflows; no machine has that much memory", r.Count, hugepages.FormatSize(r.SizeKB)),
+				Fix: "ask for a count whose memory fits in RAM (see MemTotal in /proc/meminfo)"}
+		}
+		kb := int64(r.Count) * r.SizeKB
+		if memTotal > 0 && kb > memTotal {
+			return "", &Problem{Object: obj,
+				Err: fmt.Errorf("count %d x %s = %s is more than this machine's memory (MemTotal %s); nothing was written",
+					r.Count, hugepages.FormatSize(r.SizeKB), kbString(kb), kbString(memTotal)),
+				Cause: "the kernel would first try to take all free memory for hugepages, starving everything else",
+				Fix:   fmt.Sprintf("ask for at most %d pages of %s, and leave memory for the system", memTotal/r.SizeKB, hugepages.FormatSize(r.SizeKB))}
+		}
+		if totalKB > math.MaxInt64-kb {
+			totalKB = math.MaxInt64
+		} else {
+			totalKB += kb
+		}
+		if p, ok := st.Pool(r.SizeKB, r.Node); ok && r.Count > p.Total {
+			growKB += int64(r.Count-p.Total) * r.SizeKB
+		}
+	}
+	if memTotal > 0 && totalKB > memTotal {
+		return "", &Problem{Object: "hugepages",
+			Err: fmt.Errorf("the pools asked for total %s, more than this machine's memory (MemTotal %s); nothing was written", kbString(totalKB), kbString(memTotal)),
+			Fix: "lower the counts so that together they fit in RAM, with room left for the system"}
+	}
+	if memAvail > 0 && growKB > memAvail {
+		return fmt.Sprintf("WARNING: hugepages: growing the pools needs %s but only %s is available (MemAvailable); the kernel grants what it can, evicting caches, and rig reports any shortfall",
+			kbString(growKB), kbString(memAvail)), nil
+	}
+	return "", nil
+}
+
+func kbString(kb int64) string {
+	switch {
+	case kb >= 1<<20:
+		return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+	case kb >= 1<<10:
+		return fmt.Sprintf("%.0f MiB", float64(kb)/(1<<10))
+	}
+	return fmt.Sprintf("%d kB", kb)
+}
+
 // diff compares the wanted pools, mounts and persistence files with the
 // host: the plan Check reports and the actions Apply runs come from one
 // pass, so they cannot drift apart.
-func (s *HugepagesStep) diff() (Plan, []func() error, error) {
+func (s *HugepagesStep) diff() (Plan, []hpAction, error) {
 	st, err := hugepages.ReadState(s.fs)
 	if err != nil {
 		return Plan{}, nil, err
 	}
 	var plan Plan
-	var acts []func() error // acts[i] makes plan.Changes[i]
+	var acts []hpAction // acts[i] makes plan.Changes[i]
 	add := func(c Change, do func() error) {
 		plan.Changes = append(plan.Changes, c)
-		acts = append(acts, do)
+		acts = append(acts, hpAction{do: do})
+	}
+	var notes []string
+	warn, err := s.checkMemory(st)
+	if err != nil {
+		return Plan{}, nil, err
+	}
+	if warn != "" {
+		notes = append(notes, warn)
 	}
 	for _, r := range s.res {
 		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
@@ -136,6 +224,22 @@ func (s *HugepagesStep) diff() (Plan, []func() error, error) {
 				Fix:   "drop `node:` (system-wide) or use one of the listed nodes (`rig hugepages show`)"}
 		}
 		p, _ := st.Pool(r.SizeKB, r.Node)
+		if p.Total > r.Count && !r.Exact {
+			notes = append(notes, fmt.Sprintf("%s: %d pages, at least the %d wanted; left as is (other processes may use them; `exact: true` or --exact shrinks)",
+				hugepages.PoolName(r.SizeKB, r.Node), p.Total, r.Count))
+			continue
+		}
+		if p.Total > r.Count && r.Count < p.InUse() {
+			reserved := ""
+			if p.Reserved > 0 {
+				reserved = fmt.Sprintf(", reserved %d", p.Reserved)
+			}
+			return Plan{}, nil, &Problem{Object: obj,
+				Err: fmt.Errorf("exact: true asks to shrink to %d pages but %d are in use (nr_hugepages %d, free %d%s); rig never frees pages in use, nothing was written",
+					r.Count, p.InUse(), p.Total, p.Free, reserved),
+				Cause: "running processes (DPDK apps, ovs-vswitchd) map them, or stale DPDK files hold them",
+				Fix:   fmt.Sprintf("ask for at least %d pages, or stop what uses them (`rig hugepages show` lists leftovers of dead DPDK processes; `rig hugepages clean` removes them) and rerun", p.InUse())}
+		}
 		if p.Total != r.Count {
 			r := r
 			add(Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)},
@@ -177,9 +281,23 @@ func (s *HugepagesStep) diff() (Plan, []func() error, error) {
 				Err: fmt.Errorf("%s is already a %s mount", m.Path, fstype),
 				Fix: "choose another mount path for hugetlbfs"}
 		}
+		if ents, err := s.fs.ReadDir(m.Path); err == nil && len(ents) > 0 {
+			return Plan{}, nil, &Problem{Object: obj,
+				Err:   fmt.Errorf("%s is not empty (%d entries, e.g. %s) and not a hugetlbfs mount; nothing was written", m.Path, len(ents), ents[0].Name()),
+				Cause: "mounting hugetlbfs there would hide its files until unmounted",
+				Fix:   "choose an empty or new directory for hugetlbfs (rig creates it), e.g. /dev/hugepages or /mnt/huge"}
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Plan{}, nil, &Problem{Object: obj,
+				Err: fmt.Errorf("%s: %w", m.Path, err),
+				Fix: "the mount point must be a directory (or not exist yet); choose another path"}
+		}
 		m := m
 		add(Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)},
 			func() error { return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB) })
+		acts[len(acts)-1].realHost = true
+		if s.fixtureRoot != "" {
+			notes = append(notes, fmt.Sprintf("hugetlbfs %s: under --root %s the mount would be a real mount on this machine; apply refuses it", m.Path, s.fixtureRoot))
+		}
 	}
 	if s.persist {
 		for _, f := range hugepages.PersistFiles(s.res, mounts) {
@@ -225,6 +343,7 @@ func (s *HugepagesStep) diff() (Plan, []func() error, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %d pages, %d free", hugepages.PoolName(r.SizeKB, r.Node), p.Total, p.Free))
 		}
 	}
+	plan.Notes = append(plan.Notes, notes...)
 	return plan, acts, nil
 }
 

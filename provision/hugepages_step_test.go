@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"rig/hugepages/hugetest"
 	"rig/playbooks"
+	"rig/provision/host"
 )
 
 func intp(n int) *int { return &n }
@@ -144,13 +146,13 @@ func TestHugepagesProblems(t *testing.T) {
 		}
 	}
 	// a hugetlbfs already mounted with another page size is a failure, not a remount
-	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=1024M 0 0\ntmpfs /run tmpfs rw 0 0\n")
+	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=1024M 0 0\ntmpfs /run/hp tmpfs rw 0 0\n")
 	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages", PageSize: "2M"}}}), ModeApply)
 	if res.Status != StatusFailed || !strings.Contains(res.Error, "mounted with pagesize=1G, want 2M") || !strings.Contains(res.Fix, "umount /dev/hugepages") {
 		t.Fatalf("wrong page size mount: %+v", res)
 	}
-	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/run"}}}), ModeApply)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "/run is already a tmpfs mount") {
+	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/run/hp"}}}), ModeApply)
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "/run/hp is already a tmpfs mount") {
 		t.Fatalf("other fs: %+v", res)
 	}
 	if len(k.Writes) != 0 {
@@ -244,4 +246,153 @@ func walkFiles(root string, fn func(string, []byte)) error {
 		fn(p, b)
 	}
 	return nil
+}
+
+func sysfsCount(t *testing.T, k *hugetest.FakeKernel, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(k.Path(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+const globalNr2M = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+
+func TestHugepagesNeverShrinkUnlessExact(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	k.SetPool(2048, -1, 1024)
+	// the embedded hugepages-2m playbook's 256 is a minimum: a 1024-page pool is left alone
+	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 256}}})
+	for i := 0; i < 2; i++ {
+		res := runOne(t, s, ModeApply)
+		if res.Status != StatusOK || len(res.Changes) != 0 || len(k.Writes) != 0 {
+			t.Fatalf("apply %d: %+v writes %q", i, res, k.Writes)
+		}
+		if !strings.Contains(strings.Join(res.Notes, "\n"), "2048kB: 1024 pages, at least the 256 wanted; left as is") {
+			t.Fatalf("notes %q", res.Notes)
+		}
+	}
+	// exact shrinks, but only down to the pages in use (1024 - 900 free = 124)
+	k.Put("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "900\n")
+	exact := func(n int) *HugepagesStep {
+		return hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: n, Exact: true}}})
+	}
+	res := runOne(t, exact(100), ModeApply)
+	if res.Status != StatusFailed || len(k.Writes) != 0 {
+		t.Fatalf("shrink below in-use: %+v writes %q", res, k.Writes)
+	}
+	for _, w := range []string{"hugepages 2048kB: exact: true asks to shrink to 100 pages but 124 are in use (nr_hugepages 1024, free 900); rig never frees pages in use", "ask for at least 124 pages"} {
+		if !strings.Contains(res.Error+" "+res.Fix, w) {
+			t.Errorf("%q / %q lacks %q", res.Error, res.Fix, w)
+		}
+	}
+	if got := sysfsCount(t, k, globalNr2M); got != "1024" {
+		t.Fatalf("pool changed to %s", got)
+	}
+	// exact above the in-use count shrinks, and a second apply writes nothing
+	s = exact(256)
+	if res := runOne(t, s, ModeApply); res.Status != StatusChanged || !reflect.DeepEqual(k.Writes, []string{globalNr2M + "=256"}) {
+		t.Fatalf("exact shrink: %+v writes %q", res, k.Writes)
+	}
+	k.ResetWrites()
+	if res := runOne(t, s, ModeApply); res.Status != StatusOK || len(k.Writes) != 0 {
+		t.Fatalf("exact second apply: %+v writes %q", res, k.Writes)
+	}
+}
+
+func TestHugepagesCountAgainstMemTotal(t *testing.T) {
+	// the fake kernel has MemTotal 24576000 kB, MemAvailable 20000000 kB
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048, 1 << 20}, nil)
+	cases := []struct {
+		size  string
+		count int
+		want  string
+	}{
+		{"2M", 100000000, "hugepages 2048kB: count 100000000 x 2M = 195312.5 GiB is more than this machine's memory (MemTotal 23.4 GiB); nothing was written"},
+		{"1G", math.MaxInt64, "hugepages 1048576kB: count 9223372036854775807 x 1G overflows"},
+		{"2M", math.MaxInt64, "hugepages 2048kB: count 9223372036854775807 x 2M overflows"},
+	}
+	for _, c := range cases {
+		for _, mode := range []Mode{ModePlan, ModeApply} {
+			res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: c.size, Count: c.count}}}), mode)
+			if res.Status != StatusFailed || !strings.Contains(res.Error, c.want) {
+				t.Errorf("%s x %d (%s): %+v", c.size, c.count, mode, res)
+			}
+		}
+	}
+	if len(k.Writes) != 0 {
+		t.Fatalf("refused counts wrote: %q", k.Writes)
+	}
+	// two pools that fit alone but not together
+	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8000}, {Size: "1G", Count: 20}}}), ModePlan)
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "the pools asked for total 35.6 GiB, more than this machine's memory (MemTotal 23.4 GiB)") {
+		t.Fatalf("sum: %+v", res)
+	}
+	// above MemAvailable but within MemTotal: planned, with a warning
+	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 11000}}}), ModePlan)
+	if res.Status != StatusWouldChange || !strings.Contains(strings.Join(res.Notes, "\n"), "WARNING: hugepages: growing the pools needs 21.5 GiB but only 19.1 GiB is available (MemAvailable)") {
+		t.Fatalf("above MemAvailable: %+v", res)
+	}
+}
+
+func TestHugepagesRefusesNonEmptyMountDir(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	k.Put("/mnt/huge/keep.txt", "data\n")
+	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}}), ModePlan)
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "hugetlbfs /mnt/huge: /mnt/huge is not empty (1 entries, e.g. keep.txt) and not a hugetlbfs mount") ||
+		!strings.Contains(res.Fix, "choose an empty or new directory") {
+		t.Fatalf("non-empty: %+v", res)
+	}
+	// an empty directory is fine, and once mounted the files in it are hugetlbfs's
+	if err := os.Mkdir(k.Path("/mnt/empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/empty"}}})
+	if res := runOne(t, s, ModeApply); res.Status != StatusChanged {
+		t.Fatalf("empty dir: %+v", res)
+	}
+	k.Put("/mnt/empty/rtemap_0", "")
+	k.ResetWrites()
+	if res := runOne(t, s, ModeApply); res.Status != StatusOK || len(k.Writes) != 0 {
+		t.Fatalf("mounted, with files: %+v writes %q", res, k.Writes)
+	}
+}
+
+func TestHugepagesRefusesRealMountUnderFixtureRoot(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	before := snapshot(t, k.Root)
+	spec := &playbooks.HugepagesSpec{Persist: true, Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}},
+		Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}}
+	s, err := NewHugepagesStep(host.New(k.Root), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runOne(t, s, ModePlan)
+	if res.Status != StatusWouldChange || len(res.Changes) != 5 ||
+		!strings.Contains(strings.Join(res.Notes, "\n"), "hugetlbfs /mnt/huge: under --root "+k.Root+" the mount would be a real mount on this machine; apply refuses it") {
+		t.Fatalf("plan: %+v", res)
+	}
+	res = runOne(t, s, ModeApply)
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "hugetlbfs /mnt/huge: refusing to mount hugetlbfs on this machine while reading the host from --root "+k.Root) ||
+		!strings.Contains(res.Error, "nothing was written") {
+		t.Fatalf("apply: %+v", res)
+	}
+	if after := snapshot(t, k.Root); !reflect.DeepEqual(before, after) {
+		t.Fatal("refused apply changed the fixture tree")
+	}
+	if _, err := os.Stat(k.Path("/mnt/huge")); !os.IsNotExist(err) {
+		t.Fatalf("mount point created: %v", err)
+	}
+	if b, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(b), k.Root) {
+		t.Fatalf("a real mount under the fixture root: %s", b)
+	}
+	// without mounts the fixture's sysfs is the only thing written
+	s, err = NewHugepagesStep(host.New(k.Root), &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := runOne(t, s, ModeApply); res.Status != StatusOK {
+		t.Fatalf("no mount: %+v", res)
+	}
 }

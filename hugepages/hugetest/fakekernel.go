@@ -147,6 +147,7 @@ func (k *FakeKernel) renderMeminfo() {
 	free := k.get(globalPath(k.DefaultKB, "free_hugepages"))
 	k.Put("/proc/meminfo", fmt.Sprintf(`MemTotal:       24576000 kB
 MemFree:        20000000 kB
+MemAvailable:   20000000 kB
 AnonHugePages:         0 kB
 HugePages_Total:   %5d
 HugePages_Free:    %5d
