@@ -122,7 +122,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	for _, name := range c.Ports {
 		id, err := dpdk.PortByName(name)
 		if err != nil {
-			return nil, fmt.Errorf("bench: %w (fix: name a device given with --vdev, or a PCI address bound for DPDK)", err)
+			return nil, fmt.Errorf("bench: %w (fix: name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci)", err)
 		}
 		rxq, txq := c.RxQ, c.TxQ
 		pc := dpdk.PortConf{RxQ: uint16(rxq), TxQ: uint16(txq), RxD: uint16(c.RxD), TxD: uint16(c.TxD), RSS: rxq > 1, Pool: pool}
