@@ -19,7 +19,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
-	"rig/hugepages/hugetest"
+	"rig/internal/testutil/hugetest"
 )
 
 // EAL can be initialised once per process: dataplane tests re-exec the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"rig/hugepages"
-	"rig/hugepages/hugetest"
+	"rig/internal/testutil/hugetest"
 )
 
 // A /proc/meminfo from a Debian 12 VM with 512 default-size pages.

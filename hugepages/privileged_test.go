@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/hugepages"
-	"rig/hugepages/hugetest"
-	"rig/provision/host"
+	"rig/internal/host"
+	"rig/internal/testutil/hugetest"
 )
 
 // TestPrivilegedReserveReadBackRestore reserves a few real 2 MiB pages

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/hugepages"
-	"rig/hugepages/hugetest"
+	"rig/internal/testutil/hugetest"
 )
 
 const lockHolderEnv = "RIG_TEST_DPDK_LOCK_HOLDER"

@@ -12,7 +12,7 @@ import (
 
 	dovs "github.com/digitalocean/go-openvswitch/ovs"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // Default locations of the system instance (Debian's openvswitch-switch).

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // A write that ovs-vsctl's --timeout killed (SIGALRM, as recorded from a

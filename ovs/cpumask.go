@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // MaxCPUMaskDigits bounds a hex CPU mask: 256 digits name CPUs 0..1023,

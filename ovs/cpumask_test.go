@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 func TestParseCPUMaskAndList(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // Binaries and schema of Debian's openvswitch-switch-dpdk.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"rig/internal/host"
+	"rig/internal/testutil/ovstest"
 	"rig/ovs"
-	"rig/ovs/ovstest"
-	"rig/provision/host"
 )
 
 // A real private instance: every file in its dir, status by pid, stop by

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // Diagnosis explains why an interface (or DPDK itself) is not working.

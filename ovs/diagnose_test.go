@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // fakeRoot builds a host root with files (path -> content; content "<dir>" makes a directory).

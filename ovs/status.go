@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // StatusSchema names Status' JSON shape.

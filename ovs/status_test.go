@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // statusHost is a fake root where the system ovs-vswitchd (pid 4242) is

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"rig/hugepages"
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 )
 
 // hugepagesHost is what the hugepages step needs from the host seam.

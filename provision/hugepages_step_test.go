@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"rig/hugepages/hugetest"
+	"rig/internal/host"
+	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
-	"rig/provision/host"
 )
 
 func intp(n int) *int { return &n }

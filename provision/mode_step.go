@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 	"rig/provision/mlxconfig"
 	"rig/provision/smartnic"
 )

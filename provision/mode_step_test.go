@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 	"rig/provision/mlxconfig"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 	"rig/provision/smartnic"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 	"rig/provision/mlxconfig"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"rig/internal/host"
 	"rig/ovs"
 	"rig/playbooks"
-	"rig/provision/host"
 )
 
 // ovsStep applies the `ovs` section: DPDK other_config (restarting

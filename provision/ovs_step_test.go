@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"rig/internal/host"
+	"rig/internal/testutil/ovstest"
 	"rig/ovs"
-	"rig/ovs/ovstest"
 	"rig/playbooks"
-	"rig/provision/host"
 )
 
 // ---- unit tests: fake exec with exact argv, fake host root ----

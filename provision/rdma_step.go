@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 	"rig/provision/smartnic"
 )
 

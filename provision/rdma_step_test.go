@@ -15,9 +15,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"rig/hugepages/hugetest"
+	"rig/internal/host"
+	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
-	"rig/provision/host"
 	"rig/provision/smartnic"
 )
 

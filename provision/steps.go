@@ -1,8 +1,8 @@
 package provision
 
 import (
+	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/host"
 )
 
 // Env is what steps need beyond the playbook: the host seam and the

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"rig/bench"
-	"rig/hugepages/hugetest"
+	"rig/internal/testutil/hugetest"
 )
 
 func TestBenchLineRateTable(t *testing.T) {

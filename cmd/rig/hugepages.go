@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/hugepages"
+	"rig/internal/host"
 	"rig/playbooks"
 	"rig/provision"
-	"rig/provision/host"
 )
 
 const hugepagesShowSchema = "rig.hugepages/v1"

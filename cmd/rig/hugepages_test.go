@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/hugepages/hugetest"
+	"rig/internal/testutil/hugetest"
 )
 
 func TestHugepagesSetSizeListsHostSizes(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rig/internal/host"
 	"rig/provision"
-	"rig/provision/host"
 	"rig/provision/mlxconfig"
 )
 

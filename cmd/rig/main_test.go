@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"rig/hugepages/hugetest"
+	"rig/internal/testutil/hugetest"
 )
 
 func rig(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"rig/ovs/ovstest"
-	"rig/provision/host"
+	"rig/internal/host"
+	"rig/internal/testutil/ovstest"
 )
 
 // A 200,000-byte devargs is refused at playbook validation (exit 2) with

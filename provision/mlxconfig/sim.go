@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"rig/provision/host"
+	"rig/internal/host"
 	"rig/provision/smartnic"
 )
 

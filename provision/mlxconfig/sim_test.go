@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 func newTestSim(t *testing.T, devs map[string]string) *Sim {

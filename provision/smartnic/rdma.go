@@ -8,7 +8,7 @@ import (
 
 	"github.com/Mellanox/rdmamap"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // rdmaMapper finds the RDMA devices of a PCI function, their ports and the

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // TestRdmamapAgreesOnFixtures runs the real github.com/Mellanox/rdmamap

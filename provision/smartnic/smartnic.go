@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // SchemaVersion names the JSON shape of Inventory.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 const hostsDir = "../../testdata/hosts/"

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"rig/hugepages/hugetest"
+	"rig/internal/host"
+	"rig/internal/testutil/hugetest"
 	"rig/ovs"
-	"rig/provision/host"
 )
 
 // Recorder wraps an ExecFunc and records every argv.

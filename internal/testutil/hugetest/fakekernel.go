@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"rig/provision/host"
+	"rig/internal/host"
 )
 
 // FakeKernel is a host root built from data in a temp dir, with just enough
