@@ -1,7 +1,7 @@
 // Package hugepages reserves hugepages per size and NUMA node through sysfs,
 // mounts hugetlbfs, verifies against /proc/meminfo, persists the setup across
 // reboots and finds hugepage files left behind by dead DPDK processes.
-// Every path is a host path resolved under a root (see provision/host).
+// Every path is a host path resolved under a root (see internal/host).
 package hugepages
 
 import (
