@@ -14,6 +14,7 @@ import (
 
 	"rig/hugepages"
 	"rig/internal/host"
+	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 )
 
@@ -21,7 +22,7 @@ import (
 // through the real /sys, reads them back (sysfs and /proc/meminfo), and
 // restores the original count.
 func TestPrivilegedReserveReadBackRestore(t *testing.T) {
-	hugetest.RequireRoot(t)
+	testutil.RequirePrivileged(t)
 	h := host.New("/")
 	st, err := hugepages.ReadState(h)
 	if err != nil {
@@ -85,7 +86,7 @@ func TestPrivilegedMountInPrivateNamespace(t *testing.T) {
 		mountChild(t, dir)
 		return
 	}
-	hugetest.RequireRoot(t)
+	testutil.RequirePrivileged(t)
 	dir := filepath.Join(t.TempDir(), "huge")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPrivilegedMountInPrivateNamespace$", "-test.v")
 	cmd.Env = append(os.Environ(), mountChildEnv+"="+dir)
@@ -202,7 +203,7 @@ func TestPrivilegedCleanDeadRuntimeDir(t *testing.T) {
 		cleanChild(t, dir)
 		return
 	}
-	hugetest.RequireRoot(t)
+	testutil.RequirePrivileged(t)
 	dir := filepath.Join(t.TempDir(), "huge")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPrivilegedCleanDeadRuntimeDir$", "-test.v")
 	cmd.Env = append(os.Environ(), cleanChildEnv+"="+dir)

@@ -14,7 +14,7 @@ import (
 
 // A real private instance: every file in its dir, status by pid, stop by
 // pid leaves no process and no socket, and a second start is a no-op.
-func TestDaemonLifecycle(t *testing.T) {
+func TestPrivilegedDaemonLifecycle(t *testing.T) {
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
 	d := ovstest.Start(t, h, 64)

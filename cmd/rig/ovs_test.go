@@ -30,7 +30,7 @@ func TestPlanRefusesHugeDevargs(t *testing.T) {
 
 // `rig ovs daemon stop` says what it did per daemon: "stopped NAME (pid N,
 // SIGTERM)" for running ones, "NAME was not running (...)" on a second stop.
-func TestOVSDaemonStopSaysWhatItDid(t *testing.T) {
+func TestPrivilegedOVSDaemonStopSaysWhatItDid(t *testing.T) {
 	d := ovstest.Start(t, host.New("/"), 0) // DPDK is not initialised: no hugepages needed
 	st := d.Status()
 	if !st.Running {
@@ -50,7 +50,7 @@ func TestOVSDaemonStopSaysWhatItDid(t *testing.T) {
 
 // Right after `rig ovs daemon start` DPDK is not initialised: `rig ovs
 // status` says so (text and JSON) and exits 1 instead of "ok".
-func TestOVSStatusDPDKNotRequested(t *testing.T) {
+func TestPrivilegedOVSStatusDPDKNotRequested(t *testing.T) {
 	d := ovstest.Start(t, host.New("/"), 0) // DPDK is not initialised: no hugepages needed
 	code, out, errOut := rig(t, "ovs", "status", "--rundir", d.Dir)
 	if code != exitFailure || strings.Contains(out, "ok:") || !strings.Contains(out, "dpdk_initialized:  false") ||

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/internal/host"
+	"rig/internal/testutil"
 )
 
 // TestRdmamapAgreesOnFixtures runs the real github.com/Mellanox/rdmamap
@@ -19,10 +20,8 @@ import (
 // slave (nothing propagates back to the host) and binds the fixture's sys
 // over /sys, as measured in lab-notes.md. The thread is never unlocked, so
 // Go discards it (and the namespace) when the goroutine returns.
-func TestRdmamapAgreesOnFixtures(t *testing.T) {
-	if unix.Geteuid() != 0 {
-		t.Skip("needs root (CAP_SYS_ADMIN) to unshare a mount namespace; run the tests as root")
-	}
+func TestPrivilegedRdmamapAgreesOnFixtures(t *testing.T) {
+	testutil.RequirePrivileged(t) // CAP_SYS_ADMIN to unshare a mount namespace
 	for _, name := range []string{"bf2-dpu-arm", "bf2-host", "bf3-dpu-arm", "cx6dx-host"} {
 		t.Run(name, func(t *testing.T) {
 			root, err := filepath.Abs(hostsDir + name)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"rig/internal/testutil"
 )
 
 const sysDir = "/sys/kernel/mm/hugepages/hugepages-2048kB"
@@ -22,12 +24,13 @@ func readInt(name string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// RequireRoot skips the test (with the reason) unless running as root.
+// RequireRoot is testutil.RequirePrivileged under its old name.
+//
+// Deprecated: call testutil.RequirePrivileged; this forward goes once the
+// provision and bench tests have moved (issue 9).
 func RequireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("privileged test: needs root (CI runs as root); run `sudo make test`")
-	}
+	testutil.RequirePrivileged(t)
 }
 
 // Reserve makes at least n 2 MiB hugepages free for the test and restores
@@ -35,7 +38,7 @@ func RequireRoot(t testing.TB) {
 // grants fewer pages than needed.
 func Reserve(t testing.TB, n int) {
 	t.Helper()
-	RequireRoot(t)
+	testutil.RequirePrivileged(t)
 	total, err := readInt("nr_hugepages")
 	if err != nil {
 		t.Fatalf("hugetest: %v", err)

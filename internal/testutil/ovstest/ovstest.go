@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"rig/internal/host"
+	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 	"rig/ovs"
 )
@@ -95,7 +96,7 @@ func IsRead(argv []string) bool {
 // no socket is left, and removes the dir. It skips when not root.
 func Start(t testing.TB, h *host.Host, pages int) *ovs.Daemon {
 	t.Helper()
-	hugetest.RequireRoot(t)
+	testutil.RequirePrivileged(t)
 	if _, err := os.Stat(ovs.DefaultVswitchd); err != nil {
 		t.Skipf("needs %s (openvswitch-switch-dpdk; `make deps`): %v", ovs.DefaultVswitchd, err)
 	}
