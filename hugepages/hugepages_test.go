@@ -204,3 +204,17 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePageSize(t *testing.T) {
+	ok := map[string]int64{"2M": 2048, "2MB": 2048, "2048kB": 2048, "2048K": 2048, "1G": 1 << 20, "1GB": 1 << 20, "1Gi": 1 << 20, "2097152": 2048, "1024M": 1 << 20}
+	for in, want := range ok {
+		if got, err := hugepages.ParsePageSize(in); err != nil || got != want {
+			t.Errorf("ParsePageSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "M", "-2M", "3M", "2X", "1000", "99999999999G"} {
+		if _, err := hugepages.ParsePageSize(bad); err == nil {
+			t.Errorf("ParsePageSize(%q): want error", bad)
+		}
+	}
+}

@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"rig/playbooks"
 )
 
 // Mount is one hugetlbfs mount from /proc/mounts.
@@ -53,7 +51,7 @@ func ParseMounts(b []byte, defaultKB int64) ([]Mount, error) {
 		m := Mount{Path: unescapeMount(f[1]), PageSizeKB: defaultKB, Options: f[3]}
 		for _, o := range strings.Split(f[3], ",") {
 			if v, ok := strings.CutPrefix(o, "pagesize="); ok {
-				kb, err := playbooks.ParsePageSize(v)
+				kb, err := ParsePageSize(v)
 				if err != nil {
 					return nil, fmt.Errorf("/proc/mounts: %s: %w", m.Path, err)
 				}

@@ -323,6 +323,49 @@ func (s *State) VerifyMeminfo() error {
 	return nil
 }
 
+// ParsePageSize turns "2M", "2MB", "2048kB", "1G", "1GB", "1Gi", "2097152"
+// (bytes) into kB. Only sizes the kernel offers are checked later, against sysfs.
+func ParsePageSize(s string) (int64, error) {
+	in := strings.TrimSpace(s)
+	if in == "" {
+		return 0, fmt.Errorf("empty page size; use e.g. 2M or 1G")
+	}
+	low := strings.ToLower(in)
+	low = strings.TrimSuffix(low, "b")
+	low = strings.TrimSuffix(low, "i")
+	mult := int64(0)
+	switch {
+	case strings.HasSuffix(low, "k"):
+		mult, low = 1, strings.TrimSuffix(low, "k")
+	case strings.HasSuffix(low, "m"):
+		mult, low = 1024, strings.TrimSuffix(low, "m")
+	case strings.HasSuffix(low, "g"):
+		mult, low = 1024*1024, strings.TrimSuffix(low, "g")
+	default:
+		mult = -1 // bytes
+	}
+	n, err := strconv.ParseInt(low, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("page size %q: want a size like 2M, 2048kB or 1G", in)
+	}
+	var kb int64
+	if mult < 0 {
+		if n%1024 != 0 {
+			return 0, fmt.Errorf("page size %q: bytes must be a multiple of 1024", in)
+		}
+		kb = n / 1024
+	} else {
+		if n > (1<<40)/mult {
+			return 0, fmt.Errorf("page size %q: too large", in)
+		}
+		kb = n * mult
+	}
+	if kb&(kb-1) != 0 {
+		return 0, fmt.Errorf("page size %q: not a power of two", in)
+	}
+	return kb, nil
+}
+
 // FormatSize prints kB as a page size people use: 2048 -> "2M", 1048576 -> "1G".
 func FormatSize(kb int64) string {
 	switch {

@@ -3,8 +3,9 @@ package playbooks
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"rig/hugepages"
 )
 
 // HugepagesSpec is the `hugepages` section.
@@ -117,48 +118,11 @@ type HugetlbfsMount struct {
 	PageSize string `yaml:"pagesize"`
 }
 
-// ParsePageSize turns "2M", "2MB", "2048kB", "1G", "1GB", "1Gi", "2097152"
-// (bytes) into kB. Only sizes the kernel offers are checked later, against sysfs.
-func ParsePageSize(s string) (int64, error) {
-	in := strings.TrimSpace(s)
-	if in == "" {
-		return 0, fmt.Errorf("empty page size; use e.g. 2M or 1G")
-	}
-	low := strings.ToLower(in)
-	low = strings.TrimSuffix(low, "b")
-	low = strings.TrimSuffix(low, "i")
-	mult := int64(0)
-	switch {
-	case strings.HasSuffix(low, "k"):
-		mult, low = 1, strings.TrimSuffix(low, "k")
-	case strings.HasSuffix(low, "m"):
-		mult, low = 1024, strings.TrimSuffix(low, "m")
-	case strings.HasSuffix(low, "g"):
-		mult, low = 1024*1024, strings.TrimSuffix(low, "g")
-	default:
-		mult = -1 // bytes
-	}
-	n, err := strconv.ParseInt(low, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("page size %q: want a size like 2M, 2048kB or 1G", in)
-	}
-	var kb int64
-	if mult < 0 {
-		if n%1024 != 0 {
-			return 0, fmt.Errorf("page size %q: bytes must be a multiple of 1024", in)
-		}
-		kb = n / 1024
-	} else {
-		if n > (1<<40)/mult {
-			return 0, fmt.Errorf("page size %q: too large", in)
-		}
-		kb = n * mult
-	}
-	if kb&(kb-1) != 0 {
-		return 0, fmt.Errorf("page size %q: not a power of two", in)
-	}
-	return kb, nil
-}
+// ParsePageSize is hugepages.ParsePageSize, kept for callers outside
+// playbooks until they call hugepages directly.
+//
+// Deprecated: use hugepages.ParsePageSize.
+func ParsePageSize(s string) (int64, error) { return hugepages.ParsePageSize(s) }
 
 // Validate checks the section's values.
 func (s *HugepagesSpec) Validate() []FieldError {
@@ -170,7 +134,7 @@ func (s *HugepagesSpec) Validate() []FieldError {
 	seen := map[key]int{}
 	for i, r := range s.Pages {
 		f := fmt.Sprintf("pages[%d]", i)
-		kb, err := ParsePageSize(r.Size)
+		kb, err := hugepages.ParsePageSize(r.Size)
 		if err != nil {
 			errs = append(errs, FieldError{f + ".size", err.Error()})
 		}
@@ -215,7 +179,7 @@ func (s *HugepagesSpec) Validate() []FieldError {
 			errs = append(errs, FieldError{f + ".path", "must not contain spaces, commas or backslashes"})
 		}
 		if m.PageSize != "" {
-			if _, err := ParsePageSize(m.PageSize); err != nil {
+			if _, err := hugepages.ParsePageSize(m.PageSize); err != nil {
 				errs = append(errs, FieldError{f + ".pagesize", err.Error()})
 			}
 		}
