@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"rig/internal/host"
+	"rig/internal/pci"
 )
 
 // Diagnosis explains why an interface (or DPDK itself) is not working.
@@ -148,7 +149,6 @@ func logMessage(l string) string {
 }
 
 var (
-	bdfRe      = regexp.MustCompile(`^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$`)
 	notEnough  = regexp.MustCompile(`Not enough memory available on socket (\d+)! Requested: (\d+)MB, available: (\d+)MB`)
 	devargsKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 )
@@ -156,16 +156,8 @@ var (
 // PCIAddress returns the full BDF (domain added) when devargs name a PCI
 // device ("0000:03:00.0,representor=[65535]" -> "0000:03:00.0").
 func PCIAddress(devargs string) (string, bool) {
-	first := strings.SplitN(devargs, ",", 2)[0]
-	m := bdfRe.FindStringSubmatch(first)
-	if m == nil {
-		return "", false
-	}
-	dom := m[1]
-	if dom == "" {
-		dom = "0000"
-	}
-	return strings.ToLower(fmt.Sprintf("%s:%s:%s.%s", dom, m[2], m[3], m[4])), true
+	first, _, _ := strings.Cut(devargs, ",")
+	return pci.Canonical(first)
 }
 
 // CheckDevargs is a syntax check of DPDK devargs: "<device>[,key=value...]"

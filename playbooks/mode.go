@@ -2,8 +2,9 @@ package playbooks
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"rig/internal/pci"
 )
 
 // ModeSpec is the `mode` section (the DPU mode step): the BlueField
@@ -18,8 +19,6 @@ type ModeSpec struct {
 	Want    string   `yaml:"want"`
 	Devices []string `yaml:"devices"`
 }
-
-var bdfRe = regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-1][0-9a-fA-F]\.[0-7]$`)
 
 // ModeWant normalises Want: dpu (also smartnic, ecpf), nic, separated.
 func (s *ModeSpec) ModeWant() (string, error) {
@@ -56,13 +55,10 @@ func (s *ModeSpec) Validate() []FieldError {
 			}
 			continue
 		}
-		if !bdfRe.MatchString(d) {
+		key, ok := pci.Canonical(d)
+		if !ok {
 			errs = append(errs, FieldError{f, fmt.Sprintf("want a PCI address like 0000:03:00.0 (or auto), got %q", d)})
 			continue
-		}
-		key := strings.ToLower(d)
-		if strings.Count(key, ":") == 1 {
-			key = "0000:" + key
 		}
 		if j, dup := seen[key]; dup {
 			errs = append(errs, FieldError{f, fmt.Sprintf("same device as devices[%d]", j)})

@@ -3,6 +3,8 @@ package mlxconfig
 import (
 	"fmt"
 	"strings"
+
+	"rig/internal/pci"
 )
 
 // Generation is a BlueField generation; it decides the NIC-mode parameter
@@ -207,4 +209,15 @@ func Describe(values map[string]int64) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// NormalizeBDF turns a PCI address ("03:00.0", "0000:AF:00.0") into the
+// canonical form sysfs and the firmware tools use ("0000:03:00.0"); anything
+// else (an mst device path) comes back trimmed and lower-cased.
+func NormalizeBDF(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if c, ok := pci.Canonical(s); ok {
+		return c
+	}
+	return s
 }

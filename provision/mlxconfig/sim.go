@@ -126,15 +126,6 @@ func NewSimDevice(id string, m Mode) (*SimDevice, error) {
 	return d, nil
 }
 
-// NormalizeBDF turns "03:00.0" into "0000:03:00.0" and lower-cases it.
-func NormalizeBDF(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if strings.Count(s, ":") == 1 {
-		s = "0000:" + s
-	}
-	return s
-}
-
 // Load reads the state file.
 func (s *Sim) Load() (*SimState, error) {
 	b, err := os.ReadFile(s.Path)
