@@ -39,7 +39,7 @@ type Target struct {
 
 // TargetFor resolves the --rundir / --db flags. rundir wins; --db alone
 // points at its socket's directory (private layout if conf.db lives there).
-func TargetFor(h *host.Host, rundir, db string) Target {
+func TargetFor(h Host, rundir, db string) Target {
 	switch {
 	case rundir != "":
 		rd, err := filepath.Abs(rundir)
@@ -50,7 +50,7 @@ func TargetFor(h *host.Host, rundir, db string) Target {
 	case strings.HasPrefix(db, "unix:"):
 		dir := filepath.Dir(strings.TrimPrefix(db, "unix:"))
 		t := Target{DB: db, RunDir: dir, LogFile: SystemLogFile}
-		if fileExists(filepath.Join(dir, "conf.db")) && fileExists(filepath.Join(dir, "ovsdb-server.pid")) {
+		if h.LiveExists(filepath.Join(dir, "conf.db")) && h.LiveExists(filepath.Join(dir, "ovsdb-server.pid")) {
 			t.Private = true
 			t.LogFile = filepath.Join(dir, "ovs-vswitchd.log")
 		}
@@ -63,13 +63,13 @@ func TargetFor(h *host.Host, rundir, db string) Target {
 
 // Client runs ovs-vsctl through the host exec seam.
 type Client struct {
-	H       *host.Host
-	T       Target
+	host    Host
+	Target  Target
 	Timeout int // seconds; 0 = DefaultTimeout
 }
 
 // NewClient returns a client for target t.
-func NewClient(h *host.Host, t Target) *Client { return &Client{H: h, T: t} }
+func NewClient(h Host, t Target) *Client { return &Client{host: h, Target: t} }
 
 func (c *Client) timeout() int {
 	if c.Timeout > 0 {
@@ -81,15 +81,15 @@ func (c *Client) timeout() int {
 // prefix is what every ovs-vsctl argv starts with.
 func (c *Client) prefix() []string {
 	var p []string
-	if c.T.DB != "" {
-		p = append(p, "--db="+c.T.DB)
+	if c.Target.DB != "" {
+		p = append(p, "--db="+c.Target.DB)
 	}
 	return append(p, "--timeout="+strconv.Itoa(c.timeout()))
 }
 
 // Vsctl runs `ovs-vsctl --db=... --timeout=N args...`.
 func (c *Client) Vsctl(ctx context.Context, args ...string) ([]byte, error) {
-	out, err := c.H.Run(ctx, "ovs-vsctl", append(c.prefix(), args...)...)
+	out, err := c.host.Run(ctx, "ovs-vsctl", append(c.prefix(), args...)...)
 	if err != nil {
 		return out, fmt.Errorf("ovs: %w", err)
 	}
@@ -99,12 +99,12 @@ func (c *Client) Vsctl(ctx context.Context, args ...string) ([]byte, error) {
 // lib returns a go-openvswitch client whose exec goes through the host
 // seam, with the same --db and --timeout as our own calls.
 func (c *Client) lib(ctx context.Context) *dovs.Client {
-	db := c.T.DB
+	db := c.Target.DB
 	return dovs.New(dovs.Timeout(c.timeout()), dovs.Exec(func(cmd string, args ...string) ([]byte, error) {
 		if cmd == "ovs-vsctl" && db != "" {
 			args = append([]string{"--db=" + db}, args...)
 		}
-		return c.H.Run(ctx, cmd, args...)
+		return c.host.Run(ctx, cmd, args...)
 	}))
 }
 
@@ -222,10 +222,10 @@ func (c *Client) ReadState(ctx context.Context) (*State, error) {
 }
 
 func (c *Client) where() string {
-	if c.T.DB == "" {
+	if c.Target.DB == "" {
 		return "the system ovsdb"
 	}
-	return c.T.DB
+	return c.Target.DB
 }
 
 // ParseState builds a State from StateArgs' output (four tables).
@@ -450,7 +450,7 @@ func (c *Client) explainWrite(err error) error {
 	}
 	ps := c.VswitchdStatus()
 	if ps.Alive {
-		return fmt.Errorf("%w (ovs-vswitchd pid %d is running but did not apply the change within %d s; see %s)", err, ps.PID, c.timeout(), c.T.LogFile)
+		return fmt.Errorf("%w (ovs-vswitchd pid %d is running but did not apply the change within %d s; see %s)", err, ps.PID, c.timeout(), c.Target.LogFile)
 	}
 	d := c.VswitchdDown(ps, nil)
 	d.Kind = KindVswitchdDied
@@ -475,20 +475,20 @@ func Unreachable(err error) bool {
 // and by which pid). The system instance is restarted by systemd, which
 // finishes a restart on its own.
 func (c *Client) InterruptedRestart() (string, bool) {
-	if !c.T.Private {
+	if !c.Target.Private {
 		return "", false
 	}
-	return (&Daemon{Dir: c.T.RunDir, H: c.H}).InterruptedRestart()
+	return (&Daemon{Dir: c.Target.RunDir, host: c.host}).InterruptedRestart()
 }
 
 // RestartVswitchd restarts ovs-vswitchd so DPDK settings take effect: the
 // private instance by pid, or the system one through systemd.
 func (c *Client) RestartVswitchd(ctx context.Context) error {
-	if c.T.Private {
-		d := &Daemon{Dir: c.T.RunDir, H: c.H}
+	if c.Target.Private {
+		d := &Daemon{Dir: c.Target.RunDir, host: c.host}
 		return d.RestartVswitchd(ctx)
 	}
-	if _, err := c.H.Run(ctx, "systemctl", "restart", "openvswitch-switch"); err != nil {
+	if _, err := c.host.Run(ctx, "systemctl", "restart", "openvswitch-switch"); err != nil {
 		return fmt.Errorf("ovs: restart ovs-vswitchd: %w", err)
 	}
 	return nil

@@ -25,7 +25,8 @@ func TestWriteTimeoutExplained(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(run, "ovs-vswitchd.pid"), []byte("4242\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &Client{H: &host.Host{Root: root, Exec: alarm}, T: Target{DB: "unix:" + run + "/db.sock", RunDir: run, LogFile: run + "/ovs-vswitchd.log", Private: true}, Timeout: 2}
+	h := &host.Host{Root: root, Exec: alarm}
+	c := &Client{host: h, Target: Target{DB: "unix:" + run + "/db.sock", RunDir: run, LogFile: run + "/ovs-vswitchd.log", Private: true}, Timeout: 2}
 	err := c.AddBridge(context.Background(), "br0", "netdev")
 	var died *VswitchdDiedError
 	if !errors.As(err, &died) || died.Diagnosis.Kind != KindVswitchdDied ||
@@ -45,7 +46,7 @@ func TestWriteTimeoutExplained(t *testing.T) {
 		t.Fatalf("live vswitchd: %v", err)
 	}
 	// a write refused for another reason is left alone
-	c.H.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+	h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return nil, &host.ToolError{Argv: args, Err: errors.New("exit status 1"), Stderr: "ovs-vsctl: no bridge named br0\n"}
 	}
 	if err := c.SetBridgeDatapath(context.Background(), "br0", "netdev"); errors.As(err, &died) || strings.Contains(err.Error(), "running") {

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"rig/internal/host"
 )
 
 // MaxCPUMaskDigits bounds a hex CPU mask: 256 digits name CPUs 0..1023,
@@ -91,12 +89,12 @@ const OnlineCPUsFile = "/sys/devices/system/cpu/online"
 // CheckCPUMask checks that every CPU mask (other_config key key) selects
 // is online on host h. It returns "" when it is, else what is wrong and the
 // online set.
-func CheckCPUMask(h *host.Host, key, mask string) (string, error) {
+func CheckCPUMask(h Host, key, mask string) (string, error) {
 	cpus, err := ParseCPUMask(mask)
 	if err != nil {
 		return "", err
 	}
-	raw, err := h.ReadString(OnlineCPUsFile)
+	raw, err := readString(h, OnlineCPUsFile)
 	if err != nil {
 		return "", fmt.Errorf("read the online CPUs: %w", err)
 	}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"rig/internal/host"
 )
 
 // Binaries and schema of Debian's openvswitch-switch-dpdk.
@@ -26,14 +25,14 @@ const (
 // Dir). Processes are started through the exec seam and stopped by pid.
 type Daemon struct {
 	Dir      string
-	H        *host.Host
+	host     Host
 	Vswitchd string        // "" = DefaultVswitchd
 	Schema   string        // "" = DefaultSchema
 	StopWait time.Duration // how long SIGTERM gets before SIGKILL; 0 = 5s
 }
 
 // NewDaemon returns the private instance in dir (made absolute).
-func NewDaemon(h *host.Host, dir string) (*Daemon, error) {
+func NewDaemon(h Host, dir string) (*Daemon, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("ovs daemon: rundir %s: %w", dir, err)
@@ -43,7 +42,7 @@ func NewDaemon(h *host.Host, dir string) (*Daemon, error) {
 	if len(abs) > 80 {
 		return nil, fmt.Errorf("ovs daemon: rundir %s: path too long for unix sockets (%d > 80 bytes); use a shorter directory", abs, len(abs))
 	}
-	return &Daemon{Dir: abs, H: h}, nil
+	return &Daemon{Dir: abs, host: h}, nil
 }
 
 func (d *Daemon) path(name string) string { return filepath.Join(d.Dir, name) }
@@ -114,18 +113,13 @@ const DaemonStatusSchema = "rig.ovs.daemon/v1"
 // procPrefix is what /proc/<pid>/stat's comm starts with (comm is cut at 15 bytes).
 var procPrefix = map[string]string{"ovsdb-server": "ovsdb-server", "ovs-vswitchd": "ovs-vswitchd"}
 
-// ProcessStatus reads pidfile (a real path when real is true, else a host
-// path under the root) and checks /proc/<pid>/stat under the host root: the
-// process must exist, not be a zombie, and have the expected name.
-func ProcessStatus(h *host.Host, name, pidfile string, real bool) ProcStatus {
-	ps := ProcStatus{Name: name, Pidfile: pidfile}
-	var b []byte
-	var err error
-	if real {
-		b, err = os.ReadFile(pidfile)
-	} else {
-		b, err = h.ReadFile(pidfile)
-	}
+// ProcessStatus reads the pidfile of daemon name in target t (a private
+// instance's is a real path, the system one's is under the host root) and
+// checks /proc/<pid>/stat under the host root: the process must exist, not
+// be a zombie, and have the expected name.
+func ProcessStatus(h Host, t Target, name string) ProcStatus {
+	ps := ProcStatus{Name: name, Pidfile: t.Pidfile(name)}
+	b, err := t.readFile(h, ps.Pidfile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			ps.Note = "no pidfile (not running)"
@@ -140,7 +134,7 @@ func ProcessStatus(h *host.Host, name, pidfile string, real bool) ProcStatus {
 		return ps
 	}
 	ps.PID = pid
-	stat, err := h.ReadString(fmt.Sprintf("/proc/%d/stat", pid))
+	stat, err := readString(h, fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		ps.Note = fmt.Sprintf("pid %d from the pidfile is not running (stale pidfile)", pid)
 		return ps
@@ -176,8 +170,8 @@ func parseStat(s string) (comm, state string, ok bool) {
 // Status reports both processes.
 func (d *Daemon) Status() DaemonStatus {
 	st := DaemonStatus{SchemaVersion: DaemonStatusSchema, Dir: d.Dir, DB: d.DB(),
-		OVSDB:    ProcessStatus(d.H, "ovsdb-server", d.path("ovsdb-server.pid"), true),
-		Vswitchd: ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true)}
+		OVSDB:    ProcessStatus(d.host, d.Target(), "ovsdb-server"),
+		Vswitchd: ProcessStatus(d.host, d.Target(), "ovs-vswitchd")}
 	st.Running = st.OVSDB.Alive && st.Vswitchd.Alive
 	return st
 }
@@ -197,16 +191,16 @@ func (d *Daemon) Start(ctx context.Context) error {
 // StartDB creates conf.db (ovsdb-tool create) when absent, starts
 // ovsdb-server and initialises the Open_vSwitch row.
 func (d *Daemon) StartDB(ctx context.Context) error {
-	if ProcessStatus(d.H, "ovsdb-server", d.path("ovsdb-server.pid"), true).Alive {
+	if ProcessStatus(d.host, d.Target(), "ovsdb-server").Alive {
 		return nil
 	}
-	if !fileExists(d.path("conf.db")) {
-		if _, err := d.H.Run(ctx, "ovsdb-tool", "create", d.path("conf.db"), d.schema()); err != nil {
+	if !d.host.LiveExists(d.path("conf.db")) {
+		if _, err := d.host.Run(ctx, "ovsdb-tool", "create", d.path("conf.db"), d.schema()); err != nil {
 			return fmt.Errorf("ovs daemon: create %s: %w", d.path("conf.db"), err)
 		}
 	}
 	_ = os.Remove(d.path("db.sock")) // a stale socket from a killed server
-	_, err := d.H.Run(ctx, "env", append(d.env(), "ovsdb-server", d.path("conf.db"),
+	_, err := d.host.Run(ctx, "env", append(d.env(), "ovsdb-server", d.path("conf.db"),
 		"--remote=punix:"+d.path("db.sock"),
 		"--pidfile="+d.path("ovsdb-server.pid"),
 		"--log-file="+d.path("ovsdb-server.log"),
@@ -215,7 +209,7 @@ func (d *Daemon) StartDB(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ovs daemon: start ovsdb-server in %s: %w (log: %s)", d.Dir, err, d.path("ovsdb-server.log"))
 	}
-	if _, err := d.H.Run(ctx, "ovs-vsctl", "--db="+d.DB(), "--timeout=10", "--no-wait", "init"); err != nil {
+	if _, err := d.host.Run(ctx, "ovs-vsctl", "--db="+d.DB(), "--timeout=10", "--no-wait", "init"); err != nil {
 		return fmt.Errorf("ovs daemon: init database: %w", err)
 	}
 	return nil
@@ -229,20 +223,20 @@ func (d *Daemon) env() []string {
 // --detach returns once the daemon is initialised (DPDK included, when
 // other_config:dpdk-init asks for it).
 func (d *Daemon) StartVswitchd(ctx context.Context) error {
-	if ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).Alive {
+	if ProcessStatus(d.host, d.Target(), "ovs-vswitchd").Alive {
 		_ = os.Remove(d.path(RestartMarker)) // it runs: no restart is pending
 		return nil
 	}
 	for _, n := range []string{"ovs-vswitchd.ctl"} {
 		_ = os.Remove(d.path(n))
 	}
-	_, err := d.H.Run(ctx, "env", append(d.env(), d.vswitchdBin(), d.DB(),
+	_, err := d.host.Run(ctx, "env", append(d.env(), d.vswitchdBin(), d.DB(),
 		"--pidfile="+d.path("ovs-vswitchd.pid"),
 		"--log-file="+d.path("ovs-vswitchd.log"),
 		"--unixctl="+d.path("ovs-vswitchd.ctl"),
 		"--detach", "--no-chdir", "-vconsole:off")...)
 	if err != nil {
-		tail := strings.Join(LastStartLines(d.H, d.path("ovs-vswitchd.log"), true, 5, isProblemLine), " | ")
+		tail := strings.Join(LastStartLines(d.host, d.Target(), 5, isProblemLine), " | ")
 		return fmt.Errorf("ovs daemon: start ovs-vswitchd in %s: %w (log %s: %s)", d.Dir, err, d.path("ovs-vswitchd.log"), tail)
 	}
 	if err := os.Remove(d.path(RestartMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -269,7 +263,12 @@ func (d *Daemon) BeginRestart() error {
 // InterruptedRestart returns the marker's path and content when a restart
 // rig began has not finished.
 func (d *Daemon) InterruptedRestart() (string, bool) {
-	b, err := os.ReadFile(d.path(RestartMarker))
+	f, err := d.host.OpenLive(d.path(RestartMarker))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", false
 	}
@@ -309,7 +308,7 @@ func (d *Daemon) StopReport(ctx context.Context) ([]ProcStop, error) {
 	// the netdev bridges' tap devices outlive vswitchd: name them while the
 	// database still answers, delete them once vswitchd is gone
 	taps := d.netdevTaps(ctx)
-	vpid := ProcessStatus(d.H, "ovs-vswitchd", d.path("ovs-vswitchd.pid"), true).PID
+	vpid := ProcessStatus(d.host, d.Target(), "ovs-vswitchd").PID
 	for _, n := range []string{"ovs-vswitchd", "ovsdb-server"} {
 		ps, err := d.stopProc(ctx, n)
 		did = append(did, ps)
@@ -317,7 +316,7 @@ func (d *Daemon) StopReport(ctx context.Context) ([]ProcStop, error) {
 			errs = append(errs, err)
 		}
 	}
-	if err := removeTaps(taps, vpid); err != nil {
+	if err := removeTaps(d.host, taps, vpid); err != nil {
 		errs = append(errs, err)
 	}
 	// leftovers of a SIGKILLed daemon
@@ -339,11 +338,11 @@ func (d *Daemon) StopReport(ctx context.Context) ([]ProcStop, error) {
 // stopProc stops one daemon by the pid in its pidfile and says what it did.
 func (d *Daemon) stopProc(ctx context.Context, name string) (ProcStop, error) {
 	pidfile := d.path(name + ".pid")
-	ps := ProcessStatus(d.H, name, pidfile, true)
+	ps := ProcessStatus(d.host, d.Target(), name)
 	res := ProcStop{Name: name, PID: ps.PID}
 	if !ps.Alive {
 		res.Note = strings.TrimSuffix(ps.Note, " (not running)")
-		if fileExists(pidfile) {
+		if d.host.LiveExists(pidfile) {
 			res.Note += "; removed the pidfile"
 		}
 		_ = os.Remove(pidfile)
@@ -383,7 +382,7 @@ func (d *Daemon) signalStop(ctx context.Context, name, pidfile string, ps ProcSt
 func (d *Daemon) waitGone(ctx context.Context, name, pidfile string, pid int, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
-		stat, err := d.H.ReadString(fmt.Sprintf("/proc/%d/stat", pid))
+		stat, err := readString(d.host, fmt.Sprintf("/proc/%d/stat", pid))
 		comm, state, ok := parseStat(stat)
 		if err != nil || !ok || state == "Z" || state == "X" || !strings.HasPrefix(comm, procPrefix[name]) {
 			return true
@@ -399,7 +398,7 @@ func (d *Daemon) waitGone(ctx context.Context, name, pidfile string, pid int, wa
 // crash would. For tests of stale-state detection.
 func (d *Daemon) KillVswitchd(ctx context.Context) error {
 	pidfile := d.path("ovs-vswitchd.pid")
-	ps := ProcessStatus(d.H, "ovs-vswitchd", pidfile, true)
+	ps := ProcessStatus(d.host, d.Target(), "ovs-vswitchd")
 	if !ps.Alive {
 		return fmt.Errorf("ovs daemon: ovs-vswitchd is not running: %s", ps.Note)
 	}
@@ -410,9 +409,4 @@ func (d *Daemon) KillVswitchd(ctx context.Context) error {
 		return fmt.Errorf("ovs daemon: ovs-vswitchd pid %d survived SIGKILL", ps.PID)
 	}
 	return nil
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

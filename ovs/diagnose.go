@@ -2,13 +2,11 @@ package ovs
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"rig/internal/host"
 	"rig/internal/pci"
 )
 
@@ -56,15 +54,12 @@ func isProblemLine(l string) bool {
 	return strings.Contains(l, "|WARN|") || strings.Contains(l, "|ERR|") || strings.Contains(l, "|EMER|")
 }
 
-// ReadLogTail reads ovs-vswitchd's log (a real path when real, else under
-// the host root) from its last "opened log file" line (= last start) on,
-// looking at the last 4 MiB at most. A missing log gives nil.
-func ReadLogTail(h *host.Host, path string, real bool) LogTail {
-	p := path
-	if !real {
-		p = h.Path(path)
-	}
-	f, err := os.Open(p)
+// ReadLogTail reads the instance's ovs-vswitchd log (a private instance's
+// is a real path, the system one's is under the host root) from its last
+// "opened log file" line (= last start) on, looking at the last 4 MiB at
+// most. A missing log gives nil.
+func ReadLogTail(h Host, t Target) LogTail {
+	f, err := t.open(h, t.LogFile)
 	if err != nil {
 		return nil
 	}
@@ -98,9 +93,9 @@ func ReadLogTail(h *host.Host, path string, real bool) LogTail {
 }
 
 // LastStartLines returns up to max lines of the log since the last start that pass keep.
-func LastStartLines(h *host.Host, path string, real bool, max int, keep func(string) bool) []string {
+func LastStartLines(h Host, t Target, max int, keep func(string) bool) []string {
 	var out []string
-	for _, l := range ReadLogTail(h, path, real) {
+	for _, l := range ReadLogTail(h, t) {
 		if keep(l) {
 			out = append(out, l)
 		}
@@ -279,7 +274,7 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 
 // Diagnose explains a failed interface (ofport -1 or error set). h is the
 // host seam (sysfs under its root), log the vswitchd log since its start.
-func Diagnose(h *host.Host, st *State, ifc Interface, log LogTail) Diagnosis {
+func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
 	d := Diagnosis{Object: "ovs: port " + ifc.Name, Error: ifc.Error, Kind: KindUnknown}
 	if d.Error == "" {
 		d.Error = fmt.Sprintf("ofport is %d", ifc.OFPort)
@@ -342,7 +337,7 @@ func orNone(s string) string {
 	return s
 }
 
-func diagnoseAttach(h *host.Host, d *Diagnosis, devargs string, log LogTail) {
+func diagnoseAttach(h Host, d *Diagnosis, devargs string, log LogTail) {
 	d.Kind = KindAttachFailed
 	dev := strings.SplitN(devargs, ",", 2)[0]
 	// memif: a socket path that another (or a deleted) port still holds
@@ -362,7 +357,7 @@ func diagnoseAttach(h *host.Host, d *Diagnosis, devargs string, log LogTail) {
 			d.Fix = "use a PCI address that `lspci -D` lists (for mlx5: /sys/class/net/<if>/device); on a BlueField the uplinks are usually 0000:03:00.0 and 0000:03:00.1"
 			return
 		}
-		vendor, _ := h.ReadString(dir + "/vendor")
+		vendor, _ := readString(h, dir+"/vendor")
 		if vendor == "0x15b3" {
 			if !h.Exists(dir+"/infiniband") || len(log.matching(1, "No Verbs device matches")) > 0 || len(log.matching(1, "no Verbs device matches")) > 0 {
 				d.Kind = KindMlx5NoRDMA

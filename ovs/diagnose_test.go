@@ -176,12 +176,21 @@ func TestReadLogTailFromLastStart(t *testing.T) {
 	if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tail := ReadLogTail(&host.Host{Root: "/"}, p, true)
+	tail := ReadLogTail(&host.Host{Root: "/"}, Target{LogFile: p, Private: true})
 	if len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
 		t.Fatalf("tail: %q", tail)
 	}
-	if got := ReadLogTail(&host.Host{Root: "/"}, filepath.Join(dir, "none.log"), true); got != nil {
+	if got := ReadLogTail(&host.Host{Root: "/"}, Target{LogFile: filepath.Join(dir, "none.log"), Private: true}); got != nil {
 		t.Fatalf("missing log: %q", got)
+	}
+	// the system instance's log is a host path: it is read under --root,
+	// a private instance's is the real path whatever the root
+	h := fakeRoot(t, map[string]string{SystemLogFile: log})
+	if tail := ReadLogTail(h, TargetFor(h, "", "")); len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
+		t.Fatalf("system log under the root: %q", tail)
+	}
+	if tail := ReadLogTail(h, Target{LogFile: p, Private: true}); len(tail) != 2 {
+		t.Fatalf("private log under a fixture root: %q", tail)
 	}
 }
 
@@ -189,19 +198,19 @@ func TestProcessStatusStale(t *testing.T) {
 	h := fakeRoot(t, map[string]string{
 		"/var/run/openvswitch/ovs-vswitchd.pid": "4242\n",
 		"/proc/4242/stat":                       "4242 (ovs-vswitchd-dp) S 1 4242 4242 0 -1 4194624",
-		"/run/b.pid":                            "77\n",
+		"/run/b/ovs-vswitchd.pid":               "77\n",
 		"/proc/77/stat":                         "77 (bash) S 1 77 77 0 -1",
-		"/run/z.pid":                            "78\n",
+		"/run/z/ovs-vswitchd.pid":               "78\n",
 		"/proc/78/stat":                         "78 (ovs-vswitchd-dp) Z 1 78 78 0 -1",
-		"/run/g.pid":                            "79\n",
-		"/run/j.pid":                            "junk\n",
+		"/run/g/ovs-vswitchd.pid":               "79\n",
+		"/run/j/ovs-vswitchd.pid":               "junk\n",
 	})
-	if ps := ProcessStatus(h, "ovs-vswitchd", "/var/run/openvswitch/ovs-vswitchd.pid", false); !ps.Alive || ps.PID != 4242 {
+	if ps := ProcessStatus(h, TargetFor(h, "", ""), "ovs-vswitchd"); !ps.Alive || ps.PID != 4242 {
 		t.Errorf("alive: %+v", ps)
 	}
-	for p, note := range map[string]string{"/run/b.pid": "is \"bash\" now", "/run/z.pid": "zombie", "/run/g.pid": "not running",
-		"/run/j.pid": "not a pid", "/run/none.pid": "no pidfile"} {
-		ps := ProcessStatus(h, "ovs-vswitchd", p, false)
+	for p, note := range map[string]string{"/run/b": "is \"bash\" now", "/run/z": "zombie", "/run/g": "not running",
+		"/run/j": "not a pid", "/run/none": "no pidfile"} {
+		ps := ProcessStatus(h, Target{RunDir: p}, "ovs-vswitchd")
 		if ps.Alive || !strings.Contains(ps.Note, note) {
 			t.Errorf("%s: %+v, want note %q", p, ps, note)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +58,7 @@ func (c *Client) DiagnoseReadError(err error) Diagnosis {
 	if !Unreachable(err) {
 		d.Kind = KindOVSDBRead
 	}
-	t := c.T
+	t := c.Target
 	if t.Private {
 		d.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
 		d.Fix = "rig ovs daemon start --rundir " + t.RunDir
@@ -76,11 +75,11 @@ func (c *Client) DiagnoseReadError(err error) Diagnosis {
 
 // VswitchdStatus checks the vswitchd of target via its pidfile.
 func (c *Client) VswitchdStatus() ProcStatus {
-	return ProcessStatus(c.H, "ovs-vswitchd", filepath.Join(c.T.RunDir, "ovs-vswitchd.pid"), c.T.Private)
+	return ProcessStatus(c.host, c.Target, "ovs-vswitchd")
 }
 
 // Log reads the vswitchd log since its last start.
-func (c *Client) Log() LogTail { return ReadLogTail(c.H, c.T.LogFile, c.T.Private) }
+func (c *Client) Log() LogTail { return ReadLogTail(c.host, c.Target) }
 
 // VswitchdDown is the diagnosis for a dead vswitchd.
 func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
@@ -92,13 +91,13 @@ func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
 	d.Cause = "ovs-vswitchd crashed, was killed or was never started"
 	if marker, ok := c.InterruptedRestart(); ok {
 		d.Cause = "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again (" + marker + ")"
-		d.Fix = "rig up --rundir " + c.T.RunDir + " finishes the restart (or: rig ovs daemon start --rundir " + c.T.RunDir + ")"
-	} else if c.T.Private {
-		d.Fix = "start it: rig ovs daemon start --rundir " + c.T.RunDir + " (see " + c.T.LogFile + " for why it stopped)"
+		d.Fix = "rig up --rundir " + c.Target.RunDir + " finishes the restart (or: rig ovs daemon start --rundir " + c.Target.RunDir + ")"
+	} else if c.Target.Private {
+		d.Fix = "start it: rig ovs daemon start --rundir " + c.Target.RunDir + " (see " + c.Target.LogFile + " for why it stopped)"
 	} else {
-		d.Fix = "systemctl restart openvswitch-switch; see " + c.T.LogFile + " and `journalctl -u ovs-vswitchd` for why it stopped"
+		d.Fix = "systemctl restart openvswitch-switch; see " + c.Target.LogFile + " and `journalctl -u ovs-vswitchd` for why it stopped"
 	}
-	d.Evidence = LastStartLines(c.H, c.T.LogFile, c.T.Private, 3, func(l string) bool {
+	d.Evidence = LastStartLines(c.host, c.Target, 3, func(l string) bool {
 		return strings.Contains(l, "|EMER|") || strings.Contains(l, "terminating with signal") || strings.Contains(l, "|ERR|")
 	})
 	return d
@@ -108,10 +107,10 @@ func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
 func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 	st, err := c.ReadState(ctx)
 	if err != nil {
-		return &Status{SchemaVersion: StatusSchema, Target: c.T, Vswitchd: c.VswitchdStatus(),
+		return &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(),
 			OtherConfig: map[string]string{}, Bridges: []Bridge{}, Problems: []Diagnosis{c.DiagnoseReadError(err)}}, nil
 	}
-	s := &Status{SchemaVersion: StatusSchema, Target: c.T, Vswitchd: c.VswitchdStatus(), OVSDBReachable: true,
+	s := &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(), OVSDBReachable: true,
 		DPDKInitialized: st.DPDKInitialized, DPDKVersion: st.DPDKVersion, OVSVersion: st.OVSVersion,
 		OtherConfig: st.OtherConfig, Bridges: st.Bridges}
 	if s.Bridges == nil {
@@ -126,8 +125,8 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 	if !st.DPDKInitialized {
 		// requested or not, no DPDK means no dpdk port can work: say which
 		d := DiagnoseDPDK(st, log)
-		if c.T.Private {
-			d.Fix = strings.ReplaceAll(d.Fix, "`rig up`", "`rig up --rundir "+c.T.RunDir+"`")
+		if c.Target.Private {
+			d.Fix = strings.ReplaceAll(d.Fix, "`rig up`", "`rig up --rundir "+c.Target.RunDir+"`")
 		}
 		s.Problems = append(s.Problems, d)
 	}
@@ -135,7 +134,7 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 		for _, p := range b.Ports {
 			for _, ifc := range p.Interfaces {
 				if !ifc.Attached() { // same rule as the ovs step: ofport > 0 and no error
-					s.Problems = append(s.Problems, Diagnose(c.H, st, ifc, log))
+					s.Problems = append(s.Problems, Diagnose(c.host, st, ifc, log))
 				}
 			}
 		}

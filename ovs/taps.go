@@ -3,10 +3,7 @@ package ovs
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-
-	"github.com/vishvananda/netlink"
 )
 
 // netdevDatapathTap is the tap device every userspace (netdev) datapath
@@ -17,7 +14,7 @@ const netdevDatapathTap = "ovs-netdev"
 // netdev bridges (their internal interfaces), read from its database. They
 // outlive a stopped vswitchd in the host network namespace.
 func (d *Daemon) netdevTaps(ctx context.Context) []string {
-	st, err := NewClient(d.H, d.Target()).ReadState(ctx)
+	st, err := NewClient(d.host, d.Target()).ReadState(ctx)
 	if err != nil {
 		return nil
 	}
@@ -42,17 +39,17 @@ func (d *Daemon) netdevTaps(ctx context.Context) []string {
 
 // otherVswitchdAlive reports an ovs-vswitchd process other than pid: while
 // one runs, the shared ovs-netdev tap may be its own.
-func otherVswitchdAlive(pid int) bool {
-	ents, _ := os.ReadDir("/proc")
+func otherVswitchdAlive(h Host, pid int) bool {
+	ents, _ := h.ReadDir("/proc")
 	for _, e := range ents {
 		if e.Name() == fmt.Sprint(pid) {
 			continue
 		}
-		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
+		comm, err := h.ReadFile("/proc/" + e.Name() + "/comm")
 		if err != nil {
 			continue
 		}
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		stat, _ := h.ReadFile("/proc/" + e.Name() + "/stat")
 		if _, state, ok := parseStat(string(stat)); ok && state == "Z" {
 			continue
 		}
@@ -66,26 +63,26 @@ func otherVswitchdAlive(pid int) bool {
 // removeTaps deletes the named tap devices (only tuntap links) once the
 // vswitchd that made them is gone. The shared ovs-netdev tap is left alone
 // while another vswitchd runs.
-func removeTaps(names []string, ourPID int) error {
+func removeTaps(h Host, names []string, ourPID int) error {
 	if len(names) == 0 {
 		return nil
 	}
-	h, err := netlink.NewHandle()
+	nl, err := h.Netlink("")
 	if err != nil {
-		return fmt.Errorf("ovs daemon: netlink: %w", err)
+		return fmt.Errorf("ovs daemon: remove tap devices left by ovs-vswitchd: netlink: %w", err)
 	}
-	defer h.Close()
-	other := otherVswitchdAlive(ourPID)
+	defer nl.Close()
+	other := otherVswitchdAlive(h, ourPID)
 	var errs []string
 	for _, n := range names {
 		if n == netdevDatapathTap && other {
 			continue
 		}
-		l, err := h.LinkByName(n)
+		l, err := nl.LinkByName(n)
 		if err != nil || l.Type() != "tuntap" {
 			continue
 		}
-		if err := h.LinkDel(l); err != nil {
+		if err := nl.LinkDel(l); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", n, err))
 		}
 	}

@@ -163,8 +163,8 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 	}
 	if restart != "" {
 		how := "systemctl restart openvswitch-switch"
-		if s.c.T.Private {
-			how = "private instance in " + s.c.T.RunDir
+		if s.c.Target.Private {
+			how = "private instance in " + s.c.Target.RunDir
 		}
 		add(phaseRestart, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: restart}, s.c.RestartVswitchd)
 	}

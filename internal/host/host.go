@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/vishvananda/netlink"
 )
 
 // ExecFunc is the one exec seam. It returns the tool's stdout; on failure
@@ -177,3 +179,20 @@ func (h *Host) Symlink(target, p string) error {
 	}
 	return os.Symlink(target, full)
 }
+
+// Open opens a host path under the root for reading.
+func (h *Host) Open(p string) (*os.File, error) { return os.Open(h.Path(p)) }
+
+// OpenLive opens a path on the live machine for reading, whatever the root:
+// for files rig made itself at real paths (a private OvS instance's run dir).
+func (h *Host) OpenLive(p string) (*os.File, error) { return os.Open(p) }
+
+// LiveExists reports whether a path exists on the live machine, whatever the root.
+func (h *Host) LiveExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Netlink opens a netlink handle in network namespace nsName ("" is the
+// current one); see NetlinkHandle.
+func (h *Host) Netlink(nsName string) (*netlink.Handle, error) { return NetlinkHandle(nsName) }

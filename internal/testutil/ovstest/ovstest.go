@@ -135,7 +135,7 @@ func Start(t testing.TB, h *host.Host, pages int) *ovs.Daemon {
 		// some containers); ProcessStatus counts that as gone.
 		for _, p := range []ovs.ProcStatus{st.OVSDB, st.Vswitchd} {
 			if p.PID > 0 {
-				if now := ovs.ProcessStatus(h, p.Name, p.Pidfile, true); now.Alive {
+				if now := ovs.ProcessStatus(h, d.Target(), p.Name); now.Alive {
 					t.Errorf("ovstest: %s pid %d still running after stop", p.Name, p.PID)
 				}
 				if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "stat")); err == nil &&
