@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/lab/fwsim"
 	"rig/playbooks"
 	"rig/provision/mlxconfig"
 )
@@ -19,7 +20,7 @@ import (
 // simulator behind the exec seam, and a recorder of every argv.
 type modeRig struct {
 	h    *host.Host
-	sim  *mlxconfig.Sim
+	sim  *fwsim.Sim
 	mu   sync.Mutex
 	argv [][]string
 }
@@ -27,7 +28,7 @@ type modeRig struct {
 func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	t.Helper()
 	root := t.TempDir()
-	sims := map[string]*mlxconfig.SimDevice{}
+	sims := map[string]*fwsim.Device{}
 	for bdf, spec := range devs {
 		id, mode, _ := strings.Cut(spec, ":")
 		writePCIFunction(t, root, bdf, "15b3", id)
@@ -35,13 +36,13 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := mlxconfig.NewSimDevice(id, m)
+		d, err := fwsim.NewDevice(id, m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sims[bdf] = d
 	}
-	r := &modeRig{sim: mlxconfig.NewSim(filepath.Join(t.TempDir(), "fw.json"))}
+	r := &modeRig{sim: fwsim.New(filepath.Join(t.TempDir(), "fw.json"))}
 	if err := r.sim.Init(sims); err != nil {
 		t.Fatal(err)
 	}

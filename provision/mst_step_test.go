@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/lab/fwsim"
 	"rig/playbooks"
-	"rig/provision/mlxconfig"
 )
 
 // mstHost: a fixture copy plus a fake exec where the listed tools exist.
@@ -175,7 +175,7 @@ func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 // line) counts as installed; `mst` still goes to the host and is absent.
 func TestMSTWithFirmwareSimulator(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", nil, nil)
-	sim := mlxconfig.NewSim(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.exec)
+	sim := fwsim.New(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.exec)
 	answers := map[string]string{}
 	h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		out, err := sim(ctx, name, args...)
@@ -189,7 +189,7 @@ func TestMSTWithFirmwareSimulator(t *testing.T) {
 	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "NVIDIA MFT (mst) not installed") {
 		t.Fatalf("%s %s %q", r.Status, r.Error, r.Notes)
 	}
-	want := map[string]string{"mstconfig -v": mlxconfig.VersionLine + "\n", "mlxconfig -v": mlxconfig.VersionLine + "\n"}
+	want := map[string]string{"mstconfig -v": fwsim.VersionLine + "\n", "mlxconfig -v": fwsim.VersionLine + "\n"}
 	if !reflect.DeepEqual(answers, want) {
 		t.Errorf("simulator answered %q, want %q", answers, want)
 	}

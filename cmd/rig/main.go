@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/internal/host"
+	"rig/lab/fwsim"
 	"rig/provision"
-	"rig/provision/mlxconfig"
 )
 
 // Exit codes (documented in `rig --help`).
@@ -75,7 +75,7 @@ func (a *app) json() bool { return a.output == "json" }
 func (a *app) host() *host.Host {
 	h := host.New(a.root)
 	if a.fwSim != "" {
-		h.Exec = mlxconfig.NewSim(a.fwSim).Exec(h.Exec)
+		h.Exec = fwsim.New(a.fwSim).Exec(h.Exec)
 	}
 	return h
 }

@@ -2,18 +2,16 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"rig/playbooks"
 	"rig/provision"
-	"rig/provision/mlxconfig"
 )
 
-// newModeCmd is `rig mode show|set` and, next to it, `rig fwsim` (the
-// firmware-config simulator behind --fw-sim).
+// newModeCmd is `rig mode show|set` (`rig fwsim`, the firmware-config
+// simulator behind --fw-sim, is in fwsim.go).
 func newModeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mode",
@@ -103,114 +101,4 @@ func orNA(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// newFwSimCmd drives the firmware-config simulator's state file (--fw-sim).
-func newFwSimCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "fwsim",
-		Short: "Drive the firmware-config simulator behind --fw-sim (init, power-cycle, restrict, show)",
-		Long: `rig's firmware-config simulator answers mstconfig, mlxconfig, mstprivhost and
-mlxprivhost (same output as mstflint) when rig runs with --fw-sim STATEFILE.
-"set" writes Next Boot; "rig fwsim power-cycle" promotes Next Boot to Current.`,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if a.output != "text" && a.output != "json" {
-				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
-			}
-			if a.fwSim == "" {
-				return withCode(exitUsage, fmt.Errorf("fwsim: give the state file with --fw-sim PATH"))
-			}
-			return nil
-		},
-	}
-	var devSpecs []string
-	var restricted bool
-	initCmd := &cobra.Command{
-		Use:   "init",
-		Short: "Create (replace) the state file: --device BDF=DEVID:MODE, e.g. 0000:03:00.0=a2d6:separated",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			devs := map[string]*mlxconfig.SimDevice{}
-			for _, spec := range devSpecs {
-				bdf, rest, ok := strings.Cut(spec, "=")
-				id, m, _ := strings.Cut(rest, ":")
-				if !ok || id == "" {
-					return withCode(exitUsage, fmt.Errorf("--device %q: want BDF=DEVID[:MODE], e.g. 0000:03:00.0=a2d6:separated", spec))
-				}
-				mode := mlxconfig.ModeDPU
-				if m != "" {
-					var err error
-					if mode, err = mlxconfig.ParseMode(m); err != nil {
-						return withCode(exitUsage, fmt.Errorf("--device %q: %w", spec, err))
-					}
-				}
-				d, err := mlxconfig.NewSimDevice(id, mode)
-				if err != nil {
-					return withCode(exitUsage, fmt.Errorf("--device %q: %w", spec, err))
-				}
-				d.Restricted = restricted
-				devs[bdf] = d
-			}
-			if len(devs) == 0 {
-				return withCode(exitUsage, fmt.Errorf("fwsim init: give at least one --device BDF=DEVID[:MODE]"))
-			}
-			if err := mlxconfig.NewSim(a.fwSim).Init(devs); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.errOut, "fwsim: wrote %s (%d devices)\n", a.fwSim, len(devs))
-			return nil
-		},
-	}
-	initCmd.Flags().StringSliceVar(&devSpecs, "device", []string{"0000:03:00.0=a2d6:separated"}, "BDF=DEVID[:MODE]; DEVID a2d6 (BlueField-2), a2dc (BlueField-3), 101d (ConnectX-6 Dx); MODE dpu|nic|separated")
-	initCmd.Flags().BoolVar(&restricted, "restricted", false, "start with the host restricted (zero-trust)")
-
-	power := &cobra.Command{
-		Use:   "power-cycle",
-		Short: "Simulate a power cycle: Next Boot becomes Current on every device",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			changed, err := mlxconfig.NewSim(a.fwSim).PowerCycle()
-			if err != nil {
-				return err
-			}
-			if a.json() {
-				return a.emitJSON(map[string]any{"changed": changed})
-			}
-			if len(changed) == 0 {
-				fmt.Fprintln(a.out, "power cycle: no pending firmware configuration")
-			}
-			for _, b := range changed {
-				fmt.Fprintf(a.out, "power cycle: %s loaded its next-boot configuration\n", b)
-			}
-			return nil
-		},
-	}
-
-	var rDev string
-	var off bool
-	restrict := &cobra.Command{
-		Use:   "restrict",
-		Short: "Mark the host zero-trust (restricted) for a device (--off: privileged again)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return mlxconfig.NewSim(a.fwSim).SetRestricted(rDev, !off)
-		},
-	}
-	restrict.Flags().StringVar(&rDev, "device", "", "PCI address (default: every device)")
-	restrict.Flags().BoolVar(&off, "off", false, "lift the restriction")
-
-	show := &cobra.Command{
-		Use:   "show",
-		Short: "Print the simulator state file",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := mlxconfig.NewSim(a.fwSim).Load()
-			if err != nil {
-				return err
-			}
-			return a.emitJSON(st)
-		},
-	}
-	cmd.AddCommand(initCmd, power, restrict, show)
-	return cmd
 }

@@ -1,4 +1,4 @@
-package mlxconfig
+package fwsim
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"rig/internal/host"
+	"rig/provision/mlxconfig"
 	"rig/provision/smartnic"
 )
 
@@ -37,36 +38,40 @@ type Sim struct {
 	mu   sync.Mutex
 }
 
-// SimParam is one parameter's three values.
-type SimParam struct {
+// Param is one parameter's three values.
+type Param struct {
 	Default int64 `json:"default"`
 	Current int64 `json:"current"`
 	Next    int64 `json:"next"`
 }
 
-// SimDevice is one PCI function as the tool sees it.
-type SimDevice struct {
-	Type        string               `json:"type"`     // mstflint device type name (smartnic.Model.MSTType): BlueField2, BlueField3, ConnectX6DX
-	DeviceID    string               `json:"deviceId"` // PCI device id, e.g. a2d6
-	Name        string               `json:"name"`     // "Name:" header line (N/A when unknown)
-	Description string               `json:"description"`
-	Restricted  bool                 `json:"restricted"` // zero-trust host: nv_internal_cpu_conf is read-only
-	Params      map[string]*SimParam `json:"params"`
+// Device is one PCI function as the tool sees it.
+type Device struct {
+	Type        string            `json:"type"`     // mstflint device type name (smartnic.Model.MSTType): BlueField2, BlueField3, ConnectX6DX
+	DeviceID    string            `json:"deviceId"` // PCI device id, e.g. a2d6
+	Name        string            `json:"name"`     // "Name:" header line (N/A when unknown)
+	Description string            `json:"description"`
+	Restricted  bool              `json:"restricted"` // zero-trust host: nv_internal_cpu_conf is read-only
+	Params      map[string]*Param `json:"params"`
 }
 
-// SimState is the state file's content.
-type SimState struct {
-	Devices map[string]*SimDevice `json:"devices"` // by full BDF (0000:03:00.0)
+// Schema names the state file's JSON shape (and `rig fwsim show`'s).
+const Schema = "rig.fwsim/v1"
+
+// State is the state file's content.
+type State struct {
+	SchemaVersion string             `json:"schemaVersion"`
+	Devices       map[string]*Device `json:"devices"` // by full BDF (0000:03:00.0)
 }
 
-// NewSim returns a simulator backed by the state file at path.
-func NewSim(path string) *Sim { return &Sim{Path: path} }
+// New returns a simulator backed by the state file at path.
+func New(path string) *Sim { return &Sim{Path: path} }
 
 // simModel looks a PCI device id ("a2d6", "0xa2d6") up in rig's device
 // table (smartnic.LookupModel). The simulator plays NIC functions that
 // mstflint names (Model.MSTType: ConnectX4 ... BlueField3); BlueFields only
 // of a generation whose mode parameters it knows. gen is "" for ConnectX.
-func simModel(id string) (m smartnic.Model, gen Generation, err error) {
+func simModel(id string) (m smartnic.Model, gen mlxconfig.Generation, err error) {
 	t := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(id)), "0x")
 	n, err := smartnic.ParseHexID("0x" + t)
 	if err != nil {
@@ -78,7 +83,7 @@ func simModel(id string) (m smartnic.Model, gen Generation, err error) {
 	}
 	if m.IsBlueField() {
 		var ok bool
-		if gen, ok = GenerationForModel(m.Name); !ok {
+		if gen, ok = mlxconfig.GenerationForModel(m.Name); !ok {
 			return m, "", fmt.Errorf("fw-sim: unsupported device id %q (%s): the simulator knows the mode parameters of BlueField-2 and BlueField-3 only", id, m.Name)
 		}
 	}
@@ -91,43 +96,43 @@ func simModel(id string) (m smartnic.Model, gen Generation, err error) {
 // (EXT_HOST_PF, OFFLOAD DISABLED) because in that mode the Arm does not manage
 // the eswitch. BlueField-3 NIC keeps ECPF leftovers (only OFFLOAD_ENGINE is
 // set on BF3, hardware-formats.md §10.2).
-func presetValues(gen Generation, m Mode) (map[string]int64, error) {
+func presetValues(gen mlxconfig.Generation, m mlxconfig.Mode) (map[string]int64, error) {
 	switch m {
-	case ModeSeparated:
-		return map[string]int64{ParamModel: 0, ParamPageSupplier: 1, ParamEswitchManager: 1, ParamIBVport0: 1, ParamOffloadEngine: 1}, nil
-	case ModeNIC:
-		if gen == BlueField3 {
-			return map[string]int64{ParamModel: 1, ParamPageSupplier: 0, ParamEswitchManager: 0, ParamIBVport0: 0, ParamOffloadEngine: 1}, nil
+	case mlxconfig.ModeSeparated:
+		return map[string]int64{mlxconfig.ParamModel: 0, mlxconfig.ParamPageSupplier: 1, mlxconfig.ParamEswitchManager: 1, mlxconfig.ParamIBVport0: 1, mlxconfig.ParamOffloadEngine: 1}, nil
+	case mlxconfig.ModeNIC:
+		if gen == mlxconfig.BlueField3 {
+			return map[string]int64{mlxconfig.ParamModel: 1, mlxconfig.ParamPageSupplier: 0, mlxconfig.ParamEswitchManager: 0, mlxconfig.ParamIBVport0: 0, mlxconfig.ParamOffloadEngine: 1}, nil
 		}
 	}
-	return Wanted(gen, m)
+	return mlxconfig.Wanted(gen, m)
 }
 
-// NewSimDevice builds a device of PCI device id id whose current and next
+// NewDevice builds a device of PCI device id id whose current and next
 // boot mode is m (ignored for ConnectX). Factory defaults are DPU mode (the
 // default on DPU SKUs).
-func NewSimDevice(id string, m Mode) (*SimDevice, error) {
+func NewDevice(id string, m mlxconfig.Mode) (*Device, error) {
 	model, gen, err := simModel(id)
 	if err != nil {
 		return nil, err
 	}
-	d := &SimDevice{Type: model.MSTType, DeviceID: fmt.Sprintf("%04x", model.DeviceID), Name: "N/A", Description: "N/A", Params: map[string]*SimParam{}}
+	d := &Device{Type: model.MSTType, DeviceID: fmt.Sprintf("%04x", model.DeviceID), Name: "N/A", Description: "N/A", Params: map[string]*Param{}}
 	if gen == "" {
 		return d, nil
 	}
-	def, _ := Wanted(gen, ModeDPU)
+	def, _ := mlxconfig.Wanted(gen, mlxconfig.ModeDPU)
 	cur, err := presetValues(gen, m)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range ModeParams {
-		d.Params[name] = &SimParam{Default: def[name], Current: cur[name], Next: cur[name]}
+	for _, name := range mlxconfig.ModeParams {
+		d.Params[name] = &Param{Default: def[name], Current: cur[name], Next: cur[name]}
 	}
 	return d, nil
 }
 
 // Load reads the state file.
-func (s *Sim) Load() (*SimState, error) {
+func (s *Sim) Load() (*State, error) {
 	b, err := os.ReadFile(s.Path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -135,26 +140,34 @@ func (s *Sim) Load() (*SimState, error) {
 		}
 		return nil, fmt.Errorf("fw-sim: %w", err)
 	}
-	var st SimState
+	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("fw-sim: state file %s: %w", s.Path, err)
 	}
+	switch st.SchemaVersion {
+	case Schema:
+	case "": // written before the state file named its schema
+		st.SchemaVersion = Schema
+	default:
+		return nil, fmt.Errorf("fw-sim: state file %s has schemaVersion %q, this rig reads %q; recreate it with `rig fwsim init`", s.Path, st.SchemaVersion, Schema)
+	}
 	if st.Devices == nil {
-		st.Devices = map[string]*SimDevice{}
+		st.Devices = map[string]*Device{}
 	}
 	for bdf, d := range st.Devices {
 		if d == nil {
 			return nil, fmt.Errorf("fw-sim: state file %s: device %s is null", s.Path, bdf)
 		}
 		if d.Params == nil {
-			d.Params = map[string]*SimParam{}
+			d.Params = map[string]*Param{}
 		}
 	}
 	return &st, nil
 }
 
 // Save writes the state file atomically.
-func (s *Sim) Save(st *SimState) error {
+func (s *Sim) Save(st *State) error {
+	st.SchemaVersion = Schema
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -174,12 +187,12 @@ func (s *Sim) Save(st *SimState) error {
 }
 
 // Init replaces the state with devs (by BDF).
-func (s *Sim) Init(devs map[string]*SimDevice) error {
+func (s *Sim) Init(devs map[string]*Device) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := &SimState{Devices: map[string]*SimDevice{}}
+	st := &State{Devices: map[string]*Device{}}
 	for bdf, d := range devs {
-		st.Devices[NormalizeBDF(bdf)] = d
+		st.Devices[mlxconfig.NormalizeBDF(bdf)] = d
 	}
 	return s.Save(st)
 }
@@ -224,7 +237,7 @@ func (s *Sim) SetRestricted(bdf string, restricted bool) error {
 			d.Restricted = restricted
 		}
 	} else {
-		d, ok := st.Devices[NormalizeBDF(bdf)]
+		d, ok := st.Devices[mlxconfig.NormalizeBDF(bdf)]
 		if !ok {
 			return fmt.Errorf("fw-sim: no device %s in %s", bdf, s.Path)
 		}
@@ -286,9 +299,9 @@ func (s *Sim) Run(name string, args ...string) (string, int) {
 
 // resolve finds the device -d names: a BDF (with or without domain) or an
 // mst name /dev/mst/mt<decimal id>_pciconf<N>[.<fn>].
-func resolve(st *SimState, dev string) (string, *SimDevice) {
-	if d, ok := st.Devices[NormalizeBDF(dev)]; ok {
-		return NormalizeBDF(dev), d
+func resolve(st *State, dev string) (string, *Device) {
+	if d, ok := st.Devices[mlxconfig.NormalizeBDF(dev)]; ok {
+		return mlxconfig.NormalizeBDF(dev), d
 	}
 	base := filepath.Base(dev)
 	if !strings.HasPrefix(base, "mt") || !strings.Contains(base, "_pciconf") {
@@ -383,7 +396,7 @@ func parseCfgArgs(args []string) (cfgArgs, error) {
 }
 
 // printOpening, as mlxcfg_ui.cpp MlxCfg::printOpening.
-func printOpening(b *strings.Builder, d *SimDevice, dev string) {
+func printOpening(b *strings.Builder, d *Device, dev string) {
 	fmt.Fprintf(b, "\n%s:\n", "Device #1")
 	b.WriteString("----------\n\n")
 	fmt.Fprintf(b, "%-20s%-20s\n", "Device type:", d.Type)
@@ -431,7 +444,7 @@ func unsupported(name string) string {
 }
 
 // runConfig answers mstconfig/mlxconfig. dirty reports a state change.
-func runConfig(st *SimState, a cfgArgs) (string, int, bool) {
+func runConfig(st *State, a cfgArgs) (string, int, bool) {
 	_, d := resolve(st, a.dev)
 	if d == nil {
 		// createCommander prints the error, then queryDevsCfg prints it again
@@ -457,11 +470,11 @@ func runConfig(st *SimState, a cfgArgs) (string, int, bool) {
 		anyDiff, anyRO := false, false
 		for _, n := range names {
 			p := d.Params[n]
-			ro := d.Restricted && IsModeParam(n)
+			ro := d.Restricted && mlxconfig.IsModeParam(n)
 			diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
-			vals := []string{FormatValue(n, p.Next)}
+			vals := []string{mlxconfig.FormatValue(n, p.Next)}
 			if a.verbose {
-				vals = []string{FormatValue(n, p.Default), FormatValue(n, p.Current), FormatValue(n, p.Next)}
+				vals = []string{mlxconfig.FormatValue(n, p.Default), mlxconfig.FormatValue(n, p.Current), mlxconfig.FormatValue(n, p.Next)}
 			}
 			printRow(&b, n, ro, diff, vals)
 			anyDiff, anyRO = anyDiff || diff, anyRO || ro
@@ -488,13 +501,13 @@ func runConfig(st *SimState, a cfgArgs) (string, int, bool) {
 			return b.String() + fmt.Sprintf("-E- fw-sim: bad set argument %q (want PARAM=VALUE)\n", arg), 1, false
 		}
 		p, known := d.Params[n]
-		if !known || (d.Restricted && IsModeParam(n)) {
+		if !known || (d.Restricted && mlxconfig.IsModeParam(n)) {
 			// restricted host: NVQC reports no write support, so the TLV is
 			// not returned for a write operation (GenericCommander::queryParamViews)
 			fmt.Fprintf(&b, "-E- %s\n", unsupported(n))
 			return b.String(), 1, false
 		}
-		iv, err := ParseSetValue(n, v)
+		iv, err := mlxconfig.ParseSetValue(n, v)
 		if err != nil {
 			return b.String() + "-E- fw-sim: " + err.Error() + "\n", 1, false
 		}
@@ -503,9 +516,9 @@ func runConfig(st *SimState, a cfgArgs) (string, int, bool) {
 	}
 	for _, s := range sets {
 		p := d.Params[s.name]
-		vals := []string{FormatValue(s.name, p.Next), FormatValue(s.name, s.val)}
+		vals := []string{mlxconfig.FormatValue(s.name, p.Next), mlxconfig.FormatValue(s.name, s.val)}
 		if a.verbose {
-			vals = []string{FormatValue(s.name, p.Default), FormatValue(s.name, p.Current), FormatValue(s.name, p.Next), FormatValue(s.name, s.val)}
+			vals = []string{mlxconfig.FormatValue(s.name, p.Default), mlxconfig.FormatValue(s.name, p.Current), mlxconfig.FormatValue(s.name, p.Next), mlxconfig.FormatValue(s.name, s.val)}
 		}
 		diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
 		printRow(&b, s.name, false, diff, vals)
@@ -525,16 +538,16 @@ func runConfig(st *SimState, a cfgArgs) (string, int, bool) {
 	return b.String(), 0, true
 }
 
-func sortedParams(d *SimDevice) []string {
+func sortedParams(d *Device) []string {
 	var out []string
-	for _, n := range ModeParams {
+	for _, n := range mlxconfig.ModeParams {
 		if _, ok := d.Params[n]; ok {
 			out = append(out, n)
 		}
 	}
 	var rest []string
 	for n := range d.Params {
-		if !IsModeParam(n) {
+		if !mlxconfig.IsModeParam(n) {
 			rest = append(rest, n)
 		}
 	}
@@ -543,7 +556,7 @@ func sortedParams(d *SimDevice) []string {
 }
 
 // runPrivHost answers mstprivhost/mlxprivhost (mstflint mlxconfig/mstprivhost.py).
-func runPrivHost(st *SimState, args []string) (string, int) {
+func runPrivHost(st *State, args []string) (string, int) {
 	dev, cmd := "", ""
 	for i := 0; i < len(args); i++ {
 		switch x := args[i]; {
@@ -568,7 +581,7 @@ func runPrivHost(st *SimState, args []string) (string, int) {
 	}
 	switch cmd {
 	case "q", "query":
-		return FormatPrivHost(d.Restricted), 0
+		return mlxconfig.FormatPrivHost(d.Restricted), 0
 	case "r", "restrict", "p", "privilege":
 		// the simulated caller is the external host, not the embedded Arm
 		return "-E- Operation is not permitted (refer to the DPU user manual)\n", 1

@@ -1,27 +1,29 @@
-package mlxconfig
+package fwsim
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"rig/internal/host"
+	"rig/provision/mlxconfig"
 )
 
 func newTestSim(t *testing.T, devs map[string]string) *Sim {
 	t.Helper()
-	s := NewSim(filepath.Join(t.TempDir(), "fw.json"))
-	m := map[string]*SimDevice{}
+	s := New(filepath.Join(t.TempDir(), "fw.json"))
+	m := map[string]*Device{}
 	for bdf, spec := range devs {
 		id, mode, _ := strings.Cut(spec, ":")
-		md, err := ParseMode(mode)
+		md, err := mlxconfig.ParseMode(mode)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewSimDevice(id, md)
+		d, err := NewDevice(id, md)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +42,7 @@ func run(t *testing.T, s *Sim, args ...string) (string, int) {
 
 func TestSimQueryFormat(t *testing.T) {
 	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
-	out, code := run(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...)
+	out, code := run(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, mlxconfig.ModeParams...)...)
 	if code != 0 {
 		t.Fatalf("code %d: %s", code, out)
 	}
@@ -57,7 +59,7 @@ func TestSimQueryFormat(t *testing.T) {
 		fmt.Sprintf("%-20s%-20s", "Device:", "0000:03:00.0"),
 		"",
 		fmt.Sprintf("%-20s%44s%20s%18s", "Configurations:", "Default", "Current", "Next Boot"),
-		fmt.Sprintf("*       %-44s%-20s %-20s %-20s", ParamModel, "EMBEDDED_CPU(1)", "SEPARATED_HOST(0)", "SEPARATED_HOST(0)"),
+		fmt.Sprintf("*       %-44s%-20s %-20s %-20s", mlxconfig.ParamModel, "EMBEDDED_CPU(1)", "SEPARATED_HOST(0)", "SEPARATED_HOST(0)"),
 	}
 	for i, w := range want {
 		if lines[i] != w {
@@ -67,16 +69,16 @@ func TestSimQueryFormat(t *testing.T) {
 	if !strings.Contains(out, "The '*' shows parameters with next value different from default/current value.\n") {
 		t.Error("no '*' footer")
 	}
-	q, err := ParseQuery(out)
+	q, err := mlxconfig.ParseQuery(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Decide(BlueField2, q)
-	if err != nil || st.Current != ModeSeparated || st.Next != ModeSeparated || st.Pending {
+	st, err := mlxconfig.Decide(mlxconfig.BlueField2, q)
+	if err != nil || st.Current != mlxconfig.ModeSeparated || st.Next != mlxconfig.ModeSeparated || st.Pending {
 		t.Fatalf("%+v %v", st, err)
 	}
 	// without -e only Next Boot is shown and nothing is starred
-	out, _ = run(t, s, "-d", "03:00.0", "q", ParamModel)
+	out, _ = run(t, s, "-d", "03:00.0", "q", mlxconfig.ParamModel)
 	if !strings.Contains(out, fmt.Sprintf("%-20s%46s\n", "Configurations:", "Next Boot")) || strings.Contains(out, "*") {
 		t.Errorf("plain query:\n%s", out)
 	}
@@ -90,28 +92,28 @@ func TestSimSetPowerCycle(t *testing.T) {
 	}
 	for _, w := range []string{
 		fmt.Sprintf("%-20s%46s       New\n", "Configurations:", "Next Boot"),
-		fmt.Sprintf("        %-44s%-20s %-20s\n", ParamModel, "SEPARATED_HOST(0)", "EMBEDDED_CPU(1)"),
+		fmt.Sprintf("        %-44s%-20s %-20s\n", mlxconfig.ParamModel, "SEPARATED_HOST(0)", "EMBEDDED_CPU(1)"),
 		"\n Apply new Configuration? (y/n) [n] : y\nApplying... Done!\n-I- Please reboot machine to load new configurations.\n",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("set output lacks %q:\n%s", w, out)
 		}
 	}
-	q, _ := ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...))
-	st, _ := Decide(BlueField2, q)
-	if st.Current != ModeSeparated || !st.Pending || st.NextVal[ParamModel] != 1 || st.NextVal[ParamOffloadEngine] != 0 || st.CurrentVal[ParamModel] != 0 {
+	q, _ := mlxconfig.ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, mlxconfig.ModeParams...)...))
+	st, _ := mlxconfig.Decide(mlxconfig.BlueField2, q)
+	if st.Current != mlxconfig.ModeSeparated || !st.Pending || st.NextVal[mlxconfig.ParamModel] != 1 || st.NextVal[mlxconfig.ParamOffloadEngine] != 0 || st.CurrentVal[mlxconfig.ParamModel] != 0 {
 		t.Fatalf("after set: %+v", st)
 	}
-	if p, _ := q.Param(ParamModel); !p.Modified {
+	if p, _ := q.Param(mlxconfig.ParamModel); !p.Modified {
 		t.Error("pending row not starred")
 	}
 	changed, err := s.PowerCycle()
 	if err != nil || len(changed) != 1 || changed[0] != "0000:03:00.0" {
 		t.Fatalf("power cycle: %v %v", changed, err)
 	}
-	q, _ = ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...))
-	st, _ = Decide(BlueField2, q)
-	if st.Pending || st.CurrentVal[ParamModel] != 1 {
+	q, _ = mlxconfig.ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, mlxconfig.ModeParams...)...))
+	st, _ = mlxconfig.Decide(mlxconfig.BlueField2, q)
+	if st.Pending || st.CurrentVal[mlxconfig.ParamModel] != 1 {
 		t.Fatalf("after power cycle: %+v", st)
 	}
 	// without -y the tool asks and gets no answer
@@ -135,20 +137,20 @@ func TestSimRestricted(t *testing.T) {
 	if err := s.SetRestricted("", true); err != nil {
 		t.Fatal(err)
 	}
-	out := mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, ModeParams...)...)
-	if !strings.Contains(out, fmt.Sprintf(" RO     %-44s", ParamModel)) || !strings.Contains(out, "\nThe 'RO' shows parameters which are for read only and cannot be changed\n") {
+	out := mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, mlxconfig.ModeParams...)...)
+	if !strings.Contains(out, fmt.Sprintf(" RO     %-44s", mlxconfig.ParamModel)) || !strings.Contains(out, "\nThe 'RO' shows parameters which are for read only and cannot be changed\n") {
 		t.Errorf("restricted query:\n%s", out)
 	}
 	out, code := run(t, s, "-y", "-d", "0000:03:00.0", "set", "INTERNAL_CPU_OFFLOAD_ENGINE=ENABLED")
 	if code == 0 || !strings.HasSuffix(out, "-E- The Device doesn't support INTERNAL_CPU_OFFLOAD_ENGINE parameter\n") {
 		t.Errorf("restricted set: %d\n%s", code, out)
 	}
-	q, _ := ParseQuery(mustRun(t, s, "-e", "-d", "0000:03:00.0", "q", ParamOffloadEngine))
-	if p, _ := q.Param(ParamOffloadEngine); !p.Next.Equal(1) {
+	q, _ := mlxconfig.ParseQuery(mustRun(t, s, "-e", "-d", "0000:03:00.0", "q", mlxconfig.ParamOffloadEngine))
+	if p, _ := q.Param(mlxconfig.ParamOffloadEngine); !p.Next.Equal(1) {
 		t.Errorf("restricted set changed next: %+v", p)
 	}
 	pout, code := s.Run("mstprivhost", "-d", "0000:03:00.0", "q")
-	ph, err := ParsePrivHost(pout)
+	ph, err := mlxconfig.ParsePrivHost(pout)
 	if code != 0 || err != nil || !ph.Restricted() {
 		t.Errorf("privhost: %d %v %q", code, err, pout)
 	}
@@ -160,10 +162,10 @@ func TestSimRestricted(t *testing.T) {
 func TestSimDevicesAndExec(t *testing.T) {
 	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:03:00.1": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
 	// mst device names address the card by decimal device id
-	if out := mustRun(t, s, "-d", "/dev/mst/mt41686_pciconf0.1", "q", ParamModel); !strings.Contains(out, "Device:             /dev/mst/mt41686_pciconf0.1") {
+	if out := mustRun(t, s, "-d", "/dev/mst/mt41686_pciconf0.1", "q", mlxconfig.ParamModel); !strings.Contains(out, "Device:             /dev/mst/mt41686_pciconf0.1") {
 		t.Errorf("mst name:\n%s", out)
 	}
-	out, code := run(t, s, "-d", "0000:5e:00.0", "q", ParamModel)
+	out, code := run(t, s, "-d", "0000:5e:00.0", "q", mlxconfig.ParamModel)
 	if code == 0 || !strings.Contains(out, "Device type:        ConnectX6DX") || !strings.Contains(out, "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
 		t.Errorf("CX6Dx: %d\n%s", code, out)
 	}
@@ -181,7 +183,7 @@ func TestSimDevicesAndExec(t *testing.T) {
 	if out, err := ex(context.Background(), "ovs-vsctl", "show"); err != nil || string(out) != "next" || len(passed) != 1 {
 		t.Errorf("pass-through: %q %v %v", out, err, passed)
 	}
-	_, err := ex(context.Background(), "/usr/bin/mlxconfig", "-d", "0000:5e:00.0", "q", ParamModel)
+	_, err := ex(context.Background(), "/usr/bin/mlxconfig", "-d", "0000:5e:00.0", "q", mlxconfig.ParamModel)
 	var te *host.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Stdout, "doesn't support") || te.Argv[0] != "/usr/bin/mlxconfig" || len(passed) != 1 {
 		t.Errorf("sim error through the seam: %v", err)
@@ -192,7 +194,7 @@ func TestSimDevicesAndExec(t *testing.T) {
 // without any device or state file; mlxconfig -v prints the same line (the
 // simulated build's MLXCFG_NAME is mstconfig).
 func TestSimVersion(t *testing.T) {
-	s := NewSim(filepath.Join(t.TempDir(), "absent.json"))
+	s := New(filepath.Join(t.TempDir(), "absent.json"))
 	for _, argv := range [][]string{{"mstconfig", "-v"}, {"mstconfig", "--version"}, {"/usr/bin/mlxconfig", "-v"}, {"mstconfig", "-d", "0000:03:00.0", "-v", "q"}} {
 		out, code := s.Run(argv[0], argv[1:]...)
 		if code != 0 || out != "mstconfig, mstflint 4.36.0, Git SHA Hash: b9d9e84\n" {
@@ -217,12 +219,12 @@ func TestSimDeviceIDs(t *testing.T) {
 		id, typ string
 		params  int
 	}{
-		{"a2d6", "BlueField2", len(ModeParams)},
-		{"0xA2DC", "BlueField3", len(ModeParams)},
+		{"a2d6", "BlueField2", len(mlxconfig.ModeParams)},
+		{"0xA2DC", "BlueField3", len(mlxconfig.ModeParams)},
 		{"101d", "ConnectX6DX", 0},
 		{"1021", "ConnectX7", 0},
 	} {
-		d, err := NewSimDevice(tc.id, ModeDPU)
+		d, err := NewDevice(tc.id, mlxconfig.ModeDPU)
 		if err != nil || d.Type != tc.typ || len(d.Params) != tc.params {
 			t.Errorf("%s: %+v %v", tc.id, d, err)
 		}
@@ -234,8 +236,32 @@ func TestSimDeviceIDs(t *testing.T) {
 		"beef": "unknown Mellanox device beef",
 		"zz":   `device id "zz": PCI id "0xzz"`,
 	} {
-		if _, err := NewSimDevice(id, ModeDPU); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := NewDevice(id, mlxconfig.ModeDPU); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", id, err, want)
 		}
+	}
+}
+
+// The state file names its schema; a file without one (written before it
+// did) still loads, one of another schema is refused with the fix.
+func TestStateSchemaVersion(t *testing.T) {
+	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	b, err := os.ReadFile(s.Path)
+	if err != nil || !strings.Contains(string(b), `"schemaVersion": "rig.fwsim/v1"`) {
+		t.Fatalf("state file: %v\n%s", err, b)
+	}
+	old := strings.Replace(string(b), `"schemaVersion": "rig.fwsim/v1",`, "", 1)
+	if err := os.WriteFile(s.Path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Load(); err != nil || st.SchemaVersion != Schema || len(st.Devices) != 1 {
+		t.Fatalf("state without schemaVersion: %+v, %v", st, err)
+	}
+	other := strings.Replace(string(b), "rig.fwsim/v1", "rig.fwsim/v2", 1)
+	if err := os.WriteFile(s.Path, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), `"rig.fwsim/v2"`) || !strings.Contains(err.Error(), "rig fwsim init") {
+		t.Fatalf("state of another schema: %v", err)
 	}
 }
