@@ -453,7 +453,7 @@ func (c *Client) explainWrite(err error) error {
 		return fmt.Errorf("%w (ovs-vswitchd pid %d is running but did not apply the change within %d s; see %s)", err, ps.PID, c.timeout(), c.Target.LogFile)
 	}
 	d := c.VswitchdDown(ps, nil)
-	d.Kind = KindVswitchdDied
+	d.Kind = ProblemVswitchdDied
 	d.Error = "ovs-vswitchd died while ovs-vsctl waited for it to apply the change (" + ps.Pidfile + ": " + ps.Note + ")"
 	d.Cause = "ovs-vswitchd crashed or was killed during the write; the database holds the change but no vswitchd applied it"
 	return &VswitchdDiedError{Err: err, Proc: ps, Diagnosis: d}

@@ -29,7 +29,7 @@ func TestWriteTimeoutExplained(t *testing.T) {
 	c := &Client{host: h, Target: Target{DB: "unix:" + run + "/db.sock", RunDir: run, LogFile: run + "/ovs-vswitchd.log", Private: true}, Timeout: 2}
 	err := c.AddBridge(context.Background(), "br0", "netdev")
 	var died *VswitchdDiedError
-	if !errors.As(err, &died) || died.Diagnosis.Kind != KindVswitchdDied ||
+	if !errors.As(err, &died) || died.Diagnosis.Kind != ProblemVswitchdDied ||
 		!strings.Contains(err.Error(), "ovs-vswitchd died during the write (after the failure "+run+"/ovs-vswitchd.pid: pid 4242 from the pidfile is not running (stale pidfile))") ||
 		died.Diagnosis.Fix != "start it: rig ovs daemon start --rundir "+run+" (see "+run+"/ovs-vswitchd.log for why it stopped)" {
 		t.Fatalf("dead vswitchd: %v (%+v)", err, died)

@@ -47,7 +47,7 @@ func TestPrivilegedDaemonLifecycle(t *testing.T) {
 	s, err := c.ReadStatus(context.Background())
 	// right after start dpdk-init is unset: status must not say ok
 	if err != nil || !s.Vswitchd.Alive || s.DPDKInitialized || s.OK || len(s.Problems) != 1 ||
-		s.Problems[0].Kind != ovs.KindDPDKNotRequested || s.Problems[0].Error != "DPDK not requested: other_config:dpdk-init is unset" {
+		s.Problems[0].Kind != ovs.ProblemDPDKNotRequested || s.Problems[0].Error != "DPDK not requested: other_config:dpdk-init is unset" {
 		t.Fatalf("ovs status: %+v %v", s, err)
 	}
 	if err := d.Stop(context.Background()); err != nil {

@@ -25,25 +25,25 @@ func (d Diagnosis) String() string {
 	return fmt.Sprintf("%s: %s; likely cause: %s; fix: %s", d.Object, d.Error, d.Cause, d.Fix)
 }
 
-// Diagnosis kinds.
+// Diagnosis kinds (Diagnosis.Kind, stable ids in JSON): what is wrong.
 const (
-	KindVswitchdDown     = "vswitchd-not-running"
-	KindDPDKNotInit      = "dpdk-not-initialized"
-	KindDPDKNotRequested = "dpdk-not-requested"
-	KindOVSDBUnreachable = "ovsdb-unreachable"
-	KindOVSDBRead        = "ovsdb-read-failed"
-	KindVswitchdDied     = "vswitchd-died"
-	KindNoHugepages      = "hugepages-insufficient"
-	KindMempool          = "socket-mem-too-small"
-	KindPCIAbsent        = "pci-device-absent"
-	KindMlx5NoRDMA       = "mlx5-no-rdma-device"
-	KindBadDevargs       = "malformed-devargs"
-	KindMemifSocketInUse = "memif-socket-in-use"
-	KindDevargsInUse     = "devargs-in-use"
-	KindNoDevargs        = "devargs-missing"
-	KindNoSuchNetdev     = "no-such-device"
-	KindAttachFailed     = "attach-failed"
-	KindUnknown          = "port-error"
+	ProblemVswitchdDown     = "vswitchd-not-running"
+	ProblemDPDKNotInit      = "dpdk-not-initialized"
+	ProblemDPDKNotRequested = "dpdk-not-requested"
+	ProblemOVSDBUnreachable = "ovsdb-unreachable"
+	ProblemOVSDBRead        = "ovsdb-read-failed"
+	ProblemVswitchdDied     = "vswitchd-died"
+	ProblemNoHugepages      = "hugepages-insufficient"
+	ProblemMempool          = "socket-mem-too-small"
+	ProblemPCIAbsent        = "pci-device-absent"
+	ProblemMlx5NoRDMA       = "mlx5-no-rdma-device"
+	ProblemBadDevargs       = "malformed-devargs"
+	ProblemMemifSocketInUse = "memif-socket-in-use"
+	ProblemDevargsInUse     = "devargs-in-use"
+	ProblemNoDevargs        = "devargs-missing"
+	ProblemNoSuchNetdev     = "no-such-device"
+	ProblemAttachFailed     = "attach-failed"
+	ProblemUnknown          = "port-error"
 )
 
 // LogTail is the part of ovs-vswitchd's log written since its last start.
@@ -221,9 +221,9 @@ func splitDevargs(s string) ([]string, string) {
 // DiagnoseDPDK explains dpdk_initialized=false when dpdk-init asks for DPDK.
 func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 	init, set := st.OtherConfig["dpdk-init"]
-	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: KindDPDKNotInit}
+	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: ProblemDPDKNotInit}
 	if init != "true" && init != "try" {
-		d.Kind = KindDPDKNotRequested
+		d.Kind = ProblemDPDKNotRequested
 		d.Error = "DPDK not requested: other_config:dpdk-init is unset"
 		if set {
 			d.Error = fmt.Sprintf("DPDK not requested: other_config:dpdk-init is %q", init)
@@ -237,7 +237,7 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 		return d
 	}
 	if m := log.matching(1, "Not enough memory available on socket"); len(m) > 0 {
-		d.Kind = KindNoHugepages
+		d.Kind = ProblemNoHugepages
 		d.Evidence = m
 		if sm := notEnough.FindStringSubmatch(m[0]); sm != nil {
 			d.Cause = fmt.Sprintf("dpdk-socket-mem asks for %s MB on socket %s but only %s MB of hugepages are free there", sm[2], sm[1], sm[3])
@@ -249,7 +249,7 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 	}
 	if m := log.matching(2, "EAL:", "hugepage"); len(m) > 0 && len(log.matching(1, "Cannot init memory")) > 0 ||
 		len(log.matching(1, "No available hugepages")) > 0 || len(log.matching(1, "Cannot get hugepage information")) > 0 {
-		d.Kind = KindNoHugepages
+		d.Kind = ProblemNoHugepages
 		d.Evidence = append(log.matching(2, "hugepage"), log.matching(1, "Cannot init memory")...)
 		d.Cause = "no free hugepages for DPDK (none reserved, or all in use)"
 		d.Fix = "reserve hugepages (hugepages section of the playbook; `rig up -p hugepages-2m`), then restart ovs-vswitchd with `rig up`"
@@ -275,7 +275,7 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 // Diagnose explains a failed interface (ofport -1 or error set). h is the
 // host seam (sysfs under its root), log the vswitchd log since its start.
 func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
-	d := Diagnosis{Object: "ovs: port " + ifc.Name, Error: ifc.Error, Kind: KindUnknown}
+	d := Diagnosis{Object: "ovs: port " + ifc.Name, Error: ifc.Error, Kind: ProblemUnknown}
 	if d.Error == "" {
 		d.Error = fmt.Sprintf("ofport is %d", ifc.OFPort)
 	}
@@ -291,22 +291,22 @@ func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
 		diagnoseAttach(h, &d, devargs, log)
 	case strings.Contains(e, "could not add network device") && len(log.matching(1, "Failed to create memory pool for netdev "+ifc.Name)) > 0,
 		len(log.matching(1, "Failed to create memory pool for netdev "+ifc.Name+",")) > 0:
-		d.Kind = KindMempool
+		d.Kind = ProblemMempool
 		d.Evidence = append(log.matching(1, "Failed to create mempool"), log.matching(1, "Failed to create memory pool for netdev "+ifc.Name)...)
 		sm, sl := st.OtherConfig["dpdk-socket-mem"], st.OtherConfig["dpdk-socket-limit"]
 		d.Cause = fmt.Sprintf("DPDK could not allocate the port's packet buffer pool (\"Failed to create mempool\"): dpdk-socket-mem=%s dpdk-socket-limit=%s MB is too small, or the hugepages are used up",
 			orNone(sm), orNone(sl))
 		d.Fix = "raise ovs.config.dpdk-socket-mem (and dpdk-socket-limit, 0 = no limit) or reserve more hugepages, then `rig up` (restarts ovs-vswitchd); each dpdk port needs about 20-40 MB at MTU 1500"
 	case strings.Contains(e, "which is already in use by"):
-		d.Kind = KindDevargsInUse
+		d.Kind = ProblemDevargsInUse
 		d.Cause = "two ports name the same DPDK device in options:dpdk-devargs"
 		d.Fix = "give each port its own devargs, or delete the other port"
 	case strings.Contains(e, "is missing 'options:dpdk-devargs'"):
-		d.Kind = KindNoDevargs
+		d.Kind = ProblemNoDevargs
 		d.Cause = "a type=dpdk port needs options:dpdk-devargs (PCI address, representor or vdev)"
 		d.Fix = "set devargs for the port in the playbook"
 	case strings.Contains(e, "(No such device)"):
-		d.Kind = KindNoSuchNetdev
+		d.Kind = ProblemNoSuchNetdev
 		d.Cause = fmt.Sprintf("no network device %s exists for a type=%s port", ifc.Name, ifc.Type)
 		d.Fix = "for DPDK use type: dpdk with devargs; for a kernel port create the netdev first"
 	default:
@@ -338,11 +338,11 @@ func orNone(s string) string {
 }
 
 func diagnoseAttach(h Host, d *Diagnosis, devargs string, log LogTail) {
-	d.Kind = KindAttachFailed
+	d.Kind = ProblemAttachFailed
 	dev := strings.SplitN(devargs, ",", 2)[0]
 	// memif: a socket path that another (or a deleted) port still holds
 	if m := log.matching(1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
-		d.Kind = KindMemifSocketInUse
+		d.Kind = ProblemMemifSocketInUse
 		d.Evidence = m
 		d.Cause = "the memif socket is already in use: another port uses it, or a deleted memif port's socket cannot be reused by the same ovs-vswitchd"
 		d.Fix = "use a different socket= path for this memif port, or restart ovs-vswitchd to release it"
@@ -352,7 +352,7 @@ func diagnoseAttach(h Host, d *Diagnosis, devargs string, log LogTail) {
 		d.Evidence = append(log.matching(2, bdf), log.matching(1, strings.TrimPrefix(bdf, "0000:"))...)
 		dir := "/sys/bus/pci/devices/" + bdf
 		if !h.Exists(dir) {
-			d.Kind = KindPCIAbsent
+			d.Kind = ProblemPCIAbsent
 			d.Cause = fmt.Sprintf("PCI device %s does not exist on this host (no %s)", bdf, dir)
 			d.Fix = "use a PCI address that `lspci -D` lists (for mlx5: /sys/class/net/<if>/device); on a BlueField the uplinks are usually 0000:03:00.0 and 0000:03:00.1"
 			return
@@ -360,7 +360,7 @@ func diagnoseAttach(h Host, d *Diagnosis, devargs string, log LogTail) {
 		vendor, _ := readString(h, dir+"/vendor")
 		if vendor == "0x15b3" {
 			if !h.Exists(dir+"/infiniband") || len(log.matching(1, "No Verbs device matches")) > 0 || len(log.matching(1, "no Verbs device matches")) > 0 {
-				d.Kind = KindMlx5NoRDMA
+				d.Kind = ProblemMlx5NoRDMA
 				d.Cause = fmt.Sprintf("mlx5 device %s has no RDMA device (no %s/infiniband/): the mlx5 PMD is bifurcated and needs mlx5_core + mlx5_ib (ib_uverbs) loaded and rdma-core installed", bdf, dir)
 				d.Fix = "modprobe mlx5_ib ib_uverbs; keep the device bound to mlx5_core (do not bind it to vfio-pci); install rdma-core/libibverbs"
 				return
@@ -386,14 +386,14 @@ func diagnoseAttach(h Host, d *Diagnosis, devargs string, log LogTail) {
 		return
 	}
 	if why := CheckDevargs(devargs); why != "" {
-		d.Kind = KindBadDevargs
+		d.Kind = ProblemBadDevargs
 		d.Evidence = log.matching(2, "Driver cannot attach the device")
 		d.Cause = fmt.Sprintf("malformed devargs %q: %s", devargs, why)
 		d.Fix = "write devargs as <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0"
 		return
 	}
 	if m := log.matching(2, "Driver cannot attach the device ("+dev+")"); len(m) > 0 {
-		d.Kind = KindBadDevargs
+		d.Kind = ProblemBadDevargs
 		d.Evidence = append(log.matching(2, dev+"):"), m...)
 		d.Cause = fmt.Sprintf("the DPDK driver for %s rejected the devargs %q (unknown or invalid key=value argument)", dev, devargs)
 		d.Fix = "check the arguments against the PMD's documented devargs (e.g. doc/guides/nics/<pmd>.rst)"

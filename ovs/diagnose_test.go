@@ -81,37 +81,37 @@ func TestDiagnose(t *testing.T) {
 		cause     string
 	}{
 		{"bad pci", "bad-pci", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:99:00.0"), Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}},
-			KindPCIAbsent, "PCI device 0000:99:00.0 does not exist"},
+			ProblemPCIAbsent, "PCI device 0000:99:00.0 does not exist"},
 		{"short bdf", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("99:00.0"), Options: map[string]string{"dpdk-devargs": "99:00.0"}},
-			KindPCIAbsent, "0000:99:00.0 does not exist"},
+			ProblemPCIAbsent, "0000:99:00.0 does not exist"},
 		{"mlx5 no rdma", "mlx5", up, Interface{Name: "pf0hpf", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0,representor=[65535]"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0,representor=[65535]"}},
-			KindMlx5NoRDMA, "has no RDMA device"},
+			ProblemMlx5NoRDMA, "has no RDMA device"},
 		{"mlx5 no rdma, sysfs only", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0"}},
-			KindMlx5NoRDMA, "mlx5_ib"},
+			ProblemMlx5NoRDMA, "mlx5_ib"},
 		{"mlx5 with rdma", "", up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.1"), Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}},
-			KindAttachFailed, "the mlx5 PMD could not attach 0000:03:00.1; mlx5 is bifurcated (the device stays bound to mlx5_core"},
+			ProblemAttachFailed, "the mlx5 PMD could not attach 0000:03:00.1; mlx5 is bifurcated (the device stays bound to mlx5_core"},
 		{"intel", "", up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: attach("0000:04:00.0"), Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}},
-			KindAttachFailed, "could not attach PCI device 0000:04:00.0 (bound to no driver; a non-mlx5 NIC must be bound to vfio-pci"},
+			ProblemAttachFailed, "could not attach PCI device 0000:04:00.0 (bound to no driver; a non-mlx5 NIC must be bound to vfio-pci"},
 		{"malformed", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar,,="), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar,,="}},
-			KindBadDevargs, "malformed devargs"},
+			ProblemBadDevargs, "malformed devargs"},
 		{"unknown key", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar"), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar"}},
-			KindBadDevargs, "rejected the devargs"},
+			ProblemBadDevargs, "rejected the devargs"},
 		{"memif in use", "memif", up, Interface{Name: "m1", Type: "dpdk", OFPort: -1, Error: attach("net_memif1,role=server,socket=/tmp/ovsx/memif.sock"), Options: map[string]string{"dpdk-devargs": "net_memif1,role=server,socket=/tmp/ovsx/memif.sock"}},
-			KindMemifSocketInUse, "memif socket is already in use"},
+			ProblemMemifSocketInUse, "memif socket is already in use"},
 		{"mempool", "mempool", up, Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
-			KindMempool, "dpdk-socket-mem=32 dpdk-socket-limit=48 MB is too small"},
+			ProblemMempool, "dpdk-socket-mem=32 dpdk-socket-limit=48 MB is too small"},
 		{"dpdk not initialised: hugepages", "nomem", &State{OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "4096"}},
 			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
-			KindNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
+			ProblemNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
 		{"dpdk-init unset", "", &State{OtherConfig: map[string]string{}},
 			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"},
-			KindDPDKNotRequested, "dpdk-init is unset, so ovs-vswitchd never initialises DPDK"},
+			ProblemDPDKNotRequested, "dpdk-init is unset, so ovs-vswitchd never initialises DPDK"},
 		{"in use", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is trying to use device 'net_null0' which is already in use by 'a'"},
-			KindDevargsInUse, "same DPDK device"},
+			ProblemDevargsInUse, "same DPDK device"},
 		{"no devargs", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"},
-			KindNoDevargs, "needs options:dpdk-devargs"},
+			ProblemNoDevargs, "needs options:dpdk-devargs"},
 		{"kernel port", "", up, Interface{Name: "eth9", Type: "system", OFPort: -1, Error: "could not open network device eth9 (No such device)"},
-			KindNoSuchNetdev, "no network device eth9"},
+			ProblemNoSuchNetdev, "no network device eth9"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestDiagnose(t *testing.T) {
 			if d.Kind != c.kind || !strings.Contains(d.Cause, c.cause) || d.Fix == "" || d.Object != "ovs: port "+c.ifc.Name {
 				t.Fatalf("got %+v\nwant kind %s, cause containing %q", d, c.kind, c.cause)
 			}
-			if c.log != "" && c.kind != KindDevargsInUse && len(d.Evidence) == 0 {
+			if c.log != "" && c.kind != ProblemDevargsInUse && len(d.Evidence) == 0 {
 				t.Errorf("no log evidence quoted: %+v", d)
 			}
 			seen := map[string]bool{}

@@ -42,7 +42,7 @@ type Status struct {
 // DiagnoseReadError explains a failed read of the database: the cause and
 // fix `rig up`'s ovs step and `rig ovs status` both give.
 func (c *Client) DiagnoseReadError(err error) Diagnosis {
-	d := Diagnosis{Object: "ovs: ovsdb", Kind: KindOVSDBUnreachable, Error: err.Error()}
+	d := Diagnosis{Object: "ovs: ovsdb", Kind: ProblemOVSDBUnreachable, Error: err.Error()}
 	var te *host.ToolError
 	if errors.As(err, &te) {
 		// what the tool said; its argv goes to JSON, not into the sentence
@@ -56,7 +56,7 @@ func (c *Client) DiagnoseReadError(err error) Diagnosis {
 		}
 	}
 	if !Unreachable(err) {
-		d.Kind = KindOVSDBRead
+		d.Kind = ProblemOVSDBRead
 	}
 	t := c.Target
 	if t.Private {
@@ -83,7 +83,7 @@ func (c *Client) Log() LogTail { return ReadLogTail(c.host, c.Target) }
 
 // VswitchdDown is the diagnosis for a dead vswitchd.
 func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
-	d := Diagnosis{Object: "ovs: ovs-vswitchd", Kind: KindVswitchdDown,
+	d := Diagnosis{Object: "ovs: ovs-vswitchd", Kind: ProblemVswitchdDown,
 		Error: "ovs-vswitchd is not running (" + ps.Pidfile + ": " + ps.Note + ")"}
 	if st != nil && st.DPDKInitialized {
 		d.Error += "; dpdk_initialized=true and the ports' ofport/error in the database are stale"

@@ -42,9 +42,9 @@ func TestStatusVerdictFollowsDPDK(t *testing.T) {
 		kind  string
 		text  []string
 	}{
-		{"dpdk-init unset", empty, false, KindDPDKNotRequested, []string{"dpdk_initialized:  false\n",
+		{"dpdk-init unset", empty, false, ProblemDPDKNotRequested, []string{"dpdk_initialized:  false\n",
 			"NOT OK: 1 problem(s):\n- ovs: dpdk: DPDK not requested: other_config:dpdk-init is unset\n"}},
-		{"dpdk-init=true, not initialised", requested, false, KindDPDKNotInit, []string{
+		{"dpdk-init=true, not initialised", requested, false, ProblemDPDKNotInit, []string{
 			"NOT OK: 1 problem(s):\n- ovs: dpdk: dpdk-init=true but dpdk_initialized=false\n",
 			"cause: ovs-vswitchd was started before other_config:dpdk-init was set"}},
 		{"attached", attached, true, "", []string{"\nok: DPDK initialised (DPDK 22.11.11), ovs-vswitchd running, "}},
@@ -88,7 +88,7 @@ func TestStatusInterruptedRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.OK || len(s.Problems) != 1 || s.Problems[0].Kind != KindVswitchdDown ||
+	if s.OK || len(s.Problems) != 1 || s.Problems[0].Kind != ProblemVswitchdDown ||
 		!strings.Contains(s.Problems[0].Cause, "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again ("+filepath.Join(dir, RestartMarker)+": rig (pid ") ||
 		s.Problems[0].Fix != "rig up --rundir "+dir+" finishes the restart (or: rig ovs daemon start --rundir "+dir+")" {
 		t.Fatalf("%+v", s.Problems)

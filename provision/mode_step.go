@@ -27,7 +27,7 @@ import (
 //     and no write.
 type modeStep struct {
 	h       *host.Host
-	want    mlxconfig.Mode
+	want    mlxconfig.DPUMode
 	devices []string // explicit BDFs; empty = auto
 	tool    string   // resolved config tool (mstconfig or mlxconfig)
 }
@@ -38,7 +38,7 @@ func NewModeStep(h *host.Host, spec *playbooks.ModeSpec) (Step, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mode: want: %w", err)
 	}
-	m, err := mlxconfig.ParseMode(w)
+	m, err := mlxconfig.ParseDPUMode(w)
 	if err != nil {
 		return nil, fmt.Errorf("mode: %w", err)
 	}
@@ -112,7 +112,7 @@ func modeTargets(ctx context.Context, h *host.Host, bdfs []string) ([]modeTarget
 		what := "not a Mellanox function"
 		if ok {
 			what = fmt.Sprintf("%s, device id %s", f.Model, f.DeviceID)
-			if f.Kind == smartnic.KindNIC {
+			if f.Kind == smartnic.FunctionNIC {
 				gen, _ = mlxconfig.GenerationForModel(f.Model)
 			}
 		}
@@ -152,7 +152,7 @@ func runTool(ctx context.Context, h *host.Host, tool *string, args ...string) ([
 type deviceMode struct {
 	dev   modeTarget
 	query *mlxconfig.Query
-	state mlxconfig.State
+	state mlxconfig.ModeState
 }
 
 func queryArgs(bdf string) []string {
@@ -324,8 +324,8 @@ type ModeReport struct {
 	BDF        string               `json:"bdf"`
 	DeviceType string               `json:"deviceType"`
 	Generation mlxconfig.Generation `json:"generation"`
-	Current    mlxconfig.Mode       `json:"current"`
-	Next       mlxconfig.Mode       `json:"next"`
+	Current    mlxconfig.DPUMode    `json:"current"`
+	Next       mlxconfig.DPUMode    `json:"next"`
 	Pending    bool                 `json:"pendingPowerCycle"`
 	ReadOnly   bool                 `json:"readOnly"`
 	Params     []mlxconfig.Param    `json:"params"`

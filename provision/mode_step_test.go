@@ -32,7 +32,7 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	for bdf, spec := range devs {
 		id, mode, _ := strings.Cut(spec, ":")
 		writePCIFunction(t, root, bdf, "15b3", id)
-		m, err := mlxconfig.ParseMode(mode)
+		m, err := mlxconfig.ParseDPUMode(mode)
 		if err != nil {
 			t.Fatal(err)
 		}

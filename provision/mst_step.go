@@ -86,7 +86,7 @@ func (s *mstStep) state(ctx context.Context) (mstState, error) {
 		return st, err
 	}
 	for _, f := range inv.Functions {
-		if f.Kind == smartnic.KindNIC {
+		if f.Kind == smartnic.FunctionNIC {
 			st.devices = append(st.devices, f)
 		}
 	}

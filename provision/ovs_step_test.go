@@ -407,7 +407,7 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.OK || st.DPDKInitialized || len(st.Problems) < 2 || st.Problems[1].Kind != ovs.KindNoHugepages || !strings.Contains(st.Problems[1].Error, "Address family not supported") {
+		if st.OK || st.DPDKInitialized || len(st.Problems) < 2 || st.Problems[1].Kind != ovs.ProblemNoHugepages || !strings.Contains(st.Problems[1].Error, "Address family not supported") {
 			t.Fatalf("status: %+v", st.Problems)
 		}
 	})
@@ -423,7 +423,7 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !st.DPDKInitialized || !st.DPDKStale || st.Vswitchd.Alive || st.OK || st.Problems[0].Kind != ovs.KindVswitchdDown {
+		if !st.DPDKInitialized || !st.DPDKStale || st.Vswitchd.Alive || st.OK || st.Problems[0].Kind != ovs.ProblemVswitchdDown {
 			t.Fatalf("status after kill: %+v", st)
 		}
 		rep, _ := ovsRun(t, h, d, base())

@@ -78,7 +78,7 @@ func parseFwSimDevice(spec string) (string, *fwsim.Device, error) {
 	mode := mlxconfig.ModeDPU
 	if m != "" {
 		var err error
-		if mode, err = mlxconfig.ParseMode(m); err != nil {
+		if mode, err = mlxconfig.ParseDPUMode(m); err != nil {
 			return "", nil, fmt.Errorf("--device %q: %w", spec, err)
 		}
 	}

@@ -78,7 +78,7 @@ func simModel(id string) (m smartnic.Model, gen mlxconfig.Generation, err error)
 		return m, "", fmt.Errorf("fw-sim: device id %q: %w", id, err)
 	}
 	m, known := smartnic.LookupModel(n)
-	if !known || m.Kind != smartnic.KindNIC || m.MSTType == "" {
+	if !known || m.Kind != smartnic.FunctionNIC || m.MSTType == "" {
 		return m, "", fmt.Errorf("fw-sim: unsupported device id %q (%s): the simulator plays ConnectX and BlueField-2/-3 NIC functions", id, m.Name)
 	}
 	if m.IsBlueField() {
@@ -96,7 +96,7 @@ func simModel(id string) (m smartnic.Model, gen mlxconfig.Generation, err error)
 // (EXT_HOST_PF, OFFLOAD DISABLED) because in that mode the Arm does not manage
 // the eswitch. BlueField-3 NIC keeps ECPF leftovers (only OFFLOAD_ENGINE is
 // set on BF3, hardware-formats.md §10.2).
-func presetValues(gen mlxconfig.Generation, m mlxconfig.Mode) (map[string]int64, error) {
+func presetValues(gen mlxconfig.Generation, m mlxconfig.DPUMode) (map[string]int64, error) {
 	switch m {
 	case mlxconfig.ModeSeparated:
 		return map[string]int64{mlxconfig.ParamModel: 0, mlxconfig.ParamPageSupplier: 1, mlxconfig.ParamEswitchManager: 1, mlxconfig.ParamIBVport0: 1, mlxconfig.ParamOffloadEngine: 1}, nil
@@ -111,7 +111,7 @@ func presetValues(gen mlxconfig.Generation, m mlxconfig.Mode) (map[string]int64,
 // NewDevice builds a device of PCI device id id whose current and next
 // boot mode is m (ignored for ConnectX). Factory defaults are DPU mode (the
 // default on DPU SKUs).
-func NewDevice(id string, m mlxconfig.Mode) (*Device, error) {
+func NewDevice(id string, m mlxconfig.DPUMode) (*Device, error) {
 	model, gen, err := simModel(id)
 	if err != nil {
 		return nil, err

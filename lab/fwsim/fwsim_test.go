@@ -19,7 +19,7 @@ func newTestSim(t *testing.T, devs map[string]string) *Sim {
 	m := map[string]*Device{}
 	for bdf, spec := range devs {
 		id, mode, _ := strings.Cut(spec, ":")
-		md, err := mlxconfig.ParseMode(mode)
+		md, err := mlxconfig.ParseDPUMode(mode)
 		if err != nil {
 			t.Fatal(err)
 		}

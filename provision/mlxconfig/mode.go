@@ -29,19 +29,20 @@ func GenerationForModel(model string) (Generation, bool) {
 	return "", false
 }
 
-// Mode is a BlueField operation mode.
-type Mode string
+// DPUMode is a BlueField operation mode: who owns the NIC, the Arm cores
+// (dpu), the host (nic) or both apart (separated).
+type DPUMode string
 
 const (
-	ModeDPU       Mode = "dpu"       // embedded CPU function ownership (ECPF)
-	ModeNIC       Mode = "nic"       // Arm inactive / non-functional
-	ModeSeparated Mode = "separated" // separated host (obsolete "symmetric model")
-	ModeUnknown   Mode = "unknown"
+	ModeDPU       DPUMode = "dpu"       // embedded CPU function ownership (ECPF)
+	ModeNIC       DPUMode = "nic"       // Arm inactive / non-functional
+	ModeSeparated DPUMode = "separated" // separated host (obsolete "symmetric model")
+	ModeUnknown   DPUMode = "unknown"
 )
 
-// ParseMode accepts dpu, nic, separated (and the aliases smartnic, ecpf,
+// ParseDPUMode accepts dpu, nic, separated (and the aliases smartnic, ecpf,
 // separated-host).
-func ParseMode(s string) (Mode, error) {
+func ParseDPUMode(s string) (DPUMode, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "dpu", "smartnic", "ecpf":
 		return ModeDPU, nil
@@ -60,7 +61,7 @@ func ParseMode(s string) (Mode, error) {
 //   - nic on BlueField-3: OFFLOAD_ENGINE=DISABLED(1) only; MODEL must stay
 //     EMBEDDED_CPU (it normally is, so only OFFLOAD_ENGINE is ever written)
 //   - separated: INTERNAL_CPU_MODEL=SEPARATED_HOST(0); the others are n/a.
-func Wanted(gen Generation, m Mode) (map[string]int64, error) {
+func Wanted(gen Generation, m DPUMode) (map[string]int64, error) {
 	switch m {
 	case ModeDPU:
 		return map[string]int64{ParamModel: 1, ParamPageSupplier: 0, ParamEswitchManager: 0, ParamIBVport0: 0, ParamOffloadEngine: 0}, nil
@@ -80,7 +81,7 @@ func Wanted(gen Generation, m Mode) (map[string]int64, error) {
 
 // Classify names the mode that values (param -> integer; a missing key is
 // unreadable) describe for generation gen.
-func Classify(gen Generation, values map[string]int64) Mode {
+func Classify(gen Generation, values map[string]int64) DPUMode {
 	model, ok := values[ParamModel]
 	if !ok {
 		return ModeUnknown
@@ -99,7 +100,7 @@ func Classify(gen Generation, values map[string]int64) Mode {
 		}
 		return true
 	}
-	for _, m := range []Mode{ModeDPU, ModeNIC} {
+	for _, m := range []DPUMode{ModeDPU, ModeNIC} {
 		w, err := Wanted(gen, m)
 		if err == nil && matches(w) {
 			return m
@@ -140,11 +141,11 @@ func Values(q *Query, col Column) map[string]int64 {
 	return out
 }
 
-// State is what one device's query says about its mode.
-type State struct {
+// ModeState is what one device's query says about its mode.
+type ModeState struct {
 	Generation Generation       `json:"generation"`
-	Current    Mode             `json:"current"`            // running firmware (Current column; Next Boot when -e is absent)
-	Next       Mode             `json:"next"`               // after the next power cycle
+	Current    DPUMode          `json:"current"`            // running firmware (Current column; Next Boot when -e is absent)
+	Next       DPUMode          `json:"next"`               // after the next power cycle
 	Pending    bool             `json:"pending"`            // Next Boot differs from Current for a mode parameter
 	ReadOnly   []string         `json:"readOnly,omitempty"` // mode params shown RO: this host may not write them
 	CurrentVal map[string]int64 `json:"currentValues"`
@@ -152,7 +153,7 @@ type State struct {
 }
 
 // Decide computes the current and pending mode of a device from its query.
-func Decide(gen Generation, q *Query) (State, error) {
+func Decide(gen Generation, q *Query) (ModeState, error) {
 	missing := []string{}
 	for _, name := range ModeParams {
 		if _, ok := q.Param(name); !ok {
@@ -160,9 +161,9 @@ func Decide(gen Generation, q *Query) (State, error) {
 		}
 	}
 	if len(missing) == len(ModeParams) {
-		return State{}, fmt.Errorf("no BlueField mode parameters in the output (device type %q); not a BlueField, or the tool cannot read nv_internal_cpu_conf", q.DeviceType)
+		return ModeState{}, fmt.Errorf("no BlueField mode parameters in the output (device type %q); not a BlueField, or the tool cannot read nv_internal_cpu_conf", q.DeviceType)
 	}
-	st := State{Generation: gen, NextVal: Values(q, ColNext)}
+	st := ModeState{Generation: gen, NextVal: Values(q, ColNext)}
 	if q.HasCurrent {
 		st.CurrentVal = Values(q, ColCurrent)
 	} else {

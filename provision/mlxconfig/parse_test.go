@@ -155,7 +155,7 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		gen  Generation
 		vals map[string]int64
-		want Mode
+		want DPUMode
 	}{
 		{BlueField2, v(1, 0, 0, 0, 0), ModeDPU},
 		{BlueField3, v(1, 0, 0, 0, 0), ModeDPU},
@@ -196,11 +196,11 @@ func TestWantedAndDiff(t *testing.T) {
 	if d := Diff(ws, have); strings.Join(d, " ") != "INTERNAL_CPU_MODEL=SEPARATED_HOST" {
 		t.Errorf("separated diff = %q", d)
 	}
-	if _, err := ParseMode("smartnic"); err != nil {
+	if _, err := ParseDPUMode("smartnic"); err != nil {
 		t.Error(err)
 	}
-	if _, err := ParseMode("bogus"); err == nil {
-		t.Error("ParseMode(bogus) succeeded")
+	if _, err := ParseDPUMode("bogus"); err == nil {
+		t.Error("ParseDPUMode(bogus) succeeded")
 	}
 }
 

@@ -105,8 +105,8 @@ func TestParseEswitchShow(t *testing.T) {
 }
 
 func TestRole(t *testing.T) {
-	bf := Function{Family: "BlueField", Kind: KindNIC}
-	cx := Function{Family: "ConnectX", Kind: KindNIC}
+	bf := Function{Family: "BlueField", Kind: FunctionNIC}
+	cx := Function{Family: "ConnectX", Kind: FunctionNIC}
 	for _, c := range []struct {
 		name, ppn, side string
 		f               Function
@@ -121,7 +121,7 @@ func TestRole(t *testing.T) {
 		{"en3f0c1pf0sf77", "c1pf0sf77", SideDPUArm, bf, RoleSFRep},
 		{"tmfifo_net0", "", SideDPUArm, Function{}, RoleTmfifo},
 		{"oob_net0", "", SideDPUArm, Function{}, RoleOOB},
-		{"enp59s0f0v0", "", SideHost, Function{Kind: KindVF}, RoleVF},
+		{"enp59s0f0v0", "", SideHost, Function{Kind: FunctionVF}, RoleVF},
 		{"eth9", "", SideHost, cx, RoleOther},
 		{"x", "pfx", SideHost, cx, RoleOther},
 		{"x", "pf0vf", SideHost, cx, RoleOther},

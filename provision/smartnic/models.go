@@ -8,12 +8,12 @@ import (
 // VendorMellanox is the PCI vendor ID of Mellanox/NVIDIA networking.
 const VendorMellanox = 0x15b3
 
-// Kind of a PCI function.
+// Kinds of PCI function (Model.Kind, Function.Kind).
 const (
-	KindNIC   = "nic"   // a physical function with ports (ConnectX / BlueField)
-	KindVF    = "vf"    // an SR-IOV virtual function
-	KindRShim = "rshim" // BlueField RShim PCIe function (host side)
-	KindOther = "other" // Mellanox function rig does not know
+	FunctionNIC   = "nic"   // a physical function with ports (ConnectX / BlueField)
+	FunctionVF    = "vf"    // an SR-IOV virtual function
+	FunctionRShim = "rshim" // BlueField RShim PCIe function (host side)
+	FunctionOther = "other" // Mellanox function rig does not know
 )
 
 // Model describes one device ID (hardware-formats.md §2.4).
@@ -29,34 +29,34 @@ type Model struct {
 // sriov-network-operator configmap, mstflint dev_mgt/tools_dev_types.c,
 // nic-configuration-operator consts, rshim-user-space).
 var models = []Model{
-	{0x1013, "ConnectX-4", "ConnectX", "ConnectX4", KindNIC},
-	{0x1014, "ConnectX-4 VF", "ConnectX", "", KindVF},
-	{0x1015, "ConnectX-4 Lx", "ConnectX", "ConnectX4LX", KindNIC},
-	{0x1016, "ConnectX-4 Lx VF", "ConnectX", "", KindVF},
-	{0x1017, "ConnectX-5", "ConnectX", "ConnectX5", KindNIC},
-	{0x1018, "ConnectX-5 VF", "ConnectX", "", KindVF},
-	{0x1019, "ConnectX-5 Ex", "ConnectX", "ConnectX5", KindNIC},
-	{0x101a, "ConnectX-5 Ex VF", "ConnectX", "", KindVF},
-	{0x101b, "ConnectX-6", "ConnectX", "ConnectX6", KindNIC},
-	{0x101c, "ConnectX-6 VF", "ConnectX", "", KindVF},
-	{0x101d, "ConnectX-6 Dx", "ConnectX", "ConnectX6DX", KindNIC},
+	{0x1013, "ConnectX-4", "ConnectX", "ConnectX4", FunctionNIC},
+	{0x1014, "ConnectX-4 VF", "ConnectX", "", FunctionVF},
+	{0x1015, "ConnectX-4 Lx", "ConnectX", "ConnectX4LX", FunctionNIC},
+	{0x1016, "ConnectX-4 Lx VF", "ConnectX", "", FunctionVF},
+	{0x1017, "ConnectX-5", "ConnectX", "ConnectX5", FunctionNIC},
+	{0x1018, "ConnectX-5 VF", "ConnectX", "", FunctionVF},
+	{0x1019, "ConnectX-5 Ex", "ConnectX", "ConnectX5", FunctionNIC},
+	{0x101a, "ConnectX-5 Ex VF", "ConnectX", "", FunctionVF},
+	{0x101b, "ConnectX-6", "ConnectX", "ConnectX6", FunctionNIC},
+	{0x101c, "ConnectX-6 VF", "ConnectX", "", FunctionVF},
+	{0x101d, "ConnectX-6 Dx", "ConnectX", "ConnectX6DX", FunctionNIC},
 	// 101e is the VF ID of CX-6 Dx/Lx, CX-7, CX-8, BlueField-2 and -3.
-	{0x101e, "ConnectX Family mlx5Gen VF", "ConnectX", "", KindVF},
-	{0x101f, "ConnectX-6 Lx", "ConnectX", "ConnectX6LX", KindNIC},
-	{0x1021, "ConnectX-7", "ConnectX", "ConnectX7", KindNIC},
-	{0x1023, "ConnectX-8", "ConnectX", "ConnectX8", KindNIC},
-	{0xa2d2, "BlueField", "BlueField", "BlueField", KindNIC},
-	{0xa2d6, "BlueField-2", "BlueField", "BlueField2", KindNIC},
-	{0xa2d9, "BlueField-3 Lx", "BlueField", "", KindNIC},
-	{0xa2dc, "BlueField-3", "BlueField", "BlueField3", KindNIC},
-	{0xa2df, "BlueField-4", "BlueField", "BlueField4", KindNIC},
-	{0xc2d2, "BlueField RShim", "BlueField", "", KindRShim},
-	{0xc2d3, "BlueField-2 RShim", "BlueField", "", KindRShim},
-	{0xc2d4, "BlueField-3 RShim", "BlueField", "", KindRShim},
-	{0xc2d5, "BlueField-3 RShim", "BlueField", "", KindRShim},
-	{0x0211, "BlueField Livefish (firmware recovery)", "BlueField", "", KindOther},
-	{0x0214, "BlueField-2 Livefish (firmware recovery)", "BlueField", "", KindOther},
-	{0x021c, "BlueField-3 Livefish (firmware recovery)", "BlueField", "", KindOther},
+	{0x101e, "ConnectX Family mlx5Gen VF", "ConnectX", "", FunctionVF},
+	{0x101f, "ConnectX-6 Lx", "ConnectX", "ConnectX6LX", FunctionNIC},
+	{0x1021, "ConnectX-7", "ConnectX", "ConnectX7", FunctionNIC},
+	{0x1023, "ConnectX-8", "ConnectX", "ConnectX8", FunctionNIC},
+	{0xa2d2, "BlueField", "BlueField", "BlueField", FunctionNIC},
+	{0xa2d6, "BlueField-2", "BlueField", "BlueField2", FunctionNIC},
+	{0xa2d9, "BlueField-3 Lx", "BlueField", "", FunctionNIC},
+	{0xa2dc, "BlueField-3", "BlueField", "BlueField3", FunctionNIC},
+	{0xa2df, "BlueField-4", "BlueField", "BlueField4", FunctionNIC},
+	{0xc2d2, "BlueField RShim", "BlueField", "", FunctionRShim},
+	{0xc2d3, "BlueField-2 RShim", "BlueField", "", FunctionRShim},
+	{0xc2d4, "BlueField-3 RShim", "BlueField", "", FunctionRShim},
+	{0xc2d5, "BlueField-3 RShim", "BlueField", "", FunctionRShim},
+	{0x0211, "BlueField Livefish (firmware recovery)", "BlueField", "", FunctionOther},
+	{0x0214, "BlueField-2 Livefish (firmware recovery)", "BlueField", "", FunctionOther},
+	{0x021c, "BlueField-3 Livefish (firmware recovery)", "BlueField", "", FunctionOther},
 }
 
 // LookupModel returns the model of a Mellanox device ID.
@@ -66,7 +66,7 @@ func LookupModel(id uint16) (Model, bool) {
 			return m, true
 		}
 	}
-	return Model{DeviceID: id, Name: fmt.Sprintf("unknown Mellanox device %04x", id), Kind: KindOther}, false
+	return Model{DeviceID: id, Name: fmt.Sprintf("unknown Mellanox device %04x", id), Kind: FunctionOther}, false
 }
 
 // MSTBase is the mst device name stem: "mt" + the decimal device ID
@@ -74,7 +74,7 @@ func LookupModel(id uint16) (Model, bool) {
 func MSTBase(id uint16) string { return fmt.Sprintf("mt%d", id) }
 
 // IsBlueField reports whether the model is a BlueField NIC function.
-func (m Model) IsBlueField() bool { return m.Family == "BlueField" && m.Kind == KindNIC }
+func (m Model) IsBlueField() bool { return m.Family == "BlueField" && m.Kind == FunctionNIC }
 
 // shortBDF drops the 0000: domain as mst does ("03:00.0").
 func shortBDF(bdf string) string { return strings.TrimPrefix(bdf, "0000:") }

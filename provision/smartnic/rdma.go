@@ -182,7 +182,7 @@ func ReadPort(h *host.Host, dev string, port int) (RDMAPort, error) {
 // eswitch show pci/<bdf>` through the exec seam. "" when not readable (no
 // devlink, a VF, a device without eSwitch).
 func eswitchMode(ctx context.Context, h *host.Host, f Function, devlink bool) string {
-	if f.Kind != KindNIC {
+	if f.Kind != FunctionNIC {
 		return ""
 	}
 	for _, n := range f.Netdevs {

@@ -29,7 +29,7 @@ type MSTRow struct {
 func MSTRows(inv *Inventory) []MSTRow {
 	var rows []MSTRow
 	for _, f := range inv.Functions {
-		if f.Kind != KindNIC || f.MSTName == "" {
+		if f.Kind != FunctionNIC || f.MSTName == "" {
 			continue
 		}
 		typ := f.MSTType

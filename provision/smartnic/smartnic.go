@@ -218,7 +218,7 @@ func readFunction(ctx context.Context, h *host.Host, o scanOpts, bdf string) (Fu
 	}
 	if l, err := h.Readlink(dir + "/physfn"); err == nil {
 		f.PhysFn = path.Base(l)
-		f.Kind = KindVF
+		f.Kind = FunctionVF
 	}
 	f.Link = readLink(h, dir)
 	f.SRIOV = readSRIOV(h, dir)
@@ -333,7 +333,7 @@ func assignGenerations(inv *Inventory) {
 			f.Generation = pf.Model
 			f.Family = pf.Family
 		}
-		if f.Kind == KindRShim {
+		if f.Kind == FunctionRShim {
 			f.Generation = strings.TrimSuffix(f.Model, " RShim")
 		}
 	}
@@ -362,7 +362,7 @@ func assignMSTNames(inv *Inventory) {
 	devIndex := map[string]int{}
 	for i := range inv.Functions {
 		f := &inv.Functions[i]
-		if f.Kind != KindNIC {
+		if f.Kind != FunctionNIC {
 			continue
 		}
 		id, _ := ParseHexID("0x" + f.DeviceID)
@@ -421,7 +421,7 @@ func Role(n Netdev, f Function, side string) string {
 		return RoleTmfifo
 	case n.Name == "oob_net0":
 		return RoleOOB
-	case f.Kind == KindVF:
+	case f.Kind == FunctionVF:
 		return RoleVF
 	}
 	ppn := n.PhysPortName
@@ -479,7 +479,7 @@ func hasRepSuffix(ppn, kind string) bool {
 func (inv *Inventory) BlueFields() []Function {
 	var out []Function
 	for _, f := range inv.Functions {
-		if m, _ := LookupModel(parseID(f.DeviceID)); m.IsBlueField() && f.Kind == KindNIC {
+		if m, _ := LookupModel(parseID(f.DeviceID)); m.IsBlueField() && f.Kind == FunctionNIC {
 			out = append(out, f)
 		}
 	}
@@ -494,7 +494,7 @@ func (inv *Inventory) BlueFieldDevices() []*Function {
 	seen := map[string]bool{}
 	for i := range inv.Functions {
 		f := &inv.Functions[i]
-		if m, _ := LookupModel(parseID(f.DeviceID)); !m.IsBlueField() || f.Kind != KindNIC {
+		if m, _ := LookupModel(parseID(f.DeviceID)); !m.IsBlueField() || f.Kind != FunctionNIC {
 			continue
 		}
 		if d := pciDevice(f.BDF); !seen[d] {

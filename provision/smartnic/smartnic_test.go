@@ -72,9 +72,9 @@ func TestScanBF2DPUArm(t *testing.T) {
 		t.Errorf("side %q schema %q", inv.Side, inv.SchemaVersion)
 	}
 	checkFns(t, inv, []wantFn{
-		{"0000:03:00.0", "a2d6", "BlueField-2", "BlueField-2", KindNIC, "mt41686_pciconf0", "BlueField2", "switchdev", -1, 1,
+		{"0000:03:00.0", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0", "BlueField2", "switchdev", -1, 1,
 			map[string]string{"p0": RoleUplink, "pf0hpf": RoleHostPFRep}, []string{"mlx5_0/1 4 5 p0"}},
-		{"0000:03:00.1", "a2d6", "BlueField-2", "BlueField-2", KindNIC, "mt41686_pciconf0.1", "BlueField2", "switchdev", -1, 1,
+		{"0000:03:00.1", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0.1", "BlueField2", "switchdev", -1, 1,
 			map[string]string{"p1": RoleUplink, "pf1hpf": RoleHostPFRep}, []string{"mlx5_1/1 4 5 p1"}},
 	})
 	var plat []string
@@ -113,11 +113,11 @@ func TestScanBF2Host(t *testing.T) {
 		t.Errorf("side %q, want host", inv.Side)
 	}
 	checkFns(t, inv, []wantFn{
-		{"0000:e1:00.0", "a2d6", "BlueField-2", "BlueField-2", KindNIC, "mt41686_pciconf0", "BlueField2", "legacy", 1, 1,
+		{"0000:e1:00.0", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0", "BlueField2", "legacy", 1, 1,
 			map[string]string{"enp225s0f0np0": RoleHostPF}, []string{"mlx5_0/1 4 5 enp225s0f0np0"}},
-		{"0000:e1:00.1", "a2d6", "BlueField-2", "BlueField-2", KindNIC, "mt41686_pciconf0.1", "BlueField2", "legacy", 1, 1,
+		{"0000:e1:00.1", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0.1", "BlueField2", "legacy", 1, 1,
 			map[string]string{"enp225s0f1np1": RoleHostPF}, []string{"mlx5_1/1 1 2 enp225s0f1np1"}},
-		{"0000:e1:00.2", "c2d3", "BlueField-2 RShim", "BlueField-2", KindRShim, "", "", "", 1, 1, nil, nil},
+		{"0000:e1:00.2", "c2d3", "BlueField-2 RShim", "BlueField-2", FunctionRShim, "", "", "", 1, 1, nil, nil},
 	})
 	if got := inv.BlueFields(); len(got) != 2 {
 		t.Errorf("BlueFields() = %d functions, want 2 (the RShim function is not one)", len(got))
@@ -133,9 +133,9 @@ func TestScanBF2Host(t *testing.T) {
 func TestScanBF3DPUArm(t *testing.T) {
 	inv := scanFixture(t, "bf3-dpu-arm")
 	checkFns(t, inv, []wantFn{
-		{"0000:03:00.0", "a2dc", "BlueField-3", "BlueField-3", KindNIC, "mt41692_pciconf0", "BlueField3", "switchdev", -1, 1,
+		{"0000:03:00.0", "a2dc", "BlueField-3", "BlueField-3", FunctionNIC, "mt41692_pciconf0", "BlueField3", "switchdev", -1, 1,
 			map[string]string{"p0": RoleUplink, "pf0hpf": RoleHostPFRep, "en3f0pf0sf0": RoleSFRep}, []string{"mlx5_0/1 4 5 p0"}},
-		{"0000:03:00.1", "a2dc", "BlueField-3", "BlueField-3", KindNIC, "mt41692_pciconf0.1", "BlueField3", "switchdev", -1, 1,
+		{"0000:03:00.1", "a2dc", "BlueField-3", "BlueField-3", FunctionNIC, "mt41692_pciconf0.1", "BlueField3", "switchdev", -1, 1,
 			map[string]string{"p1": RoleUplink, "pf1hpf": RoleHostPFRep, "en3f1pf1sf0": RoleSFRep}, []string{"mlx5_1/1 4 5 p1"}},
 	})
 	if inv.Side != SideDPUArm {
@@ -146,13 +146,13 @@ func TestScanBF3DPUArm(t *testing.T) {
 func TestScanCX6DxHost(t *testing.T) {
 	inv := scanFixture(t, "cx6dx-host")
 	checkFns(t, inv, []wantFn{
-		{"0000:3b:00.0", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", KindNIC, "mt4125_pciconf0", "ConnectX6DX", "", 0, 0,
+		{"0000:3b:00.0", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", FunctionNIC, "mt4125_pciconf0", "ConnectX6DX", "", 0, 0,
 			map[string]string{"enp59s0f0np0": RoleUplink}, []string{"mlx5_0/1 4 5 enp59s0f0np0"}},
-		{"0000:3b:00.1", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", KindNIC, "mt4125_pciconf0.1", "ConnectX6DX", "", 0, 0,
+		{"0000:3b:00.1", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", FunctionNIC, "mt4125_pciconf0.1", "ConnectX6DX", "", 0, 0,
 			map[string]string{"enp59s0f1np1": RoleUplink}, []string{"mlx5_1/1 1 3 enp59s0f1np1"}},
-		{"0000:3b:00.2", "101e", "ConnectX Family mlx5Gen VF", "ConnectX-6 Dx", KindVF, "", "", "", 0, 0,
+		{"0000:3b:00.2", "101e", "ConnectX Family mlx5Gen VF", "ConnectX-6 Dx", FunctionVF, "", "", "", 0, 0,
 			map[string]string{"enp59s0f0v0": RoleVF}, []string{"mlx5_2/1 4 5 enp59s0f0v0"}},
-		{"0000:3b:00.3", "101e", "ConnectX Family mlx5Gen VF", "ConnectX-6 Dx", KindVF, "", "", "", 0, 0,
+		{"0000:3b:00.3", "101e", "ConnectX Family mlx5Gen VF", "ConnectX-6 Dx", FunctionVF, "", "", "", 0, 0,
 			map[string]string{"enp59s0f0v1": RoleVF}, []string{"mlx5_3/1 4 5 enp59s0f0v1"}},
 	})
 	pf := inv.Functions[0]
@@ -178,9 +178,9 @@ func TestScanCX6DxHost(t *testing.T) {
 
 func TestFindBlueFieldTwoCards(t *testing.T) {
 	inv := &Inventory{Functions: []Function{
-		{BDF: "0000:03:00.0", DeviceID: "a2d6", Model: "BlueField-2", Kind: KindNIC},
-		{BDF: "0000:03:00.1", DeviceID: "a2d6", Model: "BlueField-2", Kind: KindNIC},
-		{BDF: "0000:81:00.0", DeviceID: "a2dc", Model: "BlueField-3", Kind: KindNIC},
+		{BDF: "0000:03:00.0", DeviceID: "a2d6", Model: "BlueField-2", Kind: FunctionNIC},
+		{BDF: "0000:03:00.1", DeviceID: "a2d6", Model: "BlueField-2", Kind: FunctionNIC},
+		{BDF: "0000:81:00.0", DeviceID: "a2dc", Model: "BlueField-3", Kind: FunctionNIC},
 	}}
 	assignMSTNames(inv)
 	if got := []string{inv.Functions[0].MSTName, inv.Functions[1].MSTName, inv.Functions[2].MSTName}; !reflect.DeepEqual(got, []string{"mt41686_pciconf0", "mt41686_pciconf0.1", "mt41692_pciconf0"}) {
