@@ -456,40 +456,50 @@ func runConfig(st *State, a cfgArgs) (string, int, bool) {
 	var b strings.Builder
 	printOpening(&b, d, a.dev)
 	if a.cmd == "q" {
-		names := a.params
-		if len(names) == 0 {
-			names = sortedParams(d)
-		}
-		printConfHeader(&b, a.verbose, false)
-		for _, n := range names {
-			if _, ok := d.Params[n]; !ok {
-				fmt.Fprintf(&b, "-E- %s\n", unsupported(n))
-				return b.String(), 1, false
-			}
-		}
-		anyDiff, anyRO := false, false
-		for _, n := range names {
-			p := d.Params[n]
-			ro := d.Restricted && mlxconfig.IsModeParam(n)
-			diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
-			vals := []string{mlxconfig.FormatValue(n, p.Next)}
-			if a.verbose {
-				vals = []string{mlxconfig.FormatValue(n, p.Default), mlxconfig.FormatValue(n, p.Current), mlxconfig.FormatValue(n, p.Next)}
-			}
-			printRow(&b, n, ro, diff, vals)
-			anyDiff, anyRO = anyDiff || diff, anyRO || ro
-		}
-		if anyDiff {
-			b.WriteString("The '*' shows parameters with next value different from default/current value.\n")
-		}
-		if anyRO {
-			b.WriteString("\nThe 'RO' shows parameters which are for read only and cannot be changed\n")
-		}
-		return b.String(), 0, false
+		return runQuery(&b, d, a)
 	}
+	return runSet(&b, d, a)
+}
 
-	// set: query the named params with write access, show Next Boot / New
-	printConfHeader(&b, a.verbose, true)
+// runQuery answers `q`: the Default/Current/Next Boot table (Next Boot
+// alone without -e).
+func runQuery(b *strings.Builder, d *Device, a cfgArgs) (string, int, bool) {
+	names := a.params
+	if len(names) == 0 {
+		names = sortedParams(d)
+	}
+	printConfHeader(b, a.verbose, false)
+	for _, n := range names {
+		if _, ok := d.Params[n]; !ok {
+			fmt.Fprintf(b, "-E- %s\n", unsupported(n))
+			return b.String(), 1, false
+		}
+	}
+	anyDiff, anyRO := false, false
+	for _, n := range names {
+		p := d.Params[n]
+		ro := d.Restricted && mlxconfig.IsModeParam(n)
+		diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
+		vals := []string{mlxconfig.FormatValue(n, p.Next)}
+		if a.verbose {
+			vals = []string{mlxconfig.FormatValue(n, p.Default), mlxconfig.FormatValue(n, p.Current), mlxconfig.FormatValue(n, p.Next)}
+		}
+		printRow(b, n, ro, diff, vals)
+		anyDiff, anyRO = anyDiff || diff, anyRO || ro
+	}
+	if anyDiff {
+		b.WriteString("The '*' shows parameters with next value different from default/current value.\n")
+	}
+	if anyRO {
+		b.WriteString("\nThe 'RO' shows parameters which are for read only and cannot be changed\n")
+	}
+	return b.String(), 0, false
+}
+
+// runSet answers `set`: query the named params with write access, show
+// Next Boot / New, and write Next Boot when the answer is yes.
+func runSet(b *strings.Builder, d *Device, a cfgArgs) (string, int, bool) {
+	printConfHeader(b, a.verbose, true)
 	type kv struct {
 		name string
 		val  int64
@@ -500,18 +510,17 @@ func runConfig(st *State, a cfgArgs) (string, int, bool) {
 		if !ok {
 			return b.String() + fmt.Sprintf("-E- fw-sim: bad set argument %q (want PARAM=VALUE)\n", arg), 1, false
 		}
-		p, known := d.Params[n]
+		_, known := d.Params[n]
 		if !known || (d.Restricted && mlxconfig.IsModeParam(n)) {
 			// restricted host: NVQC reports no write support, so the TLV is
 			// not returned for a write operation (GenericCommander::queryParamViews)
-			fmt.Fprintf(&b, "-E- %s\n", unsupported(n))
+			fmt.Fprintf(b, "-E- %s\n", unsupported(n))
 			return b.String(), 1, false
 		}
 		iv, err := mlxconfig.ParseSetValue(n, v)
 		if err != nil {
 			return b.String() + "-E- fw-sim: " + err.Error() + "\n", 1, false
 		}
-		_ = p
 		sets = append(sets, kv{n, iv})
 	}
 	for _, s := range sets {
@@ -521,7 +530,7 @@ func runConfig(st *State, a cfgArgs) (string, int, bool) {
 			vals = []string{mlxconfig.FormatValue(s.name, p.Default), mlxconfig.FormatValue(s.name, p.Current), mlxconfig.FormatValue(s.name, p.Next), mlxconfig.FormatValue(s.name, s.val)}
 		}
 		diff := a.verbose && (p.Next != p.Default || p.Next != p.Current)
-		printRow(&b, s.name, false, diff, vals)
+		printRow(b, s.name, false, diff, vals)
 	}
 	b.WriteString("\n Apply new Configuration? (y/n) [n] : ")
 	if !a.yes {
