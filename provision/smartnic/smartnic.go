@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"rig/internal/host"
+	"rig/internal/pci"
 )
 
 // SchemaVersion names the JSON shape of Inventory.
@@ -509,9 +510,9 @@ func parseID(s string) uint16 { id, _ := ParseHexID("0x" + s); return id }
 
 // Function returns the function with this BDF ("0000:03:00.0" or "03:00.0").
 func (inv *Inventory) Function(bdf string) (*Function, bool) {
-	want := bdf
-	if !strings.Contains(want, ":") || strings.Count(want, ":") == 1 {
-		want = "0000:" + want
+	want, ok := pci.Canonical(bdf)
+	if !ok {
+		return nil, false
 	}
 	for i := range inv.Functions {
 		if inv.Functions[i].BDF == want {

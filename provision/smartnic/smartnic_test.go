@@ -190,6 +190,20 @@ func TestFindBlueFieldTwoCards(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "2 BlueField devices (0000:03:00.0 (BlueField-2), 0000:81:00.0 (BlueField-3))") {
 		t.Errorf("err = %v", err)
 	}
+	// a BDF is found in any of the forms people type
+	for _, bdf := range []string{"0000:81:00.0", "81:00.0", " 81:00.0 "} {
+		if f, ok := inv.Function(strings.TrimSpace(bdf)); !ok || f.Model != "BlueField-3" {
+			t.Errorf("Function(%q) = %+v, %v", bdf, f, ok)
+		}
+	}
+	for _, bdf := range []string{"0000:81:00.2", "81:00", "net_null0", ""} {
+		if f, ok := inv.Function(bdf); ok {
+			t.Errorf("Function(%q) = %+v; want none", bdf, f)
+		}
+	}
+	if f, err := inv.FindBlueField("03:00.1"); err != nil || f.BDF != "0000:03:00.1" {
+		t.Errorf("FindBlueField(03:00.1) = %+v, %v", f, err)
+	}
 }
 
 // The BlueField-3 sample of hardware-formats.md §2.2, verbatim. Row 1 must
