@@ -53,3 +53,22 @@ func TestWriteTimeoutExplained(t *testing.T) {
 		t.Fatalf("other error: %v", err)
 	}
 }
+
+// --db alone: the socket's directory is a private instance when conf.db and
+// ovsdb-server.pid are there on the live machine (a socket is a real path,
+// whatever --root says); the same files under the root do not count.
+func TestTargetForDBChecksLiveFiles(t *testing.T) {
+	live := t.TempDir()
+	for _, n := range []string{"conf.db", "ovsdb-server.pid"} {
+		if err := os.WriteFile(filepath.Join(live, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := fakeRoot(t, map[string]string{"/srv/ovs/conf.db": "x", "/srv/ovs/ovsdb-server.pid": "1\n"})
+	if got := TargetFor(h, "", "unix:"+live+"/db.sock"); !got.Private || got.RunDir != live || got.LogFile != live+"/ovs-vswitchd.log" {
+		t.Errorf("live private dir: %+v", got)
+	}
+	if got := TargetFor(h, "", "unix:/srv/ovs/db.sock"); got.Private || got.LogFile != SystemLogFile {
+		t.Errorf("files only under the root: %+v, want the system instance's log", got)
+	}
+}
