@@ -23,6 +23,7 @@ import (
 // restores the original count.
 func TestPrivilegedReserveReadBackRestore(t *testing.T) {
 	testutil.RequirePrivileged(t)
+	hugetest.Lock(t) // no other test binary changes the pool meanwhile
 	h := host.New("/")
 	st, err := hugepages.ReadState(h)
 	if err != nil {

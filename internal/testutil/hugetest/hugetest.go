@@ -34,11 +34,12 @@ func RequireRoot(t testing.TB) {
 }
 
 // Reserve makes at least n 2 MiB hugepages free for the test and restores
-// nr_hugepages at cleanup. It skips when not root and fails when the kernel
-// grants fewer pages than needed.
+// nr_hugepages at cleanup, holding the pool (Lock) until then. It skips when
+// not root and fails when the kernel grants fewer pages than needed.
 func Reserve(t testing.TB, n int) {
 	t.Helper()
 	testutil.RequirePrivileged(t)
+	Lock(t)
 	total, err := readInt("nr_hugepages")
 	if err != nil {
 		t.Fatalf("hugetest: %v", err)
