@@ -96,7 +96,7 @@ func (r *modeRig) reset() { r.mu.Lock(); r.argv = nil; r.mu.Unlock() }
 
 func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step {
 	t.Helper()
-	s, err := NewModeStep(r.h, &playbooks.ModeSpec{Want: want, Devices: devices})
+	s, err := NewModeStep(&Env{Host: r.h}, &playbooks.ModeSpec{Want: want, Devices: devices})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step 
 
 func changeStrings(p Plan) []string {
 	var out []string
-	for _, c := range p.Changes {
+	for _, c := range p.Changes() {
 		out = append(out, c.String())
 	}
 	return out
@@ -149,7 +149,7 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			}
 
 			r.reset()
-			if err := s.Apply(ctx, plan); err != nil {
+			if err := plan.Apply(ctx); err != nil {
 				t.Fatal(err)
 			}
 			wantSet := "mstconfig -y -d " + tc.bdf + " set INTERNAL_CPU_MODEL=EMBEDDED_CPU INTERNAL_CPU_PAGE_SUPPLIER=ECPF INTERNAL_CPU_ESWITCH_MANAGER=ECPF INTERNAL_CPU_IB_VPORT0=ECPF INTERNAL_CPU_OFFLOAD_ENGINE=ENABLED"
@@ -162,18 +162,18 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(after.Changes) != 0 || !strings.Contains(after.Pending, "power cycle required: "+tc.bdf+" next boot holds dpu mode but the running firmware is in separated mode") ||
+			if len(after.Changes()) != 0 || !strings.Contains(after.Pending, "power cycle required: "+tc.bdf+" next boot holds dpu mode but the running firmware is in separated mode") ||
 				!strings.Contains(after.Pending, "a host reboot does not reload NIC firmware in DPU mode") {
 				t.Fatalf("after apply: %+v", after)
 			}
 			r.reset()
-			if err := s.Apply(ctx, after); err != nil {
+			if err := after.Apply(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if w := r.writes(); len(w) != 0 {
 				t.Fatalf("second apply wrote: %v", w)
 			}
-			rep, err := (&Runner{Steps: []Step{s}}).Run(ctx, ModeApply, Selection{})
+			rep, err := (&Runner{Steps: []Step{s}}).Execute(ctx, RunApply, Selection{})
 			if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 {
 				t.Fatalf("runner: %+v %v", rep, err)
 			}
@@ -198,7 +198,7 @@ func TestModeApplyTwice(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
 	s := modeStepFor(t, r, "nic", "03:00.0")
 	run := &Runner{Steps: []Step{s}}
-	rep, err := run.Run(ctx, ModeApply, Selection{})
+	rep, err := run.Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 1 {
 		t.Fatalf("first: %+v %v", rep.Steps, err)
 	}
@@ -207,14 +207,14 @@ func TestModeApplyTwice(t *testing.T) {
 		t.Fatalf("writes: %q", w)
 	}
 	r.reset()
-	rep, err = run.Run(ctx, ModeApply, Selection{})
+	rep, err = run.Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 || len(r.writes()) != 0 {
 		t.Fatalf("second: %+v %v writes %v", rep.Steps, err, r.writes())
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = run.Run(ctx, ModeApply, Selection{})
+	rep, err = run.Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusOK || len(r.writes()) != 0 {
 		t.Fatalf("after power cycle: %+v %v", rep.Steps, err)
 	}
@@ -231,13 +231,13 @@ func TestModeRestrictedHost(t *testing.T) {
 	p, ok := AsProblem(err)
 	if !ok || !strings.Contains(err.Error(), "zero-trust") ||
 		!strings.Contains(err.Error(), "The 'RO' shows parameters which are for read only and cannot be changed") ||
-		!strings.Contains(err.Error(), "level                         : RESTRICTED") || !strings.Contains(p.Fix, "mstprivhost -d 0000:03:00.0 p") {
+		!strings.Contains(err.Error(), "level                         : RESTRICTED") || !strings.Contains(p.Fix(), "mstprivhost -d 0000:03:00.0 p") {
 		t.Fatalf("check: %v", err)
 	}
-	if err := s.Apply(ctx, Plan{}); err == nil {
+	if err := checkAndApply(ctx, s); err == nil {
 		t.Fatal("apply on a restricted host succeeded")
 	}
-	rep, err := (&Runner{Steps: []Step{s}}).Run(ctx, ModeApply, Selection{})
+	rep, err := (&Runner{Steps: []Step{s}}).Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusFailed {
 		t.Fatalf("runner: %+v %v", rep, err)
 	}
@@ -267,7 +267,7 @@ func TestModeSetRefusedByTool(t *testing.T) {
 		}
 		return inner(ctx, name, args...)
 	}
-	err := modeStepFor(t, r, "dpu").Apply(ctx, Plan{})
+	err := checkAndApply(ctx, modeStepFor(t, r, "dpu"))
 	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
 		t.Fatalf("apply: %v", err)
 	}
@@ -286,11 +286,11 @@ func TestModeToolSelection(t *testing.T) {
 	}
 	s := modeStepFor(t, r, "separated")
 	plan, err := s.Check(ctx)
-	if err != nil || len(plan.Changes) != 1 {
+	if err != nil || len(plan.Changes()) != 1 {
 		t.Fatalf("%+v %v", plan, err)
 	}
 	r.reset()
-	if err := s.Apply(ctx, plan); err != nil {
+	if err := plan.Apply(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if w := r.writes(); len(w) != 1 || w[0] != "mlxconfig -y -d 0000:03:00.0 set INTERNAL_CPU_MODEL=SEPARATED_HOST" {
@@ -302,7 +302,7 @@ func TestModeToolSelection(t *testing.T) {
 		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
 	}
 	_, err = modeStepFor(t, r, "dpu").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Fix, "mstflint") {
+	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Fix(), "mstflint") {
 		t.Fatalf("no tool: %v", err)
 	}
 }
@@ -333,7 +333,7 @@ func TestModeDevices(t *testing.T) {
 		t.Errorf("non-Mellanox: %v", err)
 	}
 	empty := &host.Host{Root: t.TempDir(), Exec: r.h.Exec}
-	s, _ := NewModeStep(empty, &playbooks.ModeSpec{Want: "dpu"})
+	s, _ := NewModeStep(&Env{Host: empty}, &playbooks.ModeSpec{Want: "dpu"})
 	if _, err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "no BlueField found") {
 		t.Errorf("none: %v", err)
 	}
@@ -358,7 +358,7 @@ func TestModeUnknownGeneration(t *testing.T) {
 		}
 	}
 	_, err = modeStepFor(t, r, "dpu", "0000:b1:00.0").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix == "" {
+	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix() == "" {
 		t.Fatalf("explicit: %v", err)
 	}
 	// only unknown generations: the no-BlueField Problem names what was found

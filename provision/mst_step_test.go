@@ -58,21 +58,21 @@ func writesOf(calls []string) []string {
 
 func TestMSTStartApplyTwice(t *testing.T) {
 	h, rec := mstHost(t, "bf2-host", []string{"mst", "mlxconfig"}, []string{"mt41686_pciconf0", "mt41686_pciconf0.1"})
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{MinDevices: 1})
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 1})
 	plan, err := st.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Change{{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: "/dev/mst/mt41686_pciconf0,/dev/mst/mt41686_pciconf0.1"}}
-	if !reflect.DeepEqual(plan.Changes, want) {
-		t.Errorf("plan %+v", plan.Changes)
+	if !reflect.DeepEqual(plan.Changes(), want) {
+		t.Errorf("plan %+v", plan.Changes())
 	}
 	wantProbes := []string{"mstconfig -v", "mlxconfig -v", "mst version"}
 	if c := rec.calls(); !reflect.DeepEqual(c, wantProbes) {
 		t.Errorf("check ran %q, want only the read-only probes %q", c, wantProbes)
 	}
 	rec.argv = nil
-	r := runStepOnce(t, st, ModeApply)
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusChanged {
 		t.Fatalf("first apply: %s %s", r.Status, r.Error)
 	}
@@ -83,7 +83,7 @@ func TestMSTStartApplyTwice(t *testing.T) {
 		t.Errorf("notes %q", r.Notes)
 	}
 	rec.argv = nil
-	r = runStepOnce(t, st, ModeApply)
+	r = runStepOnce(t, st, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
@@ -95,9 +95,9 @@ func TestMSTStartApplyTwice(t *testing.T) {
 // mstflint only (Debian): no mst start, a note that tools use the BDF.
 func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", []string{"mstconfig"}, nil)
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
 	for i := 0; i < 2; i++ {
-		r := runStepOnce(t, st, ModeApply)
+		r := runStepOnce(t, st, RunApply)
 		if r.Status != StatusOK || len(r.Changes) != 0 {
 			t.Fatalf("apply %d: %s %v %s", i, r.Status, r.Changes, r.Error)
 		}
@@ -114,8 +114,8 @@ func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 
 func TestMSTNoTools(t *testing.T) {
 	h, rec := mstHost(t, "bf2-host", []string{"mst"}, nil) // MFT's mst alone is not enough
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, ModeApply)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed") ||
 		!strings.Contains(r.Fix, "Debian package mstflint") || !strings.Contains(r.Fix, "apt-get install mstflint") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
@@ -134,16 +134,16 @@ func TestMSTProbeFailureIsNotAbsence(t *testing.T) {
 		}
 		return nil, nil, false
 	}
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	if r := runStepOnce(t, st, ModePlan); r.Status != StatusOK {
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	if r := runStepOnce(t, st, RunPlan); r.Status != StatusOK {
 		t.Errorf("%s %s", r.Status, r.Error)
 	}
 }
 
 func TestMSTStartCreatesNothing(t *testing.T) {
 	h, _ := mstHost(t, "bf2-host", []string{"mst", "mstconfig"}, nil)
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, ModeApply)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "created no /dev/mst devices") || !strings.Contains(r.Fix, "--with_unknown") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
 	}
@@ -152,16 +152,16 @@ func TestMSTStartCreatesNothing(t *testing.T) {
 func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 	h, rec := mstHost(t, "cx6dx-host", []string{"mst", "mlxconfig"}, nil)
 	no := false
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{Start: &no})
-	r := runStepOnce(t, st, ModeApply)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{Start: &no})
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "mst.start is false") {
 		t.Errorf("%s %q", r.Status, r.Notes)
 	}
 	if w := writesOf(rec.calls()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
-	st, _ = NewMSTStep(h, &playbooks.MSTSpec{MinDevices: 3})
-	r = runStepOnce(t, st, ModePlan)
+	st, _ = NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 3})
+	r = runStepOnce(t, st, RunPlan)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "found 2 Mellanox NIC functions") {
 		t.Errorf("%s %s", r.Status, r.Error)
 	}
@@ -184,8 +184,8 @@ func TestMSTWithFirmwareSimulator(t *testing.T) {
 		}
 		return out, err
 	}
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, ModePlan)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, RunPlan)
 	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "NVIDIA MFT (mst) not installed") {
 		t.Fatalf("%s %s %q", r.Status, r.Error, r.Notes)
 	}

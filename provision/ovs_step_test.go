@@ -95,12 +95,12 @@ func vdevSpec() *playbooks.OVSSpec {
 func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
 	f := &fakeOVS{before: sample(t, "state-empty.json"), after: sample(t, "state-attached.json")}
 	h := systemHost(t, f)
-	step, err := NewOVSStep(h, vdevSpec(), "", "")
+	step, err := NewOVSStep(&Env{Host: h}, vdevSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &Runner{Steps: []Step{step}}
-	rep, err := r.Run(context.Background(), ModeApply, Selection{})
+	rep, err := r.Execute(context.Background(), RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
 	}
 	// second apply: zero changes, zero write commands
 	f.calls = nil
-	rep, err = (&Runner{Steps: []Step{step}}).Run(context.Background(), ModeApply, Selection{})
+	rep, err = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +142,12 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 	spec.Bridges[0].Ports[1].NRxq = 4
 	spec.Bridges[0].Ports[0].MTURequest = 9000
 	spec.Bridges[0].Ports[0].Devargs = "net_null0,size=128"
-	step, _ := NewOVSStep(h, spec, "", "")
+	step, _ := NewOVSStep(&Env{Host: h}, spec)
 	plan, err := step.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := step.Apply(context.Background(), plan); err != nil {
+	if err := plan.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{
@@ -159,7 +159,7 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 		t.Fatalf("writes:\n got %q\nwant %q", got, want)
 	}
 	var actions []string
-	for _, c := range plan.Changes {
+	for _, c := range plan.Changes() {
 		actions = append(actions, c.String())
 	}
 	for _, w := range []string{"ovs port bad0: delete port from br-vdev (prune: true)", "ovs port vnull0: set options:dpdk-devargs net_null0 -> net_null0,size=128",
@@ -173,12 +173,12 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 	spec2 := vdevSpec()
 	spec2.Config.DPDKExtra = "--no-pci --no-telemetry"
 	spec2.Bridges[0].Name = "br-other"
-	step2, _ := NewOVSStep(systemHost(t, f2), spec2, "", "")
+	step2, _ := NewOVSStep(&Env{Host: systemHost(t, f2)}, spec2)
 	plan2, err := step2.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range plan2.Changes {
+	for _, c := range plan2.Changes() {
 		if strings.Contains(c.Action, "delete") {
 			t.Errorf("deleted without prune: %s", c)
 		}
@@ -186,9 +186,9 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 	// with prune, the foreign bridge goes
 	spec2.Prune = true
 	f3 := &fakeOVS{before: sample(t, "state-bad-pci.json"), after: sample(t, "state-bad-pci.json")}
-	step3, _ := NewOVSStep(systemHost(t, f3), spec2, "", "")
+	step3, _ := NewOVSStep(&Env{Host: systemHost(t, f3)}, spec2)
 	plan3, _ := step3.Check(context.Background())
-	if err := step3.Apply(context.Background(), plan3); err != nil {
+	if err := plan3.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	w := f3.writes()
@@ -207,11 +207,11 @@ func TestOVSStepUnitBrokenPortFailsCheck(t *testing.T) {
 	spec := vdevSpec()
 	spec.Config.DPDKExtra = "--no-pci --no-telemetry"
 	spec.Bridges[0].Ports = append(spec.Bridges[0].Ports, playbooks.OVSPort{Name: "bad0", Type: "dpdk", Devargs: "0000:99:00.0"})
-	step, _ := NewOVSStep(systemHost(t, f), spec, "", "")
+	step, _ := NewOVSStep(&Env{Host: systemHost(t, f)}, spec)
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
-	if !ok || p.Object != "ovs: port bad0" || !strings.Contains(p.Cause, "PCI device 0000:99:00.0 does not exist") ||
-		!strings.Contains(err.Error(), "Error attaching device '0000:99:00.0' to DPDK") || p.Fix == "" {
+	if !ok || p.Object != "ovs: port bad0" || !strings.Contains(p.Cause(), "PCI device 0000:99:00.0 does not exist") ||
+		!strings.Contains(err.Error(), "Error attaching device '0000:99:00.0' to DPDK") || p.Fix() == "" {
 		t.Fatalf("got %v (%+v)", err, p)
 	}
 	if len(f.writes()) != 0 {
@@ -225,11 +225,11 @@ func TestOVSStepUnitVswitchdDown(t *testing.T) {
 	if err := os.Remove(h.Path("/proc/4242/stat")); err != nil {
 		t.Fatal(err)
 	}
-	step, _ := NewOVSStep(h, vdevSpec(), "", "")
+	step, _ := NewOVSStep(&Env{Host: h}, vdevSpec())
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
 	if !ok || !strings.Contains(err.Error(), "ovs-vswitchd is not running") || !strings.Contains(err.Error(), "stale") ||
-		!strings.Contains(p.Fix, "systemctl restart openvswitch-switch") {
+		!strings.Contains(p.Fix(), "systemctl restart openvswitch-switch") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -238,10 +238,10 @@ func TestOVSStepUnitUnreachable(t *testing.T) {
 	h := &host.Host{Root: t.TempDir(), Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return nil, &host.ToolError{Argv: append([]string{name}, args...), Stderr: "ovs-vsctl: unix:/x/db.sock: database connection failed (No such file or directory)", Err: errors.New("exit status 1")}
 	}}
-	step, _ := NewOVSStep(h, vdevSpec(), "/x", "")
+	step, _ := NewOVSStep(&Env{Host: h, OVSRunDir: "/x"}, vdevSpec())
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
-	if !ok || !strings.Contains(p.Fix, "rig ovs daemon start --rundir /x") || !strings.Contains(err.Error(), "database connection failed") {
+	if !ok || !strings.Contains(p.Fix(), "rig ovs daemon start --rundir /x") || !strings.Contains(err.Error(), "database connection failed") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -250,13 +250,13 @@ func TestOVSStepUnitUnreachable(t *testing.T) {
 
 func ovsRun(t *testing.T, h *host.Host, d *ovs.Daemon, spec *playbooks.OVSSpec) (*Report, *ovs.Client) {
 	t.Helper()
-	step, err := NewOVSStep(h, spec, d.Dir, "")
+	step, err := NewOVSStep(&Env{Host: h, OVSRunDir: d.Dir}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := (&Runner{Steps: []Step{step}}).Run(ctx, ModeApply, Selection{})
+	rep, err := (&Runner{Steps: []Step{step}}).Execute(ctx, RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,12 +449,12 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 	}
 	spec := vdevSpec()
 	spec.Config.PMDCPUMask = "0xe"
-	step, _ := NewOVSStep(h, spec, "", "")
+	step, _ := NewOVSStep(&Env{Host: h}, spec)
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
 	if !ok || p.Object != "ovs other_config:pmd-cpu-mask" ||
 		!strings.Contains(err.Error(), "pmd-cpu-mask 0xe selects CPU(s) 2-3, which this host does not have online (online CPUs: 0-1") ||
-		!strings.Contains(p.Fix, "0x2 keeps CPU(s) 1") {
+		!strings.Contains(p.Fix(), "0x2 keeps CPU(s) 1") {
 		t.Fatalf("got %v", err)
 	}
 	if len(f.calls) != 0 {
@@ -493,14 +493,14 @@ func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
 		return host.RealExec(ctx, name, args...)
 	}
 	spec := &playbooks.OVSSpec{Bridges: []playbooks.OVSBridge{{Name: "br-die"}}}
-	step, err := NewOVSStep(h, spec, d.Dir, "")
+	step, err := NewOVSStep(&Env{Host: h, OVSRunDir: d.Dir}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	step.(*ovsStep).c.Timeout = 2 // the write waits for vswitchd this long
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := (&Runner{Steps: []Step{step}}).Run(ctx, ModeApply, Selection{})
+	rep, err := (&Runner{Steps: []Step{step}}).Execute(ctx, RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,9 +111,9 @@ func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkA
 	return s, rec
 }
 
-func runStepOnce(t *testing.T, s Step, mode Mode) StepResult {
+func runStepOnce(t *testing.T, s Step, mode RunMode) StepResult {
 	t.Helper()
-	rep, err := (&Runner{Steps: []Step{s}}).Run(context.Background(), mode, Selection{})
+	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), mode, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,24 +135,24 @@ func TestRDMAAdminDownApplyTwice(t *testing.T) {
 	}
 	want := []Change{{Object: "rdma mlx5_1/1 (enp59s0f1np1)", Action: "set netdev enp59s0f1np1 up",
 		From: `admin down (state "1: DOWN", phys_state "3: Disabled")`, To: "admin up"}}
-	if !reflect.DeepEqual(plan.Changes, want) {
-		t.Errorf("plan %+v\nwant %+v", plan.Changes, want)
+	if !reflect.DeepEqual(plan.Changes(), want) {
+		t.Errorf("plan %+v\nwant %+v", plan.Changes(), want)
 	}
 	if len(plan.Notes) != 1 || plan.Notes[0] != "rdma mlx5_0/1 (enp59s0f0np0): ACTIVE / LINK_UP" {
 		t.Errorf("notes %q", plan.Notes)
 	}
-	if r := runStepOnce(t, s, ModePlan); r.Status != StatusWouldChange || len(links.ups) != 0 {
+	if r := runStepOnce(t, s, RunPlan); r.Status != StatusWouldChange || len(links.ups) != 0 {
 		t.Fatalf("plan: %s, ups %v", r.Status, links.ups)
 	}
 
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusChanged || len(r.Changes) != 1 {
 		t.Fatalf("first apply: %s %v %s", r.Status, r.Changes, r.Error)
 	}
 	if !reflect.DeepEqual(links.ups, []string{"enp59s0f1np1"}) {
 		t.Errorf("netlink set-up calls %v", links.ups)
 	}
-	r = runStepOnce(t, s, ModeApply)
+	r = runStepOnce(t, s, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
@@ -170,7 +170,7 @@ func TestRDMAPhysicalLinkDown(t *testing.T) {
 	root := copyHostRoot(t, "bf2-host")
 	links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}}
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp225s0f0np0"}, {Netdev: "enp225s0f1np1"}}}, links)
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed {
 		t.Fatalf("status %s", r.Status)
 	}
@@ -197,7 +197,7 @@ func TestRDMAAdminDownNoCable(t *testing.T) {
 	links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}, cable: map[string]bool{}, port: map[string]string{"enp59s0f1np1": "mlx5_1/1"}}
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}, Timeout: "300ms"}, links)
 	t0 := time.Now()
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "netdev enp59s0f1np1 is up now, but after 300ms") || !strings.Contains(r.Cause, "2: Polling") {
 		t.Errorf("got %s: %s / %s", r.Status, r.Error, r.Cause)
 	}
@@ -217,13 +217,13 @@ func TestRDMAUnknownPorts(t *testing.T) {
 		s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{spec}}, nil)
 		_, err := s.Check(context.Background())
 		p, ok := AsProblem(err)
-		if !ok || !strings.Contains(err.Error(), want) || p.Fix == "" {
+		if !ok || !strings.Contains(err.Error(), want) || p.Fix() == "" {
 			t.Errorf("%+v: err %v, want a Problem containing %q", spec, err, want)
 		}
 	}
 	// Every port of the BF2 DPU fixture is up: ok, notes only.
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}, {Netdev: "p1"}}}, nil)
-	if r := runStepOnce(t, s, ModeApply); r.Status != StatusOK || len(r.Notes) != 2 {
+	if r := runStepOnce(t, s, RunApply); r.Status != StatusOK || len(r.Notes) != 2 {
 		t.Errorf("bf2-dpu-arm: %s %v %s", r.Status, r.Notes, r.Error)
 	}
 }
@@ -233,7 +233,7 @@ func TestRDMAUnknownPorts(t *testing.T) {
 func TestRDMAFixtureRootCannotSetUp(t *testing.T) {
 	root := copyHostRoot(t, "cx6dx-host")
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}}, nil)
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "--netns") {
 		t.Errorf("%s: %s", r.Status, r.Error)
 	}
@@ -301,14 +301,14 @@ func TestRDMAVethNetlink(t *testing.T) {
 	}
 	s.port = kernelModelPort(t, h, ns, "p0")
 
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusChanged || len(r.Changes) != 1 || r.Changes[0].Action != "set netdev p0 up" {
 		t.Fatalf("first apply: %s %+v %s", r.Status, r.Changes, r.Error)
 	}
 	if up, _ := (netlinkAdmin{ns: ns}).AdminUp("p0"); !up {
 		t.Error("p0 is not admin-up in the netns after apply")
 	}
-	r = runStepOnce(t, s, ModeApply)
+	r = runStepOnce(t, s, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %+v %s", r.Status, r.Changes, r.Error)
 	}
@@ -317,13 +317,13 @@ func TestRDMAVethNetlink(t *testing.T) {
 	ip("-n", ns, "link", "set", "p0peer", "down")
 	ip("-n", ns, "link", "set", "p0", "down")
 	spec.Timeout = "1500ms"
-	r = runStepOnce(t, s, ModeApply)
+	r = runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, `phys_state "2: Polling"`) || !strings.Contains(r.Fix, "cable") {
 		t.Errorf("no-carrier apply: %s: %s / %s", r.Status, r.Error, r.Fix)
 	}
 	// Now p0 is admin-up without carrier: check fails at once, no change planned.
 	_, err = s.Check(context.Background())
-	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Cause, "2: Polling") {
+	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Cause(), "2: Polling") {
 		t.Errorf("check with admin-up, no carrier: %v", err)
 	}
 	if c := rec.calls(); len(c) != 0 {

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,9 +32,10 @@ type StepResult struct {
 func (r *StepResult) setErr(err error) {
 	r.Err = err
 	r.Error = err.Error()
-	if p, ok := AsProblem(err); ok {
-		r.Cause = p.Cause
-		r.Fix = p.Fix
+	var ex explained
+	if errors.As(err, &ex) {
+		r.Cause = ex.Cause()
+		r.Fix = ex.Fix()
 	}
 }
 
@@ -52,7 +54,7 @@ type Summary struct {
 // Report is the result of one run.
 type Report struct {
 	SchemaVersion string       `json:"schemaVersion"`
-	Mode          Mode         `json:"mode"`
+	Mode          RunMode      `json:"mode"`
 	Playbook      string       `json:"playbook,omitempty"`
 	Started       time.Time    `json:"started"`
 	Steps         []StepResult `json:"steps"`
@@ -135,9 +137,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if st.Error != "" {
 			msg := st.Error
-			if p, ok := AsProblem(st.Err); ok && (p.Cause != "" || p.Fix != "") {
+			if p, ok := AsProblem(st.Err); ok && (p.CauseText != "" || p.FixText != "") {
 				// print cause/fix on their own lines
-				msg = strings.TrimSuffix(strings.TrimSuffix(msg, "; fix: "+p.Fix), "; likely cause: "+p.Cause)
+				msg = strings.TrimSuffix(strings.TrimSuffix(msg, "; fix: "+p.FixText), "; likely cause: "+p.CauseText)
 			}
 			fmt.Fprintf(w, "  ✗ %s\n", msg)
 			if st.Cause != "" {
