@@ -11,7 +11,6 @@ import (
 	"rig/hugepages"
 	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision"
 )
 
 const hugepagesShowSchema = "rig.hugepages/v1"
@@ -274,11 +273,7 @@ minimum (a bigger pool is left alone: other DPDK processes may use it) unless
 			if err := fieldErrors("hugepages set", spec.Validate()); err != nil {
 				return err
 			}
-			step, err := provision.NewHugepagesStep(h, spec)
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			return a.runOne(cmd.Context(), step, dryRun)
+			return a.provisionSection(cmd.Context(), &playbooks.Playbook{Hugepages: spec}, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "2M", "page size (2M, 1G, 2048kB)")

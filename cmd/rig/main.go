@@ -103,7 +103,7 @@ what the path forwards.
 			if a.output != "text" && a.output != "json" {
 				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
 			}
-			a.cmdPath = cmd.CommandPath()
+			a.cmdPath = calledPath(cmd)
 			return a.checkRoot()
 		},
 	}
@@ -118,6 +118,15 @@ what the path forwards.
 	root.InitDefaultCompletionCmd() // now, so requireSubcommand covers it too
 	requireSubcommand(root)
 	return root
+}
+
+// calledPath is the command path as typed: an alias ("rig apply") keeps
+// its name in messages.
+func calledPath(cmd *cobra.Command) string {
+	if cmd.HasParent() && cmd.CalledAs() != "" {
+		return cmd.Parent().CommandPath() + " " + cmd.CalledAs()
+	}
+	return cmd.CommandPath()
 }
 
 // checkRoot validates --root: a host root that does not exist would make
