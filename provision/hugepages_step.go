@@ -245,16 +245,11 @@ func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
 	return nil
 }
 
-// setPages writes one pool and explains a short grant.
+// setPages writes one pool; a short grant is a *hugepages.GrantError,
+// which explains itself (Cause, Fix).
 func (s *HugepagesStep) setPages(r hugepages.Reservation) error {
-	if _, err := hugepages.SetPages(s.fs, r.SizeKB, r.Node, r.Count); err != nil {
-		var ge *hugepages.GrantError
-		if errors.As(err, &ge) {
-			return &Problem{Err: err, CauseText: ge.Cause(), FixText: ge.Fix()}
-		}
-		return err
-	}
-	return nil
+	_, err := hugepages.SetPages(s.fs, r.SizeKB, r.Node, r.Count)
+	return err
 }
 
 // planMounts plans the hugetlbfs mounts, or refuses mount points that

@@ -51,27 +51,24 @@ type ovsAction struct {
 }
 
 // op makes the action a plan op whose errors name the object and action
-// (the last change's: the write that covers them all).
+// (the last change's: the write that covers them all). An
+// ovs.VswitchdDiedError keeps its cause and fix through the wrap.
 func (s *ovsStep) op(a ovsAction) Op {
 	c := a.changes[len(a.changes)-1]
 	do := func(ctx context.Context) error {
-		err := a.do(ctx)
-		var died *ovs.VswitchdDiedError
-		switch {
-		case err == nil:
-			if a.phase == phaseRestart {
-				s.restarted = true
-			}
-			return nil
-		case errors.As(err, &died):
-			d := died.Diagnosis
-			return &Problem{Object: c.Object, Err: fmt.Errorf("%s: %s", c.Action, err), CauseText: d.Cause, FixText: d.Fix}
+		if err := a.do(ctx); err != nil {
+			return fmt.Errorf("%s: %s: %w", c.Object, c.Action, err)
 		}
-		return fmt.Errorf("%s: %s: %w", c.Object, c.Action, err)
+		if a.phase == phaseRestart {
+			s.restarted = true
+		}
+		return nil
 	}
 	return Op{Changes: a.changes, Do: do}
 }
 
+// Phases order the writes: config and restart before bridges, ports
+// deleted before they are added elsewhere, bridges deleted last.
 const (
 	phaseConfig = iota
 	phaseRestart

@@ -137,9 +137,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if st.Error != "" {
 			msg := st.Error
-			if p, ok := AsProblem(st.Err); ok && (p.CauseText != "" || p.FixText != "") {
-				// print cause/fix on their own lines
-				msg = strings.TrimSuffix(strings.TrimSuffix(msg, "; fix: "+p.FixText), "; likely cause: "+p.CauseText)
+			// cause and fix go on their own lines, not inline too
+			if st.Fix != "" {
+				msg = strings.Replace(msg, "; fix: "+st.Fix, "", 1)
+			}
+			if st.Cause != "" {
+				msg = strings.Replace(msg, "; likely cause: "+st.Cause, "", 1)
 			}
 			fmt.Fprintf(w, "  ✗ %s\n", msg)
 			if st.Cause != "" {

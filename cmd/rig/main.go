@@ -209,8 +209,43 @@ func runApp(a *app, args []string) int {
 	case isCobraUsage(err):
 		code = exitUsage
 	}
-	fmt.Fprintf(stderr, "rig: %v\n", err)
+	renderError(stderr, err)
 	return code
+}
+
+// explained is an error that knows its likely cause and fix:
+// provision.Problem, hugepages.GrantError, ovs.VswitchdDiedError, bench's
+// errors. renderError reads it; nothing else needs to.
+type explained interface {
+	Cause() string
+	Fix() string
+}
+
+// renderError prints every error a user sees the same way: "rig: OBJECT:
+// WHAT", then "  cause:" and "  fix:" lines when the error (or one it
+// wraps) explains itself. A cause or fix the message already carries
+// inline ("; likely cause: ...; fix: ...") is printed on its line only.
+func renderError(w io.Writer, err error) {
+	msg := err.Error()
+	var ex explained
+	if !errors.As(err, &ex) {
+		fmt.Fprintf(w, "rig: %s\n", msg)
+		return
+	}
+	cause, fix := ex.Cause(), ex.Fix()
+	if fix != "" {
+		msg = strings.Replace(msg, "; fix: "+fix, "", 1)
+	}
+	if cause != "" {
+		msg = strings.Replace(msg, "; likely cause: "+cause, "", 1)
+	}
+	fmt.Fprintf(w, "rig: %s\n", msg)
+	if cause != "" {
+		fmt.Fprintf(w, "  cause: %s\n", cause)
+	}
+	if fix != "" {
+		fmt.Fprintf(w, "  fix:   %s\n", fix)
+	}
 }
 
 // isCobraUsage recognises cobra's own argument errors (not flag errors,
