@@ -362,3 +362,95 @@ func checkAndApply(ctx context.Context, s Step) error {
 	}
 	return p.Apply(ctx)
 }
+
+// opsStep plans ops until they all ran once, then is satisfied.
+type opsStep struct {
+	name  string
+	ops   []Op
+	needs []Need
+	ran   bool
+}
+
+func (s *opsStep) Name() string  { return s.name }
+func (s *opsStep) Needs() []Need { return s.needs }
+func (s *opsStep) Check(context.Context) (Plan, error) {
+	if s.ran {
+		return Plan{}, nil
+	}
+	p := Plan{Ops: append([]Op(nil), s.ops...)}
+	p.Ops = append(p.Ops, Op{Do: func(context.Context) error { s.ran = true; return nil }})
+	return p, nil
+}
+
+// One op may cover several changes: it runs once, the report lists each.
+func TestRunnerOneOpCoversSeveralChanges(t *testing.T) {
+	writes := 0
+	s := &opsStep{name: "mode", ops: []Op{{
+		Changes: []Change{{Object: "mode 03:00.0", Action: "set A"}, {Object: "mode 03:00.0", Action: "set B"}},
+		Do:      func(context.Context) error { writes++; return nil },
+	}}}
+	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	if err != nil || rep.Steps[0].Status != StatusChanged || len(rep.Steps[0].Changes) != 2 || writes != 1 {
+		t.Fatalf("status %s, %d changes, %d writes, %v", rep.Steps[0].Status, len(rep.Steps[0].Changes), writes, err)
+	}
+	// apply twice: the second apply changes nothing and writes nothing
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	if rep.Steps[0].Status != StatusOK || len(rep.Steps[0].Changes) != 0 || writes != 1 {
+		t.Fatalf("second apply: %s, %d changes, %d writes", rep.Steps[0].Status, len(rep.Steps[0].Changes), writes)
+	}
+}
+
+// The runner runs ops in order and stops at the first error; a refused op
+// stops the step before its first write.
+func TestRunnerOpsStopAtFirstErrorAndRefuseBeforeWriting(t *testing.T) {
+	var order []string
+	op := func(name string, err error) Op {
+		return Op{Changes: []Change{{Object: name, Action: "set"}}, Do: func(context.Context) error {
+			order = append(order, name)
+			return err
+		}}
+	}
+	s := &opsStep{name: "x", ops: []Op{op("a", nil), op("b", errors.New("b failed")), op("c", nil)}}
+	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	st := rep.Steps[0]
+	if st.Status != StatusFailed || st.Phase != PhaseApply || st.Error != "x: apply: b failed" || !reflect.DeepEqual(order, []string{"a", "b"}) {
+		t.Fatalf("%s %s %q, ran %v", st.Status, st.Phase, st.Error, order)
+	}
+
+	order = nil
+	refused := op("mount", nil)
+	refused.Refused = &Problem{Object: "hugetlbfs /mnt", Err: errors.New("refusing to mount"), FixText: "run without --root"}
+	s = &opsStep{name: "hugepages", ops: []Op{op("pool", nil), refused}}
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	st = rep.Steps[0]
+	if st.Status != StatusFailed || len(order) != 0 || st.Fix != "run without --root" || !strings.Contains(st.Error, "refusing to mount") {
+		t.Fatalf("refused op: %s %q fix %q, ran %v", st.Status, st.Error, st.Fix, order)
+	}
+	// a plan still shows the refused op's change
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunPlan, Selection{})
+	if st := rep.Steps[0]; st.Status != StatusWouldChange || len(st.Changes) != 2 || len(order) != 0 {
+		t.Fatalf("plan: %s %d changes, ran %v", st.Status, len(st.Changes), order)
+	}
+}
+
+// --skip of a step that a running step needs is a usage error naming both
+// and why; skipping both, or the needing one alone, is fine.
+func TestSkipOfNeededStepRefused(t *testing.T) {
+	hp := &opsStep{name: "hugepages"}
+	ovs := &opsStep{name: "ovs", needs: []Need{{Step: "hugepages", Why: "OvS-DPDK allocates from hugepages"}}}
+	r := &Runner{Steps: []Step{hp, ovs}}
+	_, err := r.Execute(context.Background(), RunApply, Selection{Skip: []string{"hugepages"}})
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--skip hugepages: step ovs needs it (OvS-DPDK allocates from hugepages)") {
+		t.Fatalf("skip needed: %v", err)
+	}
+	for _, sel := range []Selection{{Skip: []string{"hugepages", "ovs"}}, {Skip: []string{"ovs"}}, {Only: []string{"ovs"}}} {
+		if _, err := r.Execute(context.Background(), RunPlan, sel); err != nil {
+			t.Errorf("%+v: %v", sel, err)
+		}
+	}
+	// a needed step the playbook does not have: nothing to refuse
+	if _, err := (&Runner{Steps: []Step{ovs}}).Execute(context.Background(), RunPlan, Selection{Skip: []string{}}); err != nil {
+		t.Errorf("ovs alone: %v", err)
+	}
+}
