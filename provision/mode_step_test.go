@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
 	"rig/provision/mlxconfig"
 )
@@ -18,10 +18,9 @@ import (
 // modeRig is a fake host root with BlueField PCI functions, the firmware
 // simulator behind the exec seam, and a recorder of every argv.
 type modeRig struct {
-	h    *host.Host
-	sim  *mlxconfig.Sim
-	mu   sync.Mutex
-	argv [][]string
+	h   *host.Host
+	sim *mlxconfig.Sim
+	rec *fakeexec.Recorder
 }
 
 func newModeRig(t *testing.T, devs map[string]string) *modeRig {
@@ -45,15 +44,10 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	if err := r.sim.Init(sims); err != nil {
 		t.Fatal(err)
 	}
-	inner := r.sim.Exec(func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
-	})
-	r.h = &host.Host{Root: root, Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		r.mu.Lock()
-		r.argv = append(r.argv, append([]string{name}, args...))
-		r.mu.Unlock()
-		return inner(ctx, name, args...)
-	}}
+	r.rec = &fakeexec.Recorder{Next: r.sim.Exec(func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return nil, fakeexec.NotFound(name, args...)
+	})}
+	r.h = &host.Host{Root: root, Exec: r.rec.Exec}
 	return r
 }
 
@@ -78,10 +72,8 @@ func writePCIFunction(t *testing.T, root, bdf, vendor, device string) {
 
 // writes returns the recorded commands that write firmware config.
 func (r *modeRig) writes() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []string
-	for _, a := range r.argv {
+	for _, a := range r.rec.Calls() {
 		for _, x := range a {
 			if x == "set" || x == "s" || x == "r" || x == "p" {
 				out = append(out, strings.Join(a, " "))
@@ -92,7 +84,7 @@ func (r *modeRig) writes() []string {
 	return out
 }
 
-func (r *modeRig) reset() { r.mu.Lock(); r.argv = nil; r.mu.Unlock() }
+func (r *modeRig) reset() { r.rec.Reset() }
 
 func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step {
 	t.Helper()
@@ -144,7 +136,7 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			if w := r.writes(); len(w) != 0 {
 				t.Fatalf("Check wrote: %v", w)
 			}
-			if q := strings.Join(r.argv[0], " "); q != "mstconfig -e -d "+tc.bdf+" q INTERNAL_CPU_MODEL INTERNAL_CPU_PAGE_SUPPLIER INTERNAL_CPU_ESWITCH_MANAGER INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" {
+			if q := strings.Join(r.rec.Calls()[0], " "); q != "mstconfig -e -d "+tc.bdf+" q INTERNAL_CPU_MODEL INTERNAL_CPU_PAGE_SUPPLIER INTERNAL_CPU_ESWITCH_MANAGER INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" {
 				t.Errorf("query argv = %q", q)
 			}
 
@@ -262,7 +254,7 @@ func TestModeSetRefusedByTool(t *testing.T) {
 	refuse := "\nDevice #1:\n----------\n\nDevice type:        BlueField2          \n\nConfigurations:                                          Next Boot       New\n-E- The Device doesn't support INTERNAL_CPU_MODEL parameter\n"
 	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		if len(args) > 3 && args[3] == "set" {
-			r.argv = append(r.argv, append([]string{name}, args...))
+			r.rec.Record(append([]string{name}, args...))
 			return []byte(refuse), &host.ToolError{Argv: append([]string{name}, args...), Stdout: refuse, Err: errors.New("exit status 1")}
 		}
 		return inner(ctx, name, args...)
@@ -279,7 +271,7 @@ func TestModeToolSelection(t *testing.T) {
 	inner := r.h.Exec
 	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		if name == "mstconfig" {
-			r.argv = append(r.argv, []string{name})
+			r.rec.Record([]string{name})
 			return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
 		}
 		return inner(ctx, name, args...)
@@ -318,8 +310,8 @@ func TestModeDevices(t *testing.T) {
 	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
 		t.Fatalf("explicit function 1: %+v %v", devs, err)
 	}
-	if len(r.argv) != 0 {
-		t.Fatalf("discovery ran tools: %q", r.argv)
+	if len(r.rec.Calls()) != 0 {
+		t.Fatalf("discovery ran tools: %q", r.rec.Calls())
 	}
 	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField") {
 		t.Errorf("CX6Dx: %v", err)
@@ -352,7 +344,7 @@ func TestModeUnknownGeneration(t *testing.T) {
 	if err != nil || !plan.Satisfied() || !strings.Contains(strings.Join(plan.Notes, "\n"), "0000:b1:00.0 (BlueField-4): rig knows the mode parameters of BlueField-2 and BlueField-3 only") {
 		t.Fatalf("auto: %+v %v", plan, err)
 	}
-	for _, a := range r.argv {
+	for _, a := range r.rec.Calls() {
 		if strings.Contains(strings.Join(a, " "), "b1:00.0") {
 			t.Errorf("the BlueField-4 was queried: %q", a)
 		}

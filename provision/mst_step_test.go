@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
 	"rig/provision/mlxconfig"
 )
@@ -17,15 +18,15 @@ import (
 // mstHost: a fixture copy plus a fake exec where the listed tools exist.
 // The fake `mst start` does what MFT does: creates /dev/mst nodes (here
 // regular files named like MFT's) for the names given.
-func mstHost(t *testing.T, fixture string, tools []string, startCreates []string) (*host.Host, *argvRecorder) {
+func mstHost(t *testing.T, fixture string, tools []string, startCreates []string) (*host.Host, *fakeexec.Recorder) {
 	t.Helper()
 	root := copyHostRoot(t, fixture)
 	have := map[string]bool{}
 	for _, x := range tools {
 		have[x] = true
 	}
-	rec := &argvRecorder{}
-	rec.handle = func(name string, args []string) ([]byte, error, bool) {
+	rec := &fakeexec.Recorder{}
+	rec.Answer = func(name string, args []string) ([]byte, error, bool) {
 		if !have[name] {
 			return nil, nil, false // not found
 		}
@@ -43,7 +44,7 @@ func mstHost(t *testing.T, fixture string, tools []string, startCreates []string
 		}
 		return []byte(name + " version\n"), nil, true
 	}
-	return &host.Host{Root: root, Exec: rec.exec}, rec
+	return &host.Host{Root: root, Exec: rec.Exec}, rec
 }
 
 func writesOf(calls []string) []string {
@@ -68,27 +69,27 @@ func TestMSTStartApplyTwice(t *testing.T) {
 		t.Errorf("plan %+v", plan.Changes())
 	}
 	wantProbes := []string{"mstconfig -v", "mlxconfig -v", "mst version"}
-	if c := rec.calls(); !reflect.DeepEqual(c, wantProbes) {
+	if c := rec.Lines(); !reflect.DeepEqual(c, wantProbes) {
 		t.Errorf("check ran %q, want only the read-only probes %q", c, wantProbes)
 	}
-	rec.argv = nil
+	rec.Reset()
 	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusChanged {
 		t.Fatalf("first apply: %s %s", r.Status, r.Error)
 	}
-	if w := writesOf(rec.calls()); !reflect.DeepEqual(w, []string{"mst start"}) {
-		t.Errorf("first apply ran %q", rec.calls())
+	if w := writesOf(rec.Lines()); !reflect.DeepEqual(w, []string{"mst start"}) {
+		t.Errorf("first apply ran %q", rec.Lines())
 	}
 	if len(r.Notes) != 1 || r.Notes[0] != "mst devices: /dev/mst/mt41686_pciconf0 (0000:e1:00.0 BlueField-2), /dev/mst/mt41686_pciconf0.1 (0000:e1:00.1 BlueField-2)" {
 		t.Errorf("notes %q", r.Notes)
 	}
-	rec.argv = nil
+	rec.Reset()
 	r = runStepOnce(t, st, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
-		t.Errorf("second apply wrote: %q", rec.calls())
+	if w := writesOf(rec.Lines()); len(w) != 0 {
+		t.Errorf("second apply wrote: %q", rec.Lines())
 	}
 }
 
@@ -107,7 +108,7 @@ func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 			t.Errorf("notes %q", r.Notes)
 		}
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
+	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
 }
@@ -120,7 +121,7 @@ func TestMSTNoTools(t *testing.T) {
 		!strings.Contains(r.Fix, "Debian package mstflint") || !strings.Contains(r.Fix, "apt-get install mstflint") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
+	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
 }
@@ -128,7 +129,7 @@ func TestMSTNoTools(t *testing.T) {
 // A tool that exists but fails its probe still counts as installed.
 func TestMSTProbeFailureIsNotAbsence(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", nil, nil)
-	rec.handle = func(name string, args []string) ([]byte, error, bool) {
+	rec.Answer = func(name string, args []string) ([]byte, error, bool) {
 		if name == "mstconfig" {
 			return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: errors.New("exit status 1")}, true
 		}
@@ -157,7 +158,7 @@ func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "mst.start is false") {
 		t.Errorf("%s %q", r.Status, r.Notes)
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
+	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
 	st, _ = NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 3})
@@ -175,7 +176,7 @@ func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 // line) counts as installed; `mst` still goes to the host and is absent.
 func TestMSTWithFirmwareSimulator(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", nil, nil)
-	sim := mlxconfig.NewSim(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.exec)
+	sim := mlxconfig.NewSim(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.Exec)
 	answers := map[string]string{}
 	h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		out, err := sim(ctx, name, args...)
@@ -193,7 +194,7 @@ func TestMSTWithFirmwareSimulator(t *testing.T) {
 	if !reflect.DeepEqual(answers, want) {
 		t.Errorf("simulator answered %q, want %q", answers, want)
 	}
-	if c := rec.calls(); !reflect.DeepEqual(c, []string{"mst version"}) {
+	if c := rec.Lines(); !reflect.DeepEqual(c, []string{"mst version"}) {
 		t.Errorf("passed to the host: %q", c)
 	}
 }

@@ -9,14 +9,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
 	"rig/internal/host"
-	"rig/internal/testutil/hugetest"
+	"rig/internal/testutil"
+	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
 	"rig/provision/smartnic"
 )
@@ -30,32 +30,6 @@ func copyHostRoot(t *testing.T, name string) string {
 		t.Fatalf("cp fixture: %v: %s", err, out)
 	}
 	return dst
-}
-
-// argvRecorder is a fake exec seam that records every argv and answers
-// "not found" unless a handler says otherwise.
-type argvRecorder struct {
-	mu     sync.Mutex
-	argv   []string
-	handle func(name string, args []string) ([]byte, error, bool)
-}
-
-func (r *argvRecorder) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
-	r.mu.Lock()
-	r.argv = append(r.argv, strings.TrimSpace(name+" "+strings.Join(args, " ")))
-	r.mu.Unlock()
-	if r.handle != nil {
-		if out, err, ok := r.handle(name, args); ok {
-			return out, err
-		}
-	}
-	return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
-}
-
-func (r *argvRecorder) calls() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.argv...)
 }
 
 // fakeKernelLinks stands in for netlink over a fixture root and plays the
@@ -94,13 +68,13 @@ func (f *fakeKernelLinks) SetUp(name string) error {
 	return nil
 }
 
-func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkAdmin) (*rdmaStep, *argvRecorder) {
+func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkAdmin) (*rdmaStep, *fakeexec.Recorder) {
 	t.Helper()
 	if errs := spec.Validate(); len(errs) > 0 {
 		t.Fatalf("spec: %v", errs)
 	}
-	rec := &argvRecorder{}
-	st, err := NewRDMAStep(&Env{Host: &host.Host{Root: root, Exec: rec.exec}}, spec)
+	rec := &fakeexec.Recorder{}
+	st, err := NewRDMAStep(&Env{Host: &host.Host{Root: root, Exec: rec.Exec}}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +133,7 @@ func TestRDMAAdminDownApplyTwice(t *testing.T) {
 	if len(links.ups) != 1 {
 		t.Errorf("second apply set links up again: %v", links.ups)
 	}
-	if c := rec.calls(); len(c) != 0 {
+	if c := rec.Lines(); len(c) != 0 {
 		t.Errorf("rdma step ran tools: %q", c)
 	}
 }
@@ -269,8 +243,8 @@ func TestRDMASpecValidate(t *testing.T) {
 // without carrier, i.e. the peer is down -> "1: DOWN"/"2: Polling"), writes
 // them into the fixture's sysfs files and then reads them with the
 // production reader (smartnic.ReadPort).
-func TestRDMAVethNetlink(t *testing.T) {
-	hugetest.RequireRoot(t)
+func TestPrivilegedRDMAVethNetlink(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs iproute2's ip (Makefile DEB_PKGS)")
 	}
@@ -288,8 +262,8 @@ func TestRDMAVethNetlink(t *testing.T) {
 
 	root := copyHostRoot(t, "bf2-dpu-arm")
 	h := &host.Host{Root: root}
-	rec := &argvRecorder{}
-	h.Exec = rec.exec
+	rec := &fakeexec.Recorder{}
+	h.Exec = rec.Exec
 	spec := &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}}, Timeout: "5s"}
 	st, err := NewRDMAStep(&Env{Host: h, NetNS: ns}, spec)
 	if err != nil {
@@ -326,7 +300,7 @@ func TestRDMAVethNetlink(t *testing.T) {
 	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Cause(), "2: Polling") {
 		t.Errorf("check with admin-up, no carrier: %v", err)
 	}
-	if c := rec.calls(); len(c) != 0 {
+	if c := rec.Lines(); len(c) != 0 {
 		t.Errorf("rdma step ran tools: %q", c)
 	}
 }
