@@ -213,10 +213,10 @@ func runApp(a *app, args []string) int {
 	return code
 }
 
-// explained is an error that knows its likely cause and fix:
-// provision.Problem, hugepages.GrantError, ovs.VswitchdDiedError, bench's
-// errors. renderError reads it; nothing else needs to.
-type explained interface {
+// causeFixer is an error that knows its likely cause and fix:
+// provision.Problem, hugepages.GrantError, ovs.VswitchdDiedError,
+// bench.Error. renderError reads it; no command needs to.
+type causeFixer interface {
 	Cause() string
 	Fix() string
 }
@@ -227,7 +227,7 @@ type explained interface {
 // inline ("; likely cause: ...; fix: ...") is printed on its line only.
 func renderError(w io.Writer, err error) {
 	msg := err.Error()
-	var ex explained
+	var ex causeFixer
 	if !errors.As(err, &ex) {
 		fmt.Fprintf(w, "rig: %s\n", msg)
 		return
@@ -244,7 +244,7 @@ func renderError(w io.Writer, err error) {
 		fmt.Fprintf(w, "  cause: %s\n", cause)
 	}
 	if fix != "" {
-		fmt.Fprintf(w, "  fix:   %s\n", fix)
+		fmt.Fprintf(w, "  fix: %s\n", fix)
 	}
 }
 

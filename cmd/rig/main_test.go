@@ -324,7 +324,7 @@ func TestSkipNeededStep(t *testing.T) {
 func TestRenderError(t *testing.T) {
 	var b bytes.Buffer
 	renderError(&b, fmt.Errorf("wrapped: %w", &provision.Problem{Object: "ovs: port p0", Err: errors.New("not attached"), CauseText: "no device", FixText: "plug it"}))
-	want := "rig: wrapped: ovs: port p0: not attached\n  cause: no device\n  fix:   plug it\n"
+	want := "rig: wrapped: ovs: port p0: not attached\n  cause: no device\n  fix: plug it\n"
 	if b.String() != want {
 		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
@@ -335,7 +335,7 @@ func TestRenderError(t *testing.T) {
 	}
 	b.Reset()
 	renderError(&b, &hugepages.GrantError{SizeKB: 1 << 20, Node: hugepages.AllNodes, Wanted: 4, Granted: 1, Restored: true})
-	if got := b.String(); !strings.HasPrefix(got, "rig: hugepages: ") || !strings.Contains(got, "\n  cause: 1 GiB pages need") || !strings.Contains(got, "\n  fix:   reserve them at boot") {
+	if got := b.String(); !strings.HasPrefix(got, "rig: hugepages: ") || !strings.Contains(got, "\n  cause: 1 GiB pages need") || !strings.Contains(got, "\n  fix: reserve them at boot") {
 		t.Errorf("grant error: %q", got)
 	}
 }
