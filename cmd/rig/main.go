@@ -224,7 +224,8 @@ type causeFixer interface {
 // renderError prints every error a user sees the same way: "rig: OBJECT:
 // WHAT", then "  cause:" and "  fix:" lines when the error (or one it
 // wraps) explains itself. A cause or fix the message already carries
-// inline ("; likely cause: ...; fix: ...") is printed on its line only.
+// inline ("; likely cause: ...; fix: ...", or as lines) is printed once,
+// on its own line.
 func renderError(w io.Writer, err error) {
 	msg := err.Error()
 	var ex causeFixer
@@ -233,11 +234,10 @@ func renderError(w io.Writer, err error) {
 		return
 	}
 	cause, fix := ex.Cause(), ex.Fix()
-	if fix != "" {
-		msg = strings.Replace(msg, "; fix: "+fix, "", 1)
-	}
-	if cause != "" {
-		msg = strings.Replace(msg, "; likely cause: "+cause, "", 1)
+	for _, inline := range []string{"; fix: " + fix, "\n  fix: " + fix, "; likely cause: " + cause, "\n  cause: " + cause} {
+		if !strings.HasSuffix(inline, ": ") { // an empty cause or fix is not inline
+			msg = strings.Replace(msg, inline, "", 1)
+		}
 	}
 	fmt.Fprintf(w, "rig: %s\n", msg)
 	if cause != "" {

@@ -328,6 +328,13 @@ func TestRenderError(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
+	// a wrapper that already appended the lines: printed once
+	b.Reset()
+	inner := &provision.Problem{Object: "bench: port p0", Err: errors.New("no such port"), CauseText: "typo", FixText: "see rig inventory"}
+	renderError(&b, fmt.Errorf("%w\n  cause: typo\n  fix: see rig inventory", inner))
+	if want := "rig: bench: port p0: no such port\n  cause: typo\n  fix: see rig inventory\n"; b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
 	b.Reset()
 	renderError(&b, errors.New("plain"))
 	if b.String() != "rig: plain\n" {
