@@ -32,17 +32,18 @@ func NewMSTStep(env *Env, spec *playbooks.MSTSpec) (Step, error) {
 
 func (s *mstStep) Name() string { return "mst" }
 
-// Tool probes: read-only invocations, run through the exec seam so a
-// simulator (rig --fw-sim) or a test fake answers them like the real tool.
+// mstProbe is a tool's read-only probe, run through the exec seam so a
+// simulator (rig --fw-sim) or a test fake answers it like the real tool.
 // Only "not found" counts as absent; a tool that runs and fails is present.
-var mstProbes = map[string][]string{
-	"mst":       {"version"},
-	"mstconfig": {"-v"},
-	"mlxconfig": {"-v"},
+func mstProbe(tool string) []string {
+	if tool == "mst" {
+		return []string{"version"}
+	}
+	return []string{"-v"} // mstconfig, mlxconfig
 }
 
 func (s *mstStep) installed(ctx context.Context, tool string) bool {
-	_, err := s.h.Run(ctx, tool, mstProbes[tool]...)
+	_, err := s.h.Run(ctx, tool, mstProbe(tool)...)
 	var te *host.ToolError
 	return !(errors.As(err, &te) && te.NotFound())
 }
