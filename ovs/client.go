@@ -421,6 +421,10 @@ func (e *VswitchdDiedError) Error() string {
 
 func (e *VswitchdDiedError) Unwrap() error { return e.Err }
 
+// Cause and Fix are the diagnosis' (the error vocabulary rig renders).
+func (e *VswitchdDiedError) Cause() string { return e.Diagnosis.Cause }
+func (e *VswitchdDiedError) Fix() string   { return e.Diagnosis.Fix }
+
 // TimedOut reports an ovs-vsctl killed by its own --timeout (SIGALRM:
 // "terminating with signal 14 (Alarm clock)") or reporting "timeout after".
 func TimedOut(err error) bool {

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"rig/hugepages"
-	"rig/internal/host"
 	"rig/playbooks"
 )
 
@@ -39,8 +38,9 @@ type HugepagesStep struct {
 
 // NewHugepagesStep builds the step from the playbook section, mounting for
 // real under the host root.
-func NewHugepagesStep(h *host.Host, spec *playbooks.HugepagesSpec) (*HugepagesStep, error) {
-	s, err := NewHugepagesStepWith(h, hugepages.SysMounter{Resolve: h.Path}, spec)
+func NewHugepagesStep(env *Env, spec *playbooks.HugepagesSpec) (Step, error) {
+	h := env.Host
+	s, err := newHugepagesStep(h, hugepages.SysMounter{Resolve: h.Path}, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +50,9 @@ func NewHugepagesStep(h *host.Host, spec *playbooks.HugepagesSpec) (*HugepagesSt
 	return s, nil
 }
 
-// NewHugepagesStepWith is NewHugepagesStep with an explicit host and mounter.
-func NewHugepagesStepWith(fsys hugepagesHost, m hugepages.Mounter, spec *playbooks.HugepagesSpec) (*HugepagesStep, error) {
+// newHugepagesStep is NewHugepagesStep with an explicit host and mounter
+// (tests: a fake kernel).
+func newHugepagesStep(fsys hugepagesHost, m hugepages.Mounter, spec *playbooks.HugepagesSpec) (*HugepagesStep, error) {
 	s := &HugepagesStep{fs: fsys, mounter: m, persist: spec.Persist}
 	for i, r := range spec.Pages {
 		kb, err := playbooks.ParsePageSize(r.Size)
@@ -98,41 +99,55 @@ func unitLink(unitPath string) (link, target string) {
 	return path.Dir(unitPath) + "/sysinit.target.wants/" + name, "../" + name
 }
 
-// Check implements Step: read-only.
+// Check implements Step: read-only. Its ops make the differences in
+// order: pools, mounts, persistence.
 func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
-	plan, _, err := s.diff()
-	return plan, err
-}
-
-// Apply implements Step: it makes every difference a fresh diff finds, in
-// plan order (pools, mounts, persistence).
-func (s *HugepagesStep) Apply(ctx context.Context, _ Plan) error {
-	plan, acts, err := s.diff()
+	st, err := hugepages.ReadState(s.fs)
 	if err != nil {
-		return err
+		return Plan{}, err
 	}
-	// a real mount under a fixture root: refuse before anything is written
-	for i, a := range acts {
-		if a.realHost && s.fixtureRoot != "" {
-			return &Problem{Object: plan.Changes[i].Object,
-				Err: fmt.Errorf("refusing to mount hugetlbfs on this machine while reading the host from --root %s "+
-					"(the mount would not be in the fixture's /proc/mounts, so verify would fail and every run would stack another mount); nothing was written", s.fixtureRoot),
-				Fix: "use `rig plan --root ...` to see what would change, or run without --root (root /) to apply on this host"}
+	var plan Plan
+	warn, err := s.checkMemory(st)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := s.planPools(st, &plan); err != nil {
+		return Plan{}, err
+	}
+	mounts := s.desiredMounts(st)
+	if err := s.planMounts(st, mounts, &plan); err != nil {
+		return Plan{}, err
+	}
+	if s.persist {
+		if err := s.planPersist(mounts, &plan); err != nil {
+			return Plan{}, err
 		}
 	}
-	for _, a := range acts {
-		if err := a.do(); err != nil {
-			return err
+	notes := plan.Notes
+	plan.Notes = nil
+	if plan.Satisfied() {
+		if err := st.VerifyMeminfo(); err != nil {
+			return Plan{}, err
+		}
+		for _, r := range s.res {
+			p, _ := st.Pool(r.SizeKB, r.Node)
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %d pages, %d free", hugepages.PoolName(r.SizeKB, r.Node), p.Total, p.Free))
 		}
 	}
-	return nil
+	if warn != "" {
+		plan.Notes = append(plan.Notes, warn)
+	}
+	plan.Notes = append(plan.Notes, notes...)
+	return plan, nil
 }
 
-// hpAction makes one planned change; realHost marks writes that land on
-// this machine whatever the host root (mounts).
-type hpAction struct {
-	do       func() error
-	realHost bool
+// refuseFixtureMount is why a real mount may not be made while the host is
+// read from a fixture root.
+func (s *HugepagesStep) refuseFixtureMount(obj string) error {
+	return &Problem{Object: obj,
+		Err: fmt.Errorf("refusing to mount hugetlbfs on this machine while reading the host from --root %s "+
+			"(the mount would not be in the fixture's /proc/mounts, so verify would fail and every run would stack another mount); nothing was written", s.fixtureRoot),
+		FixText: "use `rig plan --root ...` to see what would change, or run without --root (root /) to apply on this host"}
 }
 
 // checkMemory refuses reservations whose memory (count x size) exceeds
@@ -145,16 +160,16 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
 		if r.SizeKB <= 0 || int64(r.Count) > math.MaxInt64/r.SizeKB {
 			return "", &Problem{Object: obj,
-				Err: fmt.Errorf("count %d x %s overflows; no machine has that much memory", r.Count, hugepages.FormatSize(r.SizeKB)),
-				Fix: "ask for a count whose memory fits in RAM (see MemTotal in /proc/meminfo)"}
+				Err:     fmt.Errorf("count %d x %s overflows; no machine has that much memory", r.Count, hugepages.FormatSize(r.SizeKB)),
+				FixText: "ask for a count whose memory fits in RAM (see MemTotal in /proc/meminfo)"}
 		}
 		kb := int64(r.Count) * r.SizeKB
 		if memTotal > 0 && kb > memTotal {
 			return "", &Problem{Object: obj,
 				Err: fmt.Errorf("count %d x %s = %s is more than this machine's memory (MemTotal %s); nothing was written",
 					r.Count, hugepages.FormatSize(r.SizeKB), kbString(kb), kbString(memTotal)),
-				Cause: "the kernel would first try to take all free memory for hugepages, starving everything else",
-				Fix:   fmt.Sprintf("ask for at most %d pages of %s, and leave memory for the system", memTotal/r.SizeKB, hugepages.FormatSize(r.SizeKB))}
+				CauseText: "the kernel would first try to take all free memory for hugepages, starving everything else",
+				FixText:   fmt.Sprintf("ask for at most %d pages of %s, and leave memory for the system", memTotal/r.SizeKB, hugepages.FormatSize(r.SizeKB))}
 		}
 		if totalKB > math.MaxInt64-kb {
 			totalKB = math.MaxInt64
@@ -167,8 +182,8 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 	}
 	if memTotal > 0 && totalKB > memTotal {
 		return "", &Problem{Object: "hugepages",
-			Err: fmt.Errorf("the pools asked for total %s, more than this machine's memory (MemTotal %s); nothing was written", kbString(totalKB), kbString(memTotal)),
-			Fix: "lower the counts so that together they fit in RAM, with room left for the system"}
+			Err:     fmt.Errorf("the pools asked for total %s, more than this machine's memory (MemTotal %s); nothing was written", kbString(totalKB), kbString(memTotal)),
+			FixText: "lower the counts so that together they fit in RAM, with room left for the system"}
 	}
 	if memAvail > 0 && growKB > memAvail {
 		return fmt.Sprintf("WARNING: hugepages: growing the pools needs %s but only %s is available (MemAvailable); the kernel grants what it can, evicting caches, and rig reports any shortfall",
@@ -187,45 +202,26 @@ func kbString(kb int64) string {
 	return fmt.Sprintf("%d kB", kb)
 }
 
-// diff compares the wanted pools, mounts and persistence files with the
-// host: the plan Check reports and the actions Apply runs come from one
-// pass, so they cannot drift apart.
-func (s *HugepagesStep) diff() (Plan, []hpAction, error) {
-	st, err := hugepages.ReadState(s.fs)
-	if err != nil {
-		return Plan{}, nil, err
-	}
-	var plan Plan
-	var acts []hpAction // acts[i] makes plan.Changes[i]
-	add := func(c Change, do func() error) {
-		plan.Changes = append(plan.Changes, c)
-		acts = append(acts, hpAction{do: do})
-	}
-	var notes []string
-	warn, err := s.checkMemory(st)
-	if err != nil {
-		return Plan{}, nil, err
-	}
-	if warn != "" {
-		notes = append(notes, warn)
-	}
+// planPools plans the pool sizes, or refuses sizes, nodes and shrinks the
+// host cannot give.
+func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
 	for _, r := range s.res {
 		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
 		if !st.HasSize(r.SizeKB) {
-			return Plan{}, nil, &Problem{Object: obj,
-				Err:   fmt.Errorf("page size %s not offered by this kernel (offered: %s)", hugepages.FormatSize(r.SizeKB), sizeList(st.Sizes)),
-				Cause: "the CPU lacks the flag for it (pdpe1gb for 1G, pse for 2M) or the kernel was built without it",
-				Fix:   "use a size from the offered list, or boot with `hugepagesz=" + hugepages.FormatSize(r.SizeKB) + "` on a CPU that supports it"}
+			return &Problem{Object: obj,
+				Err:       fmt.Errorf("page size %s not offered by this kernel (offered: %s)", hugepages.FormatSize(r.SizeKB), sizeList(st.Sizes)),
+				CauseText: "the CPU lacks the flag for it (pdpe1gb for 1G, pse for 2M) or the kernel was built without it",
+				FixText:   "use a size from the offered list, or boot with `hugepagesz=" + hugepages.FormatSize(r.SizeKB) + "` on a CPU that supports it"}
 		}
 		if r.Node != hugepages.AllNodes && !st.HasNode(r.Node) {
-			return Plan{}, nil, &Problem{Object: obj,
-				Err:   fmt.Errorf("NUMA node %d has no hugepage pools (nodes: %v)", r.Node, st.Nodes),
-				Cause: "the node does not exist on this machine or has no memory",
-				Fix:   "drop `node:` (system-wide) or use one of the listed nodes (`rig hugepages show`)"}
+			return &Problem{Object: obj,
+				Err:       fmt.Errorf("NUMA node %d has no hugepage pools (nodes: %v)", r.Node, st.Nodes),
+				CauseText: "the node does not exist on this machine or has no memory",
+				FixText:   "drop `node:` (system-wide) or use one of the listed nodes (`rig hugepages show`)"}
 		}
 		p, _ := st.Pool(r.SizeKB, r.Node)
 		if p.Total > r.Count && !r.Exact {
-			notes = append(notes, fmt.Sprintf("%s: %d pages, at least the %d wanted; left as is (other processes may use them; `exact: true` or --exact shrinks)",
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %d pages, at least the %d wanted; left as is (other processes may use them; `exact: true` or --exact shrinks)",
 				hugepages.PoolName(r.SizeKB, r.Node), p.Total, r.Count))
 			continue
 		}
@@ -234,117 +230,128 @@ func (s *HugepagesStep) diff() (Plan, []hpAction, error) {
 			if p.Reserved > 0 {
 				reserved = fmt.Sprintf(", reserved %d", p.Reserved)
 			}
-			return Plan{}, nil, &Problem{Object: obj,
+			return &Problem{Object: obj,
 				Err: fmt.Errorf("exact: true asks to shrink to %d pages but %d are in use (nr_hugepages %d, free %d%s); rig never frees pages in use, nothing was written",
 					r.Count, p.InUse(), p.Total, p.Free, reserved),
-				Cause: "running processes (DPDK apps, ovs-vswitchd) map them, or stale DPDK files hold them",
-				Fix:   fmt.Sprintf("ask for at least %d pages, or stop what uses them (`rig hugepages show` lists leftovers of dead DPDK processes; `rig hugepages clean` removes them) and rerun", p.InUse())}
+				CauseText: "running processes (DPDK apps, ovs-vswitchd) map them, or stale DPDK files hold them",
+				FixText:   fmt.Sprintf("ask for at least %d pages, or stop what uses them (`rig hugepages show` lists leftovers of dead DPDK processes; `rig hugepages clean` removes them) and rerun", p.InUse())}
 		}
 		if p.Total != r.Count {
 			r := r
-			add(Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)},
-				func() error {
-					if _, err := hugepages.SetPages(s.fs, r.SizeKB, r.Node, r.Count); err != nil {
-						var ge *hugepages.GrantError
-						if errors.As(err, &ge) {
-							return &Problem{Err: err, Cause: ge.Cause(), Fix: ge.Fix()}
-						}
-						return err
-					}
-					return nil
-				})
+			plan.add(func(context.Context) error { return s.setPages(r) },
+				Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)})
 		}
 	}
+	return nil
+}
+
+// setPages writes one pool; a short grant is a *hugepages.GrantError,
+// which explains itself (Cause, Fix).
+func (s *HugepagesStep) setPages(r hugepages.Reservation) error {
+	_, err := hugepages.SetPages(s.fs, r.SizeKB, r.Node, r.Count)
+	return err
+}
+
+// planMounts plans the hugetlbfs mounts, or refuses mount points that
+// are taken.
+func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantMount, plan *Plan) error {
 	procMounts, err := s.fs.ReadFile("/proc/mounts")
 	if err != nil {
-		return Plan{}, nil, fmt.Errorf("hugepages: /proc/mounts: %w", err)
+		return fmt.Errorf("hugepages: /proc/mounts: %w", err)
 	}
-	mounts := s.desiredMounts(st)
 	for _, m := range mounts {
 		obj := "hugetlbfs " + m.Path
-		if !st.HasSize(m.PageSizeKB) {
-			return Plan{}, nil, &Problem{Object: obj,
-				Err: fmt.Errorf("pagesize %s not offered by this kernel (offered: %s)", hugepages.FormatSize(m.PageSizeKB), sizeList(st.Sizes)),
-				Fix: "use a page size from the offered list"}
+		if err := s.checkMountPoint(st, procMounts, m); err != nil {
+			return err
 		}
-		if cur, ok := hugepages.MountAt(st.Mounts, m.Path); ok {
-			if cur.PageSizeKB != m.PageSizeKB {
-				return Plan{}, nil, &Problem{Object: obj,
-					Err:   fmt.Errorf("mounted with pagesize=%s, want %s", hugepages.FormatSize(cur.PageSizeKB), hugepages.FormatSize(m.PageSizeKB)),
-					Cause: "an earlier setup mounted it with another page size; DPDK would use the wrong pool",
-					Fix:   fmt.Sprintf("stop what uses it and `umount %s`, then rerun rig up (or use another path)", m.Path)}
-			}
+		if _, ok := hugepages.MountAt(st.Mounts, m.Path); ok {
 			continue
 		}
-		if fstype, ok := hugepages.OtherMountAt(procMounts, m.Path); ok {
-			return Plan{}, nil, &Problem{Object: obj,
-				Err: fmt.Errorf("%s is already a %s mount", m.Path, fstype),
-				Fix: "choose another mount path for hugetlbfs"}
-		}
-		if ents, err := s.fs.ReadDir(m.Path); err == nil && len(ents) > 0 {
-			return Plan{}, nil, &Problem{Object: obj,
-				Err:   fmt.Errorf("%s is not empty (%d entries, e.g. %s) and not a hugetlbfs mount; nothing was written", m.Path, len(ents), ents[0].Name()),
-				Cause: "mounting hugetlbfs there would hide its files until unmounted",
-				Fix:   "choose an empty or new directory for hugetlbfs (rig creates it), e.g. /dev/hugepages or /mnt/huge"}
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return Plan{}, nil, &Problem{Object: obj,
-				Err: fmt.Errorf("%s: %w", m.Path, err),
-				Fix: "the mount point must be a directory (or not exist yet); choose another path"}
-		}
 		m := m
-		add(Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)},
-			func() error { return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB) })
-		acts[len(acts)-1].realHost = true
+		plan.add(func(context.Context) error { return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB) },
+			Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)})
 		if s.fixtureRoot != "" {
-			notes = append(notes, fmt.Sprintf("hugetlbfs %s: under --root %s the mount would be a real mount on this machine; apply refuses it", m.Path, s.fixtureRoot))
+			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount(obj)
+			plan.Notes = append(plan.Notes, fmt.Sprintf("hugetlbfs %s: under --root %s the mount would be a real mount on this machine; apply refuses it", m.Path, s.fixtureRoot))
 		}
 	}
-	if s.persist {
-		for _, f := range hugepages.PersistFiles(s.res, mounts) {
-			cur, err := s.fs.ReadFile(f.Path)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return Plan{}, nil, fmt.Errorf("hugepages: persist: %s: %w", f.Path, err)
+	return nil
+}
+
+// checkMountPoint refuses a mount point rig cannot use: a hugetlbfs of
+// another page size, another filesystem, a non-empty directory.
+func (s *HugepagesStep) checkMountPoint(st *hugepages.State, procMounts []byte, m hugepages.WantMount) error {
+	obj := "hugetlbfs " + m.Path
+	if !st.HasSize(m.PageSizeKB) {
+		return &Problem{Object: obj,
+			Err:     fmt.Errorf("pagesize %s not offered by this kernel (offered: %s)", hugepages.FormatSize(m.PageSizeKB), sizeList(st.Sizes)),
+			FixText: "use a page size from the offered list"}
+	}
+	if cur, ok := hugepages.MountAt(st.Mounts, m.Path); ok {
+		if cur.PageSizeKB != m.PageSizeKB {
+			return &Problem{Object: obj,
+				Err:       fmt.Errorf("mounted with pagesize=%s, want %s", hugepages.FormatSize(cur.PageSizeKB), hugepages.FormatSize(m.PageSizeKB)),
+				CauseText: "an earlier setup mounted it with another page size; DPDK would use the wrong pool",
+				FixText:   fmt.Sprintf("stop what uses it and `umount %s`, then rerun rig up (or use another path)", m.Path)}
+		}
+		return nil
+	}
+	if fstype, ok := hugepages.OtherMountAt(procMounts, m.Path); ok {
+		return &Problem{Object: obj,
+			Err:     fmt.Errorf("%s is already a %s mount", m.Path, fstype),
+			FixText: "choose another mount path for hugetlbfs"}
+	}
+	if ents, err := s.fs.ReadDir(m.Path); err == nil && len(ents) > 0 {
+		return &Problem{Object: obj,
+			Err:       fmt.Errorf("%s is not empty (%d entries, e.g. %s) and not a hugetlbfs mount; nothing was written", m.Path, len(ents), ents[0].Name()),
+			CauseText: "mounting hugetlbfs there would hide its files until unmounted",
+			FixText:   "choose an empty or new directory for hugetlbfs (rig creates it), e.g. /dev/hugepages or /mnt/huge"}
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return &Problem{Object: obj,
+			Err:     fmt.Errorf("%s: %w", m.Path, err),
+			FixText: "the mount point must be a directory (or not exist yet); choose another path"}
+	}
+	return nil
+}
+
+// planPersist plans the boot-time files (tmpfiles.d, mount unit and its
+// enable link).
+func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) error {
+	for _, f := range hugepages.PersistFiles(s.res, mounts) {
+		cur, err := s.fs.ReadFile(f.Path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("hugepages: persist: %s: %w", f.Path, err)
+		}
+		if string(cur) != f.Content {
+			action := "write"
+			if err == nil {
+				action = "rewrite"
 			}
-			if string(cur) != f.Content {
-				action := "write"
+			f := f
+			plan.add(func(context.Context) error {
+				if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
+					return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
+				}
+				return nil
+			}, Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"})
+		}
+		if !strings.HasSuffix(f.Path, ".mount") {
+			continue
+		}
+		link, target := unitLink(f.Path)
+		if t, err := s.fs.Readlink(link); err != nil || t != target {
+			plan.add(func(context.Context) error {
 				if err == nil {
-					action = "rewrite"
+					return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
 				}
-				f := f
-				add(Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"}, func() error {
-					if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
-						return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
-					}
-					return nil
-				})
-			}
-			if strings.HasSuffix(f.Path, ".mount") {
-				link, target := unitLink(f.Path)
-				if t, err := s.fs.Readlink(link); err != nil || t != target {
-					add(Change{Object: "persist " + link, Action: "enable mount unit", To: target}, func() error {
-						if err == nil {
-							return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
-						}
-						if err := s.fs.Symlink(target, link); err != nil {
-							return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
-						}
-						return nil
-					})
+				if err := s.fs.Symlink(target, link); err != nil {
+					return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
 				}
-			}
+				return nil
+			}, Change{Object: "persist " + link, Action: "enable mount unit", To: target})
 		}
 	}
-	if plan.Satisfied() {
-		if err := st.VerifyMeminfo(); err != nil {
-			return Plan{}, nil, err
-		}
-		for _, r := range s.res {
-			p, _ := st.Pool(r.SizeKB, r.Node)
-			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %d pages, %d free", hugepages.PoolName(r.SizeKB, r.Node), p.Total, p.Free))
-		}
-	}
-	plan.Notes = append(plan.Notes, notes...)
-	return plan, acts, nil
+	return nil
 }
 
 func sizeList(kbs []int64) string {

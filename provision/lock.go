@@ -86,7 +86,7 @@ func AcquireLock(ctx context.Context, path string, timeout time.Duration) (*Lock
 func prepareLockDir(dir string, euid int) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return &Problem{Object: "lock directory " + dir, Err: err,
-			Fix: "create it (mkdir -m 0700 " + dir + ") or choose another --lock-file"}
+			FixText: "create it (mkdir -m 0700 " + dir + ") or choose another --lock-file"}
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
@@ -94,19 +94,19 @@ func prepareLockDir(dir string, euid int) error {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return &Problem{Object: "lock directory " + dir, Err: fmt.Errorf("%w: it is %s, not a directory", ErrLockUntrusted, typeName(st.Mode)),
-			Fix: "choose another --lock-file"}
+			FixText: "choose another --lock-file"}
 	}
 	if st.Uid != 0 && int(st.Uid) != euid {
 		return &Problem{Object: "lock directory " + dir,
-			Err:   fmt.Errorf("%w: owned by %s, not root", ErrLockUntrusted, userName(st.Uid)),
-			Cause: "another user made the directory, so it can replace the lock file in it",
-			Fix:   "remove it (rm -r " + dir + ") so rig recreates it root-only, or choose a root-owned --lock-file directory"}
+			Err:       fmt.Errorf("%w: owned by %s, not root", ErrLockUntrusted, userName(st.Uid)),
+			CauseText: "another user made the directory, so it can replace the lock file in it",
+			FixText:   "remove it (rm -r " + dir + ") so rig recreates it root-only, or choose a root-owned --lock-file directory"}
 	}
 	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
 		return &Problem{Object: "lock directory " + dir,
-			Err:   fmt.Errorf("%w: writable by group or others (mode %#o) without the sticky bit", ErrLockUntrusted, st.Mode&0o7777),
-			Cause: "any user who can write it can replace the lock file",
-			Fix:   "chmod go-w " + dir + ", or use the default --lock-file " + DefaultLockPath}
+			Err:       fmt.Errorf("%w: writable by group or others (mode %#o) without the sticky bit", ErrLockUntrusted, st.Mode&0o7777),
+			CauseText: "any user who can write it can replace the lock file",
+			FixText:   "chmod go-w " + dir + ", or use the default --lock-file " + DefaultLockPath}
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func openLockFile(path string, euid int) (*os.File, error) {
 			return nil, untrustedLock(path, "is a symbolic link"+linkTarget(path)+"; rig does not follow it")
 		}
 		return nil, &Problem{Object: "lock " + path, Err: err,
-			Fix: "check the path, or remove it (rm " + path + ") if another user created it"}
+			FixText: "check the path, or remove it (rm " + path + ") if another user created it"}
 	}
 	f := os.NewFile(uintptr(fd), path)
 	var st unix.Stat_t
@@ -164,9 +164,9 @@ func openLockFile(path string, euid int) (*os.File, error) {
 
 func untrustedLock(path, what string) error {
 	return &Problem{Object: "lock " + path,
-		Err:   fmt.Errorf("%w: it %s", ErrLockUntrusted, what),
-		Cause: "another user may have planted it; rig neither writes it nor waits for it",
-		Fix:   "remove it (rm " + path + ") and run again"}
+		Err:       fmt.Errorf("%w: it %s", ErrLockUntrusted, what),
+		CauseText: "another user may have planted it; rig neither writes it nor waits for it",
+		FixText:   "remove it (rm " + path + ") and run again"}
 }
 
 func linkTarget(path string) string {

@@ -11,16 +11,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"rig/internal/testutil"
 )
 
 const nobody = 65534 // plays the unprivileged attacker
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the attacks are replayed with files chown'ed to uid 65534, and the lock's owner check is against root")
-	}
-}
+// The privileged lock tests need root: the attacks are replayed with files
+// chown'ed to uid 65534, and the lock's owner check is against root.
 
 // stickyDir is a world-writable sticky directory owned by root, like /run/lock.
 func stickyDir(t *testing.T) string {
@@ -74,8 +72,8 @@ func acquireFast(t *testing.T, path string, want ...string) error {
 
 // TestLockSymlinkAttack: in a sticky world-writable directory an attacker
 // points rig.lock at a root file; rig must not truncate or write through it.
-func TestLockSymlinkAttack(t *testing.T) {
-	needRoot(t)
+func TestPrivilegedLockSymlinkAttack(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	dir, v := stickyDir(t), victim(t)
 	lock := filepath.Join(dir, "rig.lock")
 	if err := os.Symlink(v, lock); err != nil {
@@ -93,8 +91,8 @@ func TestLockSymlinkAttack(t *testing.T) {
 
 // TestLockHardlinkAttack: rig.lock is a hard link to a root file (owner
 // root, so only the link count gives it away).
-func TestLockHardlinkAttack(t *testing.T) {
-	needRoot(t)
+func TestPrivilegedLockHardlinkAttack(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	dir := stickyDir(t)
 	v := filepath.Join(dir, "victim") // same filesystem as the link
 	if err := os.WriteFile(v, []byte("precious\n"), 0o600); err != nil {
@@ -111,8 +109,8 @@ func TestLockHardlinkAttack(t *testing.T) {
 // TestLockForeignOwnerRefusedAtOnce: an unprivileged user plants a regular
 // rig.lock with a fake pid and holds a flock on it, to block `rig up`. rig
 // refuses at once, naming the owner and the fix, instead of waiting 60 s.
-func TestLockForeignOwnerRefusedAtOnce(t *testing.T) {
-	needRoot(t)
+func TestPrivilegedLockForeignOwnerRefusedAtOnce(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	dir := stickyDir(t)
 	lock := filepath.Join(dir, "rig.lock")
 	if err := os.WriteFile(lock, []byte("1\n"), 0o666); err != nil {
@@ -142,8 +140,8 @@ func TestLockForeignOwnerRefusedAtOnce(t *testing.T) {
 // TestLockDirectory: the default lock directory is created root-only; a
 // directory another user owns, or others may write without the sticky bit,
 // is refused.
-func TestLockDirectory(t *testing.T) {
-	needRoot(t)
+func TestPrivilegedLockDirectory(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	base := t.TempDir()
 	fresh := filepath.Join(base, "run", "rig")
 	l, err := AcquireLock(context.Background(), filepath.Join(fresh, "rig.lock"), time.Second)

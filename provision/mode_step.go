@@ -18,8 +18,8 @@ import (
 //   - Check queries `<tool> -e -d BDF q <the five INTERNAL_CPU_* params>`,
 //     decides the current and next-boot mode and plans only the parameters
 //     whose Next Boot value differs from the wanted one;
-//   - Apply re-queries and writes exactly those with one
-//     `<tool> -y -d BDF set P=V ...` per device (never the same values twice);
+//   - its plan writes exactly those with one op per device, one
+//     `<tool> -y -d BDF set P=V ...` (never the same values twice);
 //   - when Next Boot already holds the wanted values but the running
 //     firmware does not, nothing is written and the plan is pending a power
 //     cycle (a host reboot does not reload NIC firmware in DPU mode);
@@ -33,7 +33,8 @@ type modeStep struct {
 }
 
 // NewModeStep builds the mode step for a playbook's `mode` section.
-func NewModeStep(h *host.Host, spec *playbooks.ModeSpec) (Step, error) {
+func NewModeStep(env *Env, spec *playbooks.ModeSpec) (Step, error) {
+	h := env.Host
 	w, err := spec.ModeWant()
 	if err != nil {
 		return nil, fmt.Errorf("mode: want: %w", err)
@@ -95,8 +96,8 @@ func modeTargets(ctx context.Context, h *host.Host, bdfs []string) ([]modeTarget
 				found = "; found only " + strings.Join(skipped, ", ")
 			}
 			return nil, nil, &Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s (no PCI function 0 with vendor 0x15b3 and device 0xa2d6/0xa2dc)%s", h.Path("/sys/bus/pci/devices"), found),
-				Cause: "the card is absent, not enumerated on PCI, or this is not the host it is plugged into",
-				Fix:   "check `lspci -d 15b3:`; name the device by PCI address in the playbook's mode.devices"}
+				CauseText: "the card is absent, not enumerated on PCI, or this is not the host it is plugged into",
+				FixText:   "check `lspci -d 15b3:`; name the device by PCI address in the playbook's mode.devices"}
 		}
 		return out, skipped, nil
 	}
@@ -105,8 +106,8 @@ func modeTargets(ctx context.Context, h *host.Host, bdfs []string) ([]modeTarget
 		f, ok := inv.Function(bdf)
 		if !ok && !h.Exists("/sys/bus/pci/devices/"+bdf) {
 			return nil, nil, &Problem{Object: "mode: " + bdf, Err: errors.New("PCI device not present"),
-				Cause: "wrong PCI address in mode.devices, or the card is not enumerated",
-				Fix:   "check `lspci -d 15b3:` and fix mode.devices (or use auto)"}
+				CauseText: "wrong PCI address in mode.devices, or the card is not enumerated",
+				FixText:   "check `lspci -d 15b3:` and fix mode.devices (or use auto)"}
 		}
 		var gen mlxconfig.Generation
 		what := "not a Mellanox function"
@@ -118,8 +119,8 @@ func modeTargets(ctx context.Context, h *host.Host, bdfs []string) ([]modeTarget
 		}
 		if gen == "" {
 			return nil, nil, &Problem{Object: "mode: " + bdf, Err: fmt.Errorf("not a BlueField-2/-3 PF (%s)", what),
-				Cause: "DPU mode exists only on BlueField-2 (15b3:a2d6) and BlueField-3 (15b3:a2dc)",
-				Fix:   "remove the device from mode.devices"}
+				CauseText: "DPU mode exists only on BlueField-2 (15b3:a2d6) and BlueField-3 (15b3:a2dc)",
+				FixText:   "remove the device from mode.devices"}
 		}
 		out = append(out, modeTarget{BDF: f.BDF, Generation: gen})
 	}
@@ -144,8 +145,8 @@ func runTool(ctx context.Context, h *host.Host, tool *string, args ...string) ([
 		return out, err
 	}
 	return nil, &Problem{Object: "mode", Err: fmt.Errorf("neither mstconfig nor mlxconfig is installed: %w", lastErr),
-		Cause: "no firmware configuration tool on this host",
-		Fix:   "install Debian package mstflint (apt-get install mstflint), or NVIDIA MFT for mlxconfig"}
+		CauseText: "no firmware configuration tool on this host",
+		FixText:   "install Debian package mstflint (apt-get install mstflint), or NVIDIA MFT for mlxconfig"}
 }
 
 // deviceMode is one device's decided state.
@@ -202,9 +203,9 @@ func privHost(ctx context.Context, h *host.Host, bdf string) (mlxconfig.PrivHost
 
 func restrictedProblem(bdf, tool string, err error) *Problem {
 	return &Problem{Object: "mode: " + bdf,
-		Err:   fmt.Errorf("this host may not change the BlueField mode (zero-trust / restricted host): %w", err),
-		Cause: "the Arm side restricted this host (`mstprivhost r`); nv_internal_cpu_conf is read-only (RO) from here",
-		Fix:   fmt.Sprintf("change the mode from the BlueField's Arm OS (`rig mode set` there, or `%s -y -d %s set ...`), or lift the restriction on the Arm with `mstprivhost -d %s p`", tool, bdf, bdf)}
+		Err:       fmt.Errorf("this host may not change the BlueField mode (zero-trust / restricted host): %w", err),
+		CauseText: "the Arm side restricted this host (`mstprivhost r`); nv_internal_cpu_conf is read-only (RO) from here",
+		FixText:   fmt.Sprintf("change the mode from the BlueField's Arm OS (`rig mode set` there, or `%s -y -d %s set ...`), or lift the restriction on the Arm with `mstprivhost -d %s p`", tool, bdf, bdf)}
 }
 
 const powerCycleNote = "a host reboot does not reload NIC firmware in DPU mode: power cycle the server (cold, ~30 s off) or run mstfwreset"
@@ -231,14 +232,17 @@ func (s *modeStep) planDevice(ctx context.Context, dm *deviceMode, plan *Plan) e
 				return restrictedProblem(dm.dev.BDF, s.tool, errors.New(ev))
 			}
 		}
+		var changes []Change
 		for _, a := range diff {
 			name, _, _ := strings.Cut(a, "=")
 			from := "N/A"
 			if v, ok := st.NextVal[name]; ok {
 				from = mlxconfig.FormatValue(name, v)
 			}
-			plan.Changes = append(plan.Changes, Change{Object: obj, Action: "set " + name + " (next boot)", From: from, To: mlxconfig.FormatValue(name, want[name])})
+			changes = append(changes, Change{Object: obj, Action: "set " + name + " (next boot)", From: from, To: mlxconfig.FormatValue(name, want[name])})
 		}
+		bdf := dm.dev.BDF
+		plan.add(func(ctx context.Context) error { return s.write(ctx, bdf, diff) }, changes...)
 		plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s): running %s mode, next boot %s mode; want %s", dm.dev.BDF, dm.dev.Generation, st.Current, st.Next, s.want))
 		addPending(plan, fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", dm.dev.BDF, s.want, powerCycleNote))
 		return nil
@@ -284,37 +288,18 @@ func (s *modeStep) Check(ctx context.Context) (Plan, error) {
 	return plan, nil
 }
 
-// Apply re-reads each device and writes only what still differs from the
-// wanted values in Next Boot, one set command per device.
-func (s *modeStep) Apply(ctx context.Context, _ Plan) error {
-	devs, _, err := s.targets(ctx)
+// write sets the parameters (P=V) of one device in one command.
+func (s *modeStep) write(ctx context.Context, bdf string, params []string) error {
+	args := append([]string{"-y", "-d", bdf, "set"}, params...)
+	out, err := runTool(ctx, s.h, &s.tool, args...)
 	if err != nil {
-		return err
+		if strings.Contains(string(out), "doesn't support") {
+			return restrictedProblem(bdf, s.tool, err)
+		}
+		return fmt.Errorf("mode: %s: set firmware config: %w", bdf, err)
 	}
-	for _, d := range devs {
-		dm, err := queryMode(ctx, s.h, &s.tool, d)
-		if err != nil {
-			return err
-		}
-		var p Plan
-		if err := s.planDevice(ctx, dm, &p); err != nil {
-			return err
-		}
-		if len(p.Changes) == 0 {
-			continue
-		}
-		want, _ := mlxconfig.Wanted(d.Generation, s.want)
-		args := append([]string{"-y", "-d", d.BDF, "set"}, mlxconfig.Diff(want, dm.state.NextVal)...)
-		out, err := runTool(ctx, s.h, &s.tool, args...)
-		if err != nil {
-			if strings.Contains(string(out), "doesn't support") {
-				return restrictedProblem(d.BDF, s.tool, err)
-			}
-			return fmt.Errorf("mode: %s: set firmware config: %w", d.BDF, err)
-		}
-		if !strings.Contains(string(out), "Done!") {
-			return fmt.Errorf("mode: %s: %s set did not report success: %s", d.BDF, s.tool, strings.TrimSpace(string(out)))
-		}
+	if !strings.Contains(string(out), "Done!") {
+		return fmt.Errorf("mode: %s: %s set did not report success: %s", bdf, s.tool, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/fakeexec"
 	"rig/lab/fwsim"
 	"rig/playbooks"
 	"rig/provision/mlxconfig"
@@ -19,10 +19,9 @@ import (
 // modeRig is a fake host root with BlueField PCI functions, the firmware
 // simulator behind the exec seam, and a recorder of every argv.
 type modeRig struct {
-	h    *host.Host
-	sim  *fwsim.Sim
-	mu   sync.Mutex
-	argv [][]string
+	h   *host.Host
+	sim *fwsim.Sim
+	rec *fakeexec.Recorder
 }
 
 func newModeRig(t *testing.T, devs map[string]string) *modeRig {
@@ -46,15 +45,10 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	if err := r.sim.Init(sims); err != nil {
 		t.Fatal(err)
 	}
-	inner := r.sim.Exec(func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
-	})
-	r.h = &host.Host{Root: root, Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		r.mu.Lock()
-		r.argv = append(r.argv, append([]string{name}, args...))
-		r.mu.Unlock()
-		return inner(ctx, name, args...)
-	}}
+	r.rec = &fakeexec.Recorder{Next: r.sim.Exec(func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return nil, fakeexec.NotFound(name, args...)
+	})}
+	r.h = &host.Host{Root: root, Exec: r.rec.Exec}
 	return r
 }
 
@@ -79,10 +73,8 @@ func writePCIFunction(t *testing.T, root, bdf, vendor, device string) {
 
 // writes returns the recorded commands that write firmware config.
 func (r *modeRig) writes() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []string
-	for _, a := range r.argv {
+	for _, a := range r.rec.Calls() {
 		for _, x := range a {
 			if x == "set" || x == "s" || x == "r" || x == "p" {
 				out = append(out, strings.Join(a, " "))
@@ -93,11 +85,11 @@ func (r *modeRig) writes() []string {
 	return out
 }
 
-func (r *modeRig) reset() { r.mu.Lock(); r.argv = nil; r.mu.Unlock() }
+func (r *modeRig) reset() { r.rec.Reset() }
 
 func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step {
 	t.Helper()
-	s, err := NewModeStep(r.h, &playbooks.ModeSpec{Want: want, Devices: devices})
+	s, err := NewModeStep(&Env{Host: r.h}, &playbooks.ModeSpec{Want: want, Devices: devices})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +98,7 @@ func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step 
 
 func changeStrings(p Plan) []string {
 	var out []string
-	for _, c := range p.Changes {
+	for _, c := range p.Changes() {
 		out = append(out, c.String())
 	}
 	return out
@@ -145,12 +137,12 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			if w := r.writes(); len(w) != 0 {
 				t.Fatalf("Check wrote: %v", w)
 			}
-			if q := strings.Join(r.argv[0], " "); q != "mstconfig -e -d "+tc.bdf+" q INTERNAL_CPU_MODEL INTERNAL_CPU_PAGE_SUPPLIER INTERNAL_CPU_ESWITCH_MANAGER INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" {
+			if q := strings.Join(r.rec.Calls()[0], " "); q != "mstconfig -e -d "+tc.bdf+" q INTERNAL_CPU_MODEL INTERNAL_CPU_PAGE_SUPPLIER INTERNAL_CPU_ESWITCH_MANAGER INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" {
 				t.Errorf("query argv = %q", q)
 			}
 
 			r.reset()
-			if err := s.Apply(ctx, plan); err != nil {
+			if err := plan.Apply(ctx); err != nil {
 				t.Fatal(err)
 			}
 			wantSet := "mstconfig -y -d " + tc.bdf + " set INTERNAL_CPU_MODEL=EMBEDDED_CPU INTERNAL_CPU_PAGE_SUPPLIER=ECPF INTERNAL_CPU_ESWITCH_MANAGER=ECPF INTERNAL_CPU_IB_VPORT0=ECPF INTERNAL_CPU_OFFLOAD_ENGINE=ENABLED"
@@ -163,18 +155,18 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(after.Changes) != 0 || !strings.Contains(after.Pending, "power cycle required: "+tc.bdf+" next boot holds dpu mode but the running firmware is in separated mode") ||
+			if len(after.Changes()) != 0 || !strings.Contains(after.Pending, "power cycle required: "+tc.bdf+" next boot holds dpu mode but the running firmware is in separated mode") ||
 				!strings.Contains(after.Pending, "a host reboot does not reload NIC firmware in DPU mode") {
 				t.Fatalf("after apply: %+v", after)
 			}
 			r.reset()
-			if err := s.Apply(ctx, after); err != nil {
+			if err := after.Apply(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if w := r.writes(); len(w) != 0 {
 				t.Fatalf("second apply wrote: %v", w)
 			}
-			rep, err := (&Runner{Steps: []Step{s}}).Run(ctx, ModeApply, Selection{})
+			rep, err := (&Runner{Steps: []Step{s}}).Execute(ctx, RunApply, Selection{})
 			if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 {
 				t.Fatalf("runner: %+v %v", rep, err)
 			}
@@ -199,7 +191,7 @@ func TestModeApplyTwice(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
 	s := modeStepFor(t, r, "nic", "03:00.0")
 	run := &Runner{Steps: []Step{s}}
-	rep, err := run.Run(ctx, ModeApply, Selection{})
+	rep, err := run.Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 1 {
 		t.Fatalf("first: %+v %v", rep.Steps, err)
 	}
@@ -208,14 +200,14 @@ func TestModeApplyTwice(t *testing.T) {
 		t.Fatalf("writes: %q", w)
 	}
 	r.reset()
-	rep, err = run.Run(ctx, ModeApply, Selection{})
+	rep, err = run.Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 || len(r.writes()) != 0 {
 		t.Fatalf("second: %+v %v writes %v", rep.Steps, err, r.writes())
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = run.Run(ctx, ModeApply, Selection{})
+	rep, err = run.Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusOK || len(r.writes()) != 0 {
 		t.Fatalf("after power cycle: %+v %v", rep.Steps, err)
 	}
@@ -232,13 +224,13 @@ func TestModeRestrictedHost(t *testing.T) {
 	p, ok := AsProblem(err)
 	if !ok || !strings.Contains(err.Error(), "zero-trust") ||
 		!strings.Contains(err.Error(), "The 'RO' shows parameters which are for read only and cannot be changed") ||
-		!strings.Contains(err.Error(), "level                         : RESTRICTED") || !strings.Contains(p.Fix, "mstprivhost -d 0000:03:00.0 p") {
+		!strings.Contains(err.Error(), "level                         : RESTRICTED") || !strings.Contains(p.Fix(), "mstprivhost -d 0000:03:00.0 p") {
 		t.Fatalf("check: %v", err)
 	}
-	if err := s.Apply(ctx, Plan{}); err == nil {
+	if err := checkAndApply(ctx, s); err == nil {
 		t.Fatal("apply on a restricted host succeeded")
 	}
-	rep, err := (&Runner{Steps: []Step{s}}).Run(ctx, ModeApply, Selection{})
+	rep, err := (&Runner{Steps: []Step{s}}).Execute(ctx, RunApply, Selection{})
 	if err != nil || rep.Steps[0].Status != StatusFailed {
 		t.Fatalf("runner: %+v %v", rep, err)
 	}
@@ -263,12 +255,12 @@ func TestModeSetRefusedByTool(t *testing.T) {
 	refuse := "\nDevice #1:\n----------\n\nDevice type:        BlueField2          \n\nConfigurations:                                          Next Boot       New\n-E- The Device doesn't support INTERNAL_CPU_MODEL parameter\n"
 	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		if len(args) > 3 && args[3] == "set" {
-			r.argv = append(r.argv, append([]string{name}, args...))
+			r.rec.Record(append([]string{name}, args...))
 			return []byte(refuse), &host.ToolError{Argv: append([]string{name}, args...), Stdout: refuse, Err: errors.New("exit status 1")}
 		}
 		return inner(ctx, name, args...)
 	}
-	err := modeStepFor(t, r, "dpu").Apply(ctx, Plan{})
+	err := checkAndApply(ctx, modeStepFor(t, r, "dpu"))
 	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
 		t.Fatalf("apply: %v", err)
 	}
@@ -280,18 +272,18 @@ func TestModeToolSelection(t *testing.T) {
 	inner := r.h.Exec
 	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		if name == "mstconfig" {
-			r.argv = append(r.argv, []string{name})
+			r.rec.Record([]string{name})
 			return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
 		}
 		return inner(ctx, name, args...)
 	}
 	s := modeStepFor(t, r, "separated")
 	plan, err := s.Check(ctx)
-	if err != nil || len(plan.Changes) != 1 {
+	if err != nil || len(plan.Changes()) != 1 {
 		t.Fatalf("%+v %v", plan, err)
 	}
 	r.reset()
-	if err := s.Apply(ctx, plan); err != nil {
+	if err := plan.Apply(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if w := r.writes(); len(w) != 1 || w[0] != "mlxconfig -y -d 0000:03:00.0 set INTERNAL_CPU_MODEL=SEPARATED_HOST" {
@@ -303,7 +295,7 @@ func TestModeToolSelection(t *testing.T) {
 		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
 	}
 	_, err = modeStepFor(t, r, "dpu").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Fix, "mstflint") {
+	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Fix(), "mstflint") {
 		t.Fatalf("no tool: %v", err)
 	}
 }
@@ -319,8 +311,8 @@ func TestModeDevices(t *testing.T) {
 	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
 		t.Fatalf("explicit function 1: %+v %v", devs, err)
 	}
-	if len(r.argv) != 0 {
-		t.Fatalf("discovery ran tools: %q", r.argv)
+	if len(r.rec.Calls()) != 0 {
+		t.Fatalf("discovery ran tools: %q", r.rec.Calls())
 	}
 	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField") {
 		t.Errorf("CX6Dx: %v", err)
@@ -334,7 +326,7 @@ func TestModeDevices(t *testing.T) {
 		t.Errorf("non-Mellanox: %v", err)
 	}
 	empty := &host.Host{Root: t.TempDir(), Exec: r.h.Exec}
-	s, _ := NewModeStep(empty, &playbooks.ModeSpec{Want: "dpu"})
+	s, _ := NewModeStep(&Env{Host: empty}, &playbooks.ModeSpec{Want: "dpu"})
 	if _, err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "no BlueField found") {
 		t.Errorf("none: %v", err)
 	}
@@ -353,13 +345,13 @@ func TestModeUnknownGeneration(t *testing.T) {
 	if err != nil || !plan.Satisfied() || !strings.Contains(strings.Join(plan.Notes, "\n"), "0000:b1:00.0 (BlueField-4): rig knows the mode parameters of BlueField-2 and BlueField-3 only") {
 		t.Fatalf("auto: %+v %v", plan, err)
 	}
-	for _, a := range r.argv {
+	for _, a := range r.rec.Calls() {
 		if strings.Contains(strings.Join(a, " "), "b1:00.0") {
 			t.Errorf("the BlueField-4 was queried: %q", a)
 		}
 	}
 	_, err = modeStepFor(t, r, "dpu", "0000:b1:00.0").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix == "" {
+	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix() == "" {
 		t.Fatalf("explicit: %v", err)
 	}
 	// only unknown generations: the no-BlueField Problem names what was found

@@ -26,23 +26,24 @@ type mstStep struct {
 }
 
 // NewMSTStep builds the mst step.
-func NewMSTStep(h *host.Host, spec *playbooks.MSTSpec) (Step, error) {
-	return &mstStep{h: h, spec: spec}, nil
+func NewMSTStep(env *Env, spec *playbooks.MSTSpec) (Step, error) {
+	return &mstStep{h: env.Host, spec: spec}, nil
 }
 
 func (s *mstStep) Name() string { return "mst" }
 
-// Tool probes: read-only invocations, run through the exec seam so a
-// simulator (rig --fw-sim) or a test fake answers them like the real tool.
+// mstProbe is a tool's read-only probe, run through the exec seam so a
+// simulator (rig --fw-sim) or a test fake answers it like the real tool.
 // Only "not found" counts as absent; a tool that runs and fails is present.
-var mstProbes = map[string][]string{
-	"mst":       {"version"},
-	"mstconfig": {"-v"},
-	"mlxconfig": {"-v"},
+func mstProbe(tool string) []string {
+	if tool == "mst" {
+		return []string{"version"}
+	}
+	return []string{"-v"} // mstconfig, mlxconfig
 }
 
 func (s *mstStep) installed(ctx context.Context, tool string) bool {
-	_, err := s.h.Run(ctx, tool, mstProbes[tool]...)
+	_, err := s.h.Run(ctx, tool, mstProbe(tool)...)
 	var te *host.ToolError
 	return !(errors.As(err, &te) && te.NotFound())
 }
@@ -77,9 +78,9 @@ func (s *mstStep) state(ctx context.Context) (mstState, error) {
 	st.mft = s.installed(ctx, "mst")
 	if !hasMstconfig && !hasMlxconfig {
 		return st, &Problem{Object: "mst",
-			Err:   errors.New("neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed"),
-			Cause: "no firmware configuration tool on this host: the mode step and `rig mode` need one",
-			Fix:   "install the Debian package mstflint (`apt-get install mstflint`: mstconfig, mstflint, mstfwreset), or NVIDIA MFT for mlxconfig"}
+			Err:       errors.New("neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed"),
+			CauseText: "no firmware configuration tool on this host: the mode step and `rig mode` need one",
+			FixText:   "install the Debian package mstflint (`apt-get install mstflint`: mstconfig, mstflint, mstfwreset), or NVIDIA MFT for mlxconfig"}
 	}
 	inv, err := smartnic.Scan(s.h)
 	if err != nil {
@@ -92,9 +93,9 @@ func (s *mstStep) state(ctx context.Context) (mstState, error) {
 	}
 	if len(st.devices) < s.spec.MinDevices {
 		return st, &Problem{Object: "mst",
-			Err:   fmt.Errorf("found %d Mellanox NIC functions under %s, playbook wants at least %d", len(st.devices), s.h.Path("/sys/bus/pci/devices"), s.spec.MinDevices),
-			Cause: "the card is not enumerated on PCI (seating, slot power, BIOS), or mlx5_core is not bound",
-			Fix:   "check `lspci -d 15b3:` and `dmesg | grep mlx5`"}
+			Err:       fmt.Errorf("found %d Mellanox NIC functions under %s, playbook wants at least %d", len(st.devices), s.h.Path("/sys/bus/pci/devices"), s.spec.MinDevices),
+			CauseText: "the card is not enumerated on PCI (seating, slot power, BIOS), or mlx5_core is not bound",
+			FixText:   "check `lspci -d 15b3:` and `dmesg | grep mlx5`"}
 	}
 	if st.mft {
 		if st.nodes, err = s.devNodes(); err != nil {
@@ -125,7 +126,7 @@ func (s *mstStep) Check(ctx context.Context) (Plan, error) {
 		for _, f := range st.devices {
 			want = append(want, "/dev/mst/"+f.MSTName)
 		}
-		plan.Changes = append(plan.Changes, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
+		plan.add(s.start, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
 	case len(st.nodes) == 0:
 		plan.Notes = append(plan.Notes, "NVIDIA MFT installed but /dev/mst is empty and mst.start is false: MFT tools need `mst start`; mstflint tools work by PCI BDF")
 	default:
@@ -151,20 +152,12 @@ func describeNodes(nodes []string, devs []smartnic.Function) string {
 	return strings.Join(out, ", ")
 }
 
-func (s *mstStep) Apply(ctx context.Context, plan Plan) error {
-	start := false
-	for _, c := range plan.Changes {
-		if c.Object == "mst" && c.Action == "mst start" {
-			start = true
-		}
-	}
-	if !start {
-		return nil
-	}
+// start runs `mst start` and makes sure it created device nodes.
+func (s *mstStep) start(ctx context.Context) error {
 	if _, err := s.h.Run(ctx, "mst", "start"); err != nil {
 		return &Problem{Object: "mst", Err: fmt.Errorf("mst start: %w", err),
-			Cause: "MFT's kernel modules (mst_pci, mst_pciconf) did not load for this kernel, or no privilege",
-			Fix:   "run as root; check `mst status` and dmesg; reinstall MFT for this kernel — or remove MFT and use mstflint, which needs no mst start"}
+			CauseText: "MFT's kernel modules (mst_pci, mst_pciconf) did not load for this kernel, or no privilege",
+			FixText:   "run as root; check `mst status` and dmesg; reinstall MFT for this kernel — or remove MFT and use mstflint, which needs no mst start"}
 	}
 	nodes, err := s.devNodes()
 	if err != nil {
@@ -172,8 +165,8 @@ func (s *mstStep) Apply(ctx context.Context, plan Plan) error {
 	}
 	if len(nodes) == 0 {
 		return &Problem{Object: "mst", Err: errors.New("`mst start` succeeded but created no /dev/mst devices"),
-			Cause: "MFT did not recognise the device (too old an MFT for this card) or the driver set failed to load",
-			Fix:   "check `mst status -v`; try `mst start --with_unknown`; mstflint tools can address the device by PCI BDF instead"}
+			CauseText: "MFT did not recognise the device (too old an MFT for this card) or the driver set failed to load",
+			FixText:   "check `mst status -v`; try `mst start --with_unknown`; mstflint tools can address the device by PCI BDF instead"}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/fakeexec"
 	"rig/lab/fwsim"
 	"rig/playbooks"
 )
@@ -17,15 +18,15 @@ import (
 // mstHost: a fixture copy plus a fake exec where the listed tools exist.
 // The fake `mst start` does what MFT does: creates /dev/mst nodes (here
 // regular files named like MFT's) for the names given.
-func mstHost(t *testing.T, fixture string, tools []string, startCreates []string) (*host.Host, *argvRecorder) {
+func mstHost(t *testing.T, fixture string, tools []string, startCreates []string) (*host.Host, *fakeexec.Recorder) {
 	t.Helper()
 	root := copyHostRoot(t, fixture)
 	have := map[string]bool{}
 	for _, x := range tools {
 		have[x] = true
 	}
-	rec := &argvRecorder{}
-	rec.handle = func(name string, args []string) ([]byte, error, bool) {
+	rec := &fakeexec.Recorder{}
+	rec.Answer = func(name string, args []string) ([]byte, error, bool) {
 		if !have[name] {
 			return nil, nil, false // not found
 		}
@@ -43,7 +44,7 @@ func mstHost(t *testing.T, fixture string, tools []string, startCreates []string
 		}
 		return []byte(name + " version\n"), nil, true
 	}
-	return &host.Host{Root: root, Exec: rec.exec}, rec
+	return &host.Host{Root: root, Exec: rec.Exec}, rec
 }
 
 func writesOf(calls []string) []string {
@@ -58,46 +59,46 @@ func writesOf(calls []string) []string {
 
 func TestMSTStartApplyTwice(t *testing.T) {
 	h, rec := mstHost(t, "bf2-host", []string{"mst", "mlxconfig"}, []string{"mt41686_pciconf0", "mt41686_pciconf0.1"})
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{MinDevices: 1})
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 1})
 	plan, err := st.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Change{{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: "/dev/mst/mt41686_pciconf0,/dev/mst/mt41686_pciconf0.1"}}
-	if !reflect.DeepEqual(plan.Changes, want) {
-		t.Errorf("plan %+v", plan.Changes)
+	if !reflect.DeepEqual(plan.Changes(), want) {
+		t.Errorf("plan %+v", plan.Changes())
 	}
 	wantProbes := []string{"mstconfig -v", "mlxconfig -v", "mst version"}
-	if c := rec.calls(); !reflect.DeepEqual(c, wantProbes) {
+	if c := rec.Lines(); !reflect.DeepEqual(c, wantProbes) {
 		t.Errorf("check ran %q, want only the read-only probes %q", c, wantProbes)
 	}
-	rec.argv = nil
-	r := runStepOnce(t, st, ModeApply)
+	rec.Reset()
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusChanged {
 		t.Fatalf("first apply: %s %s", r.Status, r.Error)
 	}
-	if w := writesOf(rec.calls()); !reflect.DeepEqual(w, []string{"mst start"}) {
-		t.Errorf("first apply ran %q", rec.calls())
+	if w := writesOf(rec.Lines()); !reflect.DeepEqual(w, []string{"mst start"}) {
+		t.Errorf("first apply ran %q", rec.Lines())
 	}
 	if len(r.Notes) != 1 || r.Notes[0] != "mst devices: /dev/mst/mt41686_pciconf0 (0000:e1:00.0 BlueField-2), /dev/mst/mt41686_pciconf0.1 (0000:e1:00.1 BlueField-2)" {
 		t.Errorf("notes %q", r.Notes)
 	}
-	rec.argv = nil
-	r = runStepOnce(t, st, ModeApply)
+	rec.Reset()
+	r = runStepOnce(t, st, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
-		t.Errorf("second apply wrote: %q", rec.calls())
+	if w := writesOf(rec.Lines()); len(w) != 0 {
+		t.Errorf("second apply wrote: %q", rec.Lines())
 	}
 }
 
 // mstflint only (Debian): no mst start, a note that tools use the BDF.
 func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", []string{"mstconfig"}, nil)
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
 	for i := 0; i < 2; i++ {
-		r := runStepOnce(t, st, ModeApply)
+		r := runStepOnce(t, st, RunApply)
 		if r.Status != StatusOK || len(r.Changes) != 0 {
 			t.Fatalf("apply %d: %s %v %s", i, r.Status, r.Changes, r.Error)
 		}
@@ -107,20 +108,20 @@ func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 			t.Errorf("notes %q", r.Notes)
 		}
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
+	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
 }
 
 func TestMSTNoTools(t *testing.T) {
 	h, rec := mstHost(t, "bf2-host", []string{"mst"}, nil) // MFT's mst alone is not enough
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, ModeApply)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed") ||
 		!strings.Contains(r.Fix, "Debian package mstflint") || !strings.Contains(r.Fix, "apt-get install mstflint") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
+	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
 }
@@ -128,22 +129,22 @@ func TestMSTNoTools(t *testing.T) {
 // A tool that exists but fails its probe still counts as installed.
 func TestMSTProbeFailureIsNotAbsence(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", nil, nil)
-	rec.handle = func(name string, args []string) ([]byte, error, bool) {
+	rec.Answer = func(name string, args []string) ([]byte, error, bool) {
 		if name == "mstconfig" {
 			return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: errors.New("exit status 1")}, true
 		}
 		return nil, nil, false
 	}
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	if r := runStepOnce(t, st, ModePlan); r.Status != StatusOK {
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	if r := runStepOnce(t, st, RunPlan); r.Status != StatusOK {
 		t.Errorf("%s %s", r.Status, r.Error)
 	}
 }
 
 func TestMSTStartCreatesNothing(t *testing.T) {
 	h, _ := mstHost(t, "bf2-host", []string{"mst", "mstconfig"}, nil)
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, ModeApply)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "created no /dev/mst devices") || !strings.Contains(r.Fix, "--with_unknown") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
 	}
@@ -152,16 +153,16 @@ func TestMSTStartCreatesNothing(t *testing.T) {
 func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 	h, rec := mstHost(t, "cx6dx-host", []string{"mst", "mlxconfig"}, nil)
 	no := false
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{Start: &no})
-	r := runStepOnce(t, st, ModeApply)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{Start: &no})
+	r := runStepOnce(t, st, RunApply)
 	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "mst.start is false") {
 		t.Errorf("%s %q", r.Status, r.Notes)
 	}
-	if w := writesOf(rec.calls()); len(w) != 0 {
+	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
-	st, _ = NewMSTStep(h, &playbooks.MSTSpec{MinDevices: 3})
-	r = runStepOnce(t, st, ModePlan)
+	st, _ = NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 3})
+	r = runStepOnce(t, st, RunPlan)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "found 2 Mellanox NIC functions") {
 		t.Errorf("%s %s", r.Status, r.Error)
 	}
@@ -175,7 +176,7 @@ func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 // line) counts as installed; `mst` still goes to the host and is absent.
 func TestMSTWithFirmwareSimulator(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", nil, nil)
-	sim := fwsim.New(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.exec)
+	sim := fwsim.New(filepath.Join(t.TempDir(), "fw.json")).Exec(rec.Exec)
 	answers := map[string]string{}
 	h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		out, err := sim(ctx, name, args...)
@@ -184,8 +185,8 @@ func TestMSTWithFirmwareSimulator(t *testing.T) {
 		}
 		return out, err
 	}
-	st, _ := NewMSTStep(h, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, ModePlan)
+	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	r := runStepOnce(t, st, RunPlan)
 	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "NVIDIA MFT (mst) not installed") {
 		t.Fatalf("%s %s %q", r.Status, r.Error, r.Notes)
 	}
@@ -193,7 +194,7 @@ func TestMSTWithFirmwareSimulator(t *testing.T) {
 	if !reflect.DeepEqual(answers, want) {
 		t.Errorf("simulator answered %q, want %q", answers, want)
 	}
-	if c := rec.calls(); !reflect.DeepEqual(c, []string{"mst version"}) {
+	if c := rec.Lines(); !reflect.DeepEqual(c, []string{"mst version"}) {
 		t.Errorf("passed to the host: %q", c)
 	}
 }

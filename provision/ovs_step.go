@@ -30,18 +30,45 @@ type ovsStep struct {
 // NewOVSStep builds the step. rundir (a private instance from `rig ovs
 // daemon start`) or db (an ovsdb remote) select the instance; both empty
 // means the system one, restarted through systemd.
-func NewOVSStep(h *host.Host, spec *playbooks.OVSSpec, rundir, db string) (Step, error) {
-	return &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, rundir, db))}, nil
+func NewOVSStep(env *Env, spec *playbooks.OVSSpec) (Step, error) {
+	h := env.Host
+	return &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))}, nil
 }
 
 func (s *ovsStep) Name() string { return "ovs" }
 
-type ovsAction struct {
-	phase  int // order of execution in Apply
-	change Change
-	do     func(ctx context.Context) error
+// Needs implements needer: ovs-vswitchd with DPDK takes its memory from
+// hugepages, so a playbook's hugepages step must not be skipped.
+func (s *ovsStep) Needs() []Need {
+	return []Need{{Step: "hugepages", Why: "OvS-DPDK allocates its memory from the hugepages that step reserves and mounts"}}
 }
 
+// ovsAction is one planned write before the ops are put in phase order.
+type ovsAction struct {
+	phase   int // order of execution
+	changes []Change
+	do      func(ctx context.Context) error
+}
+
+// op makes the action a plan op whose errors name the object and action
+// (the last change's: the write that covers them all). An
+// ovs.VswitchdDiedError keeps its cause and fix through the wrap.
+func (s *ovsStep) op(a ovsAction) Op {
+	c := a.changes[len(a.changes)-1]
+	do := func(ctx context.Context) error {
+		if err := a.do(ctx); err != nil {
+			return fmt.Errorf("%s: %s: %w", c.Object, c.Action, err)
+		}
+		if a.phase == phaseRestart {
+			s.restarted = true
+		}
+		return nil
+	}
+	return Op{Changes: a.changes, Do: do}
+}
+
+// Phases order the writes: config and restart before bridges, ports
+// deleted before they are added elsewhere, bridges deleted last.
 const (
 	phaseConfig = iota
 	phaseRestart
@@ -52,35 +79,13 @@ const (
 )
 
 func (s *ovsStep) Check(ctx context.Context) (Plan, error) {
-	plan, _, err := s.diff(ctx)
-	return plan, err
-}
-
-func (s *ovsStep) Apply(ctx context.Context, _ Plan) error {
-	_, acts, err := s.diff(ctx)
-	if err != nil {
-		return err
-	}
-	for _, a := range acts {
-		if err := a.do(ctx); err != nil {
-			var died *ovs.VswitchdDiedError
-			if errors.As(err, &died) {
-				d := died.Diagnosis
-				return &Problem{Object: a.change.Object, Err: fmt.Errorf("%s: %s", a.change.Action, err), Cause: d.Cause, Fix: d.Fix}
-			}
-			return fmt.Errorf("%s: %s: %w", a.change.Object, a.change.Action, err)
-		}
-		if a.phase == phaseRestart {
-			s.restarted = true
-		}
-	}
-	return nil
+	return s.diff(ctx)
 }
 
 func (s *ovsStep) unreachable(err error) error {
 	// the same cause and fix `rig ovs status` gives
 	d := s.c.DiagnoseReadError(err)
-	return &Problem{Object: "ovs", Err: err, Cause: d.Cause, Fix: d.Fix}
+	return &Problem{Object: "ovs", Err: err, CauseText: d.Cause, FixText: d.Fix}
 }
 
 func orDefault(s, d string) string {
@@ -95,37 +100,72 @@ func diagProblem(d ovs.Diagnosis) *Problem {
 	if len(d.Evidence) > 0 {
 		msg += " [vswitchd log: " + strings.Join(d.Evidence, " | ") + "]"
 	}
-	return &Problem{Object: d.Object, Err: errors.New(msg), Cause: d.Cause, Fix: d.Fix}
+	return &Problem{Object: d.Object, Err: errors.New(msg), CauseText: d.Cause, FixText: d.Fix}
 }
 
-// diff compares the playbook with OvS and returns the plan, the actions
-// that carry it out (in order), or an explained error.
-func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
+// ovsDiff collects one check's planned writes.
+type ovsDiff struct {
+	st           *ovs.State
+	acts         []ovsAction
+	restart      string          // why ovs-vswitchd restarts ("" = it does not)
+	changedPorts map[string]bool // ports with a planned write
+}
+
+func (d *ovsDiff) add(phase int, do func(ctx context.Context) error, changes ...Change) {
+	d.acts = append(d.acts, ovsAction{phase: phase, changes: changes, do: do})
+}
+
+// diff compares the playbook with OvS and returns the plan (ops in phase
+// order) or an explained error.
+func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 	var plan Plan
-	var acts []ovsAction
 	if err := s.checkCPUMasks(); err != nil {
-		return plan, nil, err
+		return plan, err
 	}
 	st, err := s.c.ReadState(ctx)
 	if err != nil {
-		return plan, nil, s.unreachable(err)
+		return plan, s.unreachable(err)
 	}
 	ps := s.c.VswitchdStatus()
 	resume := ""
 	if !ps.Alive {
 		marker, ok := s.c.InterruptedRestart()
 		if !ok {
-			return plan, nil, diagProblem(s.c.VswitchdDown(ps, st))
+			return plan, diagProblem(s.c.VswitchdDown(ps, st))
 		}
 		// rig itself stopped it and was interrupted before starting it
 		// again: finish that restart rather than ask for a manual start
 		resume = "ovs-vswitchd is down because an earlier rig run stopped it to restart it and was interrupted (" + marker + "); starting it finishes that restart"
 	}
-	add := func(phase int, c Change, do func(ctx context.Context) error) {
-		acts = append(acts, ovsAction{phase: phase, change: c, do: do})
+	d := &ovsDiff{st: st, changedPorts: map[string]bool{}}
+	if err := s.planConfig(d, resume); err != nil {
+		return plan, err
 	}
+	s.planBridges(d)
+	if s.spec.Prune {
+		s.planPrune(d)
+	}
+	sort.SliceStable(d.acts, func(i, j int) bool { return d.acts[i].phase < d.acts[j].phase })
+	for _, a := range d.acts {
+		plan.Ops = append(plan.Ops, s.op(a))
+	}
+	if err := s.checkAttached(d, &plan); err != nil {
+		return plan, err
+	}
+	if plan.Satisfied() {
+		n := 0
+		for _, b := range s.spec.Bridges {
+			n += len(b.Ports)
+		}
+		plan.Notes = append(plan.Notes, fmt.Sprintf("ovs: dpdk_initialized=%v (%s), %d bridge(s), %d port(s) attached", st.DPDKInitialized, st.DPDKVersion, len(s.spec.Bridges), n))
+	}
+	return plan, nil
+}
 
-	// DPDK settings: read by ovs-vswitchd only at start.
+// planConfig plans the DPDK other_config keys (one write for all) and the
+// ovs-vswitchd restart that makes them live (read only at start).
+func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
+	st := d.st
 	want := s.spec.Config.OtherConfig()
 	keys := make([]string, 0, len(want))
 	for k := range want {
@@ -133,160 +173,152 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, []ovsAction, error) {
 	}
 	sort.Strings(keys)
 	kv := map[string]string{}
+	var changes []Change
 	for _, k := range keys {
 		if cur, ok := st.OtherConfig[k]; !ok || cur != want[k] {
 			kv[k] = want[k]
-			add(phaseConfig, Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]}, nil)
+			changes = append(changes, Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]})
 		}
 	}
 	if len(kv) > 0 {
-		// one write for all keys: replace the per-key no-op actions
-		for i := range acts {
-			acts[i].do = func(context.Context) error { return nil }
-		}
-		acts[len(acts)-1].do = func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }
+		d.add(phaseConfig, func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }, changes...)
 	}
-	restart := ""
 	if resume != "" {
-		restart = resume
+		d.restart = resume
 		if len(kv) > 0 {
-			restart += "; DPDK settings changed too"
+			d.restart += "; DPDK settings changed too"
 		}
 	} else if len(kv) > 0 {
-		restart = "DPDK settings changed (read only at start)"
+		d.restart = "DPDK settings changed (read only at start)"
 	} else if init := st.OtherConfig["dpdk-init"]; (init == "true" || init == "try") && !st.DPDKInitialized {
 		dd := ovs.DiagnoseDPDK(st, s.c.Log())
 		if s.restarted || len(dd.Evidence) > 0 {
-			return plan, nil, diagProblem(dd)
+			return diagProblem(dd)
 		}
-		restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
+		d.restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
 	}
-	if restart != "" {
+	if d.restart != "" {
 		how := "systemctl restart openvswitch-switch"
 		if s.c.Target.Private {
 			how = "private instance in " + s.c.Target.RunDir
 		}
-		add(phaseRestart, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: restart}, s.c.RestartVswitchd)
+		d.add(phaseRestart, s.c.RestartVswitchd, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: d.restart})
 	}
+	return nil
+}
 
-	// Bridges and ports.
-	wantBridges := map[string]bool{}
-	wantPorts := map[string]bool{}
-	changedPorts := map[string]bool{}
+// planBridges plans the wanted bridges and their ports.
+func (s *ovsStep) planBridges(d *ovsDiff) {
 	for _, b := range s.spec.Bridges {
 		b := b
-		wantBridges[b.Name] = true
 		obj := "ovs bridge " + b.Name
-		cur, ok := st.Bridge(b.Name)
+		cur, ok := d.st.Bridge(b.Name)
 		switch {
 		case !ok:
-			add(phaseBridge, Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()},
-				func(ctx context.Context) error { return s.c.AddBridge(ctx, b.Name, b.Datapath()) })
+			d.add(phaseBridge, func(ctx context.Context) error { return s.c.AddBridge(ctx, b.Name, b.Datapath()) },
+				Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()})
 		case orDefault(cur.DatapathType, "system") != b.Datapath():
-			add(phaseBridge, Change{Object: obj, Action: "set datapath_type", From: orDefault(cur.DatapathType, "system"), To: b.Datapath()},
-				func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) })
+			d.add(phaseBridge, func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) },
+				Change{Object: obj, Action: "set datapath_type", From: orDefault(cur.DatapathType, "system"), To: b.Datapath()})
+		}
+		for _, p := range b.Ports {
+			s.planPort(d, b.Name, p)
+		}
+	}
+}
+
+// planPort plans one wanted port: add it, move it, or fix its columns.
+func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
+	pobj := "ovs port " + p.Name
+	settings := ovs.IfaceSettings{Type: p.PortType(), Devargs: p.Devargs, MTURequest: p.MTURequest, VhostServerPath: p.VhostServerPath}
+	if p.NRxq > 0 {
+		settings.NRxq = strconv.Itoa(p.NRxq)
+	}
+	addPort := func(ctx context.Context) error { return s.c.AddPort(ctx, bridge, p.Name, settings) }
+	curBr, exists := d.st.PortBridge(p.Name)
+	switch {
+	case !exists:
+		d.changedPorts[p.Name] = true
+		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p)})
+	case curBr != bridge:
+		d.changedPorts[p.Name] = true
+		d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) },
+			Change{Object: pobj, Action: "move port", From: curBr, To: bridge})
+		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p)})
+	default:
+		ifc, _ := d.st.Interface(p.Name)
+		var cur ovs.Interface
+		if ifc != nil {
+			cur = *ifc
+		}
+		diffs, fix := ifaceDiff(cur, settings)
+		if len(diffs) == 0 {
+			return
+		}
+		d.changedPorts[p.Name] = true
+		for i := range diffs {
+			diffs[i].Object = pobj
+		}
+		// one write sets every differing column
+		d.add(phasePortAdd, func(ctx context.Context) error { return s.c.SetInterface(ctx, p.Name, fix) }, diffs...)
+	}
+}
+
+// planPrune plans deleting bridges and ports the playbook does not name.
+func (s *ovsStep) planPrune(d *ovsDiff) {
+	wantBridges := map[string]bool{}
+	wantPorts := map[string]bool{}
+	for _, b := range s.spec.Bridges {
+		wantBridges[b.Name] = true
+		for _, p := range b.Ports {
+			wantPorts[p.Name] = true
+		}
+	}
+	for _, b := range d.st.Bridges {
+		b := b
+		if !wantBridges[b.Name] {
+			d.add(phaseBridgeDel, func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b.Name) },
+				Change{Object: "ovs bridge " + b.Name, Action: "delete bridge (prune: true)"})
+			continue
 		}
 		for _, p := range b.Ports {
 			p := p
-			wantPorts[p.Name] = true
-			pobj := "ovs port " + p.Name
-			settings := ovs.IfaceSettings{Type: p.PortType(), Devargs: p.Devargs, MTURequest: p.MTURequest, VhostServerPath: p.VhostServerPath}
-			if p.NRxq > 0 {
-				settings.NRxq = strconv.Itoa(p.NRxq)
-			}
-			curBr, exists := st.PortBridge(p.Name)
-			switch {
-			case !exists:
-				changedPorts[p.Name] = true
-				add(phasePortAdd, Change{Object: pobj, Action: "add port to " + b.Name, To: describePort(p)},
-					func(ctx context.Context) error { return s.c.AddPort(ctx, b.Name, p.Name, settings) })
-			case curBr != b.Name:
-				changedPorts[p.Name] = true
-				add(phasePortDel, Change{Object: pobj, Action: "move port", From: curBr, To: b.Name},
-					func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) })
-				add(phasePortAdd, Change{Object: pobj, Action: "add port to " + b.Name, To: describePort(p)},
-					func(ctx context.Context) error { return s.c.AddPort(ctx, b.Name, p.Name, settings) })
-			default:
-				ifc, _ := st.Interface(p.Name)
-				var cur ovs.Interface
-				if ifc != nil {
-					cur = *ifc
-				}
-				diffs, fix := ifaceDiff(cur, settings)
-				if len(diffs) > 0 {
-					changedPorts[p.Name] = true
-					for i, d := range diffs {
-						d.Object = pobj
-						var do func(ctx context.Context) error
-						if i == len(diffs)-1 {
-							do = func(ctx context.Context) error { return s.c.SetInterface(ctx, p.Name, fix) }
-						} else {
-							do = func(context.Context) error { return nil }
-						}
-						add(phasePortAdd, d, do)
-					}
-				}
-			}
-		}
-	}
-	if s.spec.Prune {
-		for _, b := range st.Bridges {
-			b := b
-			if !wantBridges[b.Name] {
-				add(phaseBridgeDel, Change{Object: "ovs bridge " + b.Name, Action: "delete bridge (prune: true)"},
-					func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b.Name) })
+			if p.Name == b.Name || wantPorts[p.Name] {
 				continue
 			}
-			for _, p := range b.Ports {
-				p := p
-				if p.Name == b.Name || wantPorts[p.Name] {
-					continue
-				}
-				add(phasePortDel, Change{Object: "ovs port " + p.Name, Action: "delete port from " + b.Name + " (prune: true)"},
-					func(ctx context.Context) error { return s.c.DeletePort(ctx, b.Name, p.Name) })
-			}
+			d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, b.Name, p.Name) },
+				Change{Object: "ovs port " + p.Name, Action: "delete port from " + b.Name + " (prune: true)"})
 		}
 	}
-	sort.SliceStable(acts, func(i, j int) bool { return acts[i].phase < acts[j].phase })
-	for _, a := range acts {
-		plan.Changes = append(plan.Changes, a.change)
-	}
+}
 
-	// Ports that need no change must be attached.
+// checkAttached fails, naming the cause, for a port that needs no change
+// but is not attached; while other changes are planned it only notes it.
+func (s *ovsStep) checkAttached(d *ovsDiff, plan *Plan) error {
 	var problems []error
 	log := ovs.LogTail(nil)
 	logRead := false
 	for _, b := range s.spec.Bridges {
 		for _, p := range b.Ports {
-			if changedPorts[p.Name] || restart != "" {
+			if d.changedPorts[p.Name] || d.restart != "" {
 				continue
 			}
-			ifc, ok := st.Interface(p.Name)
+			ifc, ok := d.st.Interface(p.Name)
 			if !ok || ifc.Attached() {
 				continue
 			}
 			if !logRead {
 				log, logRead = s.c.Log(), true
 			}
-			d := ovs.Diagnose(s.h, st, *ifc, log)
-			if len(plan.Changes) > 0 {
-				plan.Notes = append(plan.Notes, d.String())
+			dg := ovs.Diagnose(s.h, d.st, *ifc, log)
+			if !plan.Satisfied() {
+				plan.Notes = append(plan.Notes, dg.String())
 				continue
 			}
-			problems = append(problems, diagProblem(d))
+			problems = append(problems, diagProblem(dg))
 		}
 	}
-	if len(problems) > 0 {
-		return plan, nil, errors.Join(problems...)
-	}
-	if len(plan.Changes) == 0 {
-		n := 0
-		for _, b := range s.spec.Bridges {
-			n += len(b.Ports)
-		}
-		plan.Notes = append(plan.Notes, fmt.Sprintf("ovs: dpdk_initialized=%v (%s), %d bridge(s), %d port(s) attached", st.DPDKInitialized, st.DPDKVersion, len(s.spec.Bridges), n))
-	}
-	return plan, acts, nil
+	return errors.Join(problems...)
 }
 
 // checkCPUMasks refuses, before OvS is touched, CPU masks naming CPUs the
@@ -303,7 +335,7 @@ func (s *ovsStep) checkCPUMasks() error {
 		why, err := ovs.CheckCPUMask(s.h, key, mask)
 		if err != nil {
 			return &Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
-				Cause: "the host's online CPU list is unreadable", Fix: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
+				CauseText: "the host's online CPU list is unreadable", FixText: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
 		}
 		if why == "" {
 			continue
@@ -332,7 +364,7 @@ func (s *ovsStep) checkCPUMasks() error {
 			}
 		}
 		return &Problem{Object: obj, Err: errors.New(why),
-			Cause: "the mask names CPUs that do not exist or are offline; ovs-vsctl accepts such a mask and ovs-vswitchd runs no thread on a CPU it does not have", Fix: fix}
+			CauseText: "the mask names CPUs that do not exist or are offline; ovs-vsctl accepts such a mask and ovs-vswitchd runs no thread on a CPU it does not have", FixText: fix}
 	}
 	return nil
 }

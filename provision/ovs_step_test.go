@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"rig/internal/host"
+	"rig/internal/testutil"
+	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
@@ -21,40 +23,30 @@ import (
 
 // ---- unit tests: fake exec with exact argv, fake host root ----
 
-// fakeOVS answers the state read with recorded ovs-vsctl JSON (before the
-// first write: before; after: after) and records every argv.
-type fakeOVS struct {
-	before, after []byte
-	calls         [][]string
-	wrote         bool
+// fakeOVS is the exec recorder answering the state read with recorded
+// ovs-vsctl JSON (before the first write: before; after: after).
+func fakeOVS(before, after []byte) *fakeexec.Recorder {
+	wrote := false
+	return &fakeexec.Recorder{Answer: func(name string, args []string) ([]byte, error, bool) {
+		if ovstest.IsRead(append([]string{name}, args...)) {
+			if wrote {
+				return after, nil, true
+			}
+			return before, nil, true
+		}
+		wrote = true
+		return nil, nil, true
+	}}
 }
 
-func (f *fakeOVS) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
-	argv := append([]string{name}, args...)
-	f.calls = append(f.calls, argv)
-	if ovstest.IsRead(argv) {
-		if f.wrote {
-			return f.after, nil
-		}
-		return f.before, nil
-	}
-	f.wrote = true
-	return nil, nil
-}
-
-func (f *fakeOVS) writes() [][]string {
-	var out [][]string
-	for _, c := range f.calls {
-		if !ovstest.IsRead(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+// ovsWrites are the recorded commands that are not reads.
+func ovsWrites(r *fakeexec.Recorder) [][]string {
+	return r.Filter(func(argv []string) bool { return !ovstest.IsRead(argv) })
 }
 
 func sample(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "ovs", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +54,7 @@ func sample(t *testing.T, name string) []byte {
 }
 
 // systemHost is a fake root where the system ovs-vswitchd is alive.
-func systemHost(t *testing.T, f *fakeOVS) *host.Host {
+func systemHost(t *testing.T, f *fakeexec.Recorder) *host.Host {
 	t.Helper()
 	root := t.TempDir()
 	for p, c := range map[string]string{
@@ -77,7 +69,7 @@ func systemHost(t *testing.T, f *fakeOVS) *host.Host {
 			t.Fatal(err)
 		}
 	}
-	return &host.Host{Root: root, Exec: f.exec}
+	return &host.Host{Root: root, Exec: f.Exec}
 }
 
 // vdevSpec is the spec the recorded state-attached.json was made from.
@@ -93,14 +85,14 @@ func vdevSpec() *playbooks.OVSSpec {
 }
 
 func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
-	f := &fakeOVS{before: sample(t, "state-empty.json"), after: sample(t, "state-attached.json")}
+	f := fakeOVS(sample(t, "state-empty.json"), sample(t, "state-attached.json"))
 	h := systemHost(t, f)
-	step, err := NewOVSStep(h, vdevSpec(), "", "")
+	step, err := NewOVSStep(&Env{Host: h}, vdevSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &Runner{Steps: []Step{step}}
-	rep, err := r.Run(context.Background(), ModeApply, Selection{})
+	rep, err := r.Execute(context.Background(), RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,25 +108,25 @@ func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
 		{"ovs-vsctl", "--timeout=15", "add-port", "br-vdev", "vnull1", "--", "set", "Interface", "vnull1", `type="dpdk"`, `options:dpdk-devargs="net_null1"`,
 			`options:n_rxq="2"`, "mtu_request=1500"},
 	}
-	if got := f.writes(); !reflect.DeepEqual(got, want) {
+	if got := ovsWrites(f); !reflect.DeepEqual(got, want) {
 		t.Fatalf("writes:\n got %q\nwant %q", got, want)
 	}
 	// second apply: zero changes, zero write commands
-	f.calls = nil
-	rep, err = (&Runner{Steps: []Step{step}}).Run(context.Background(), ModeApply, Selection{})
+	f.Reset()
+	rep, err = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Steps[0].Status != StatusOK || len(rep.Steps[0].Changes) != 0 || len(f.writes()) != 0 {
-		t.Fatalf("second apply: %+v, writes %q", rep.Steps[0], f.writes())
+	if rep.Steps[0].Status != StatusOK || len(rep.Steps[0].Changes) != 0 || len(ovsWrites(f)) != 0 {
+		t.Fatalf("second apply: %+v, writes %q", rep.Steps[0], ovsWrites(f))
 	}
-	if len(f.calls) != 1 {
-		t.Fatalf("second apply ran %d commands, want 1 read: %q", len(f.calls), f.calls)
+	if len(f.Calls()) != 1 {
+		t.Fatalf("second apply ran %d commands, want 1 read: %q", len(f.Calls()), f.Calls())
 	}
 }
 
 func TestOVSStepUnitPruneAndSet(t *testing.T) {
-	f := &fakeOVS{before: sample(t, "state-bad-pci.json"), after: sample(t, "state-bad-pci.json")}
+	f := fakeOVS(sample(t, "state-bad-pci.json"), sample(t, "state-bad-pci.json"))
 	h := systemHost(t, f)
 	spec := vdevSpec()
 	spec.Config.DPDKExtra = "--no-pci --no-telemetry" // as recorded in state-bad-pci.json
@@ -142,12 +134,12 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 	spec.Bridges[0].Ports[1].NRxq = 4
 	spec.Bridges[0].Ports[0].MTURequest = 9000
 	spec.Bridges[0].Ports[0].Devargs = "net_null0,size=128"
-	step, _ := NewOVSStep(h, spec, "", "")
+	step, _ := NewOVSStep(&Env{Host: h}, spec)
 	plan, err := step.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := step.Apply(context.Background(), plan); err != nil {
+	if err := plan.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{
@@ -155,11 +147,11 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 		{"ovs-vsctl", "--timeout=15", "set", "Interface", "vnull0", `options:dpdk-devargs="net_null0,size=128"`, "mtu_request=9000"},
 		{"ovs-vsctl", "--timeout=15", "set", "Interface", "vnull1", `options:n_rxq="4"`},
 	}
-	if got := f.writes(); !reflect.DeepEqual(got, want) {
+	if got := ovsWrites(f); !reflect.DeepEqual(got, want) {
 		t.Fatalf("writes:\n got %q\nwant %q", got, want)
 	}
 	var actions []string
-	for _, c := range plan.Changes {
+	for _, c := range plan.Changes() {
 		actions = append(actions, c.String())
 	}
 	for _, w := range []string{"ovs port bad0: delete port from br-vdev (prune: true)", "ovs port vnull0: set options:dpdk-devargs net_null0 -> net_null0,size=128",
@@ -169,29 +161,29 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 		}
 	}
 	// without prune the extra port and a foreign bridge are left alone
-	f2 := &fakeOVS{before: sample(t, "state-bad-pci.json")}
+	f2 := fakeOVS(sample(t, "state-bad-pci.json"), nil)
 	spec2 := vdevSpec()
 	spec2.Config.DPDKExtra = "--no-pci --no-telemetry"
 	spec2.Bridges[0].Name = "br-other"
-	step2, _ := NewOVSStep(systemHost(t, f2), spec2, "", "")
+	step2, _ := NewOVSStep(&Env{Host: systemHost(t, f2)}, spec2)
 	plan2, err := step2.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range plan2.Changes {
+	for _, c := range plan2.Changes() {
 		if strings.Contains(c.Action, "delete") {
 			t.Errorf("deleted without prune: %s", c)
 		}
 	}
 	// with prune, the foreign bridge goes
 	spec2.Prune = true
-	f3 := &fakeOVS{before: sample(t, "state-bad-pci.json"), after: sample(t, "state-bad-pci.json")}
-	step3, _ := NewOVSStep(systemHost(t, f3), spec2, "", "")
+	f3 := fakeOVS(sample(t, "state-bad-pci.json"), sample(t, "state-bad-pci.json"))
+	step3, _ := NewOVSStep(&Env{Host: systemHost(t, f3)}, spec2)
 	plan3, _ := step3.Check(context.Background())
-	if err := step3.Apply(context.Background(), plan3); err != nil {
+	if err := plan3.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	w := f3.writes()
+	w := ovsWrites(f3)
 	if last := w[len(w)-1]; !reflect.DeepEqual(last, []string{"ovs-vsctl", "--timeout=15", "--if-exists", "del-br", "br-vdev"}) {
 		t.Errorf("last write %q, want del-br br-vdev", last)
 	}
@@ -203,33 +195,33 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 }
 
 func TestOVSStepUnitBrokenPortFailsCheck(t *testing.T) {
-	f := &fakeOVS{before: sample(t, "state-bad-pci.json")}
+	f := fakeOVS(sample(t, "state-bad-pci.json"), nil)
 	spec := vdevSpec()
 	spec.Config.DPDKExtra = "--no-pci --no-telemetry"
 	spec.Bridges[0].Ports = append(spec.Bridges[0].Ports, playbooks.OVSPort{Name: "bad0", Type: "dpdk", Devargs: "0000:99:00.0"})
-	step, _ := NewOVSStep(systemHost(t, f), spec, "", "")
+	step, _ := NewOVSStep(&Env{Host: systemHost(t, f)}, spec)
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
-	if !ok || p.Object != "ovs: port bad0" || !strings.Contains(p.Cause, "PCI device 0000:99:00.0 does not exist") ||
-		!strings.Contains(err.Error(), "Error attaching device '0000:99:00.0' to DPDK") || p.Fix == "" {
+	if !ok || p.Object != "ovs: port bad0" || !strings.Contains(p.Cause(), "PCI device 0000:99:00.0 does not exist") ||
+		!strings.Contains(err.Error(), "Error attaching device '0000:99:00.0' to DPDK") || p.Fix() == "" {
 		t.Fatalf("got %v (%+v)", err, p)
 	}
-	if len(f.writes()) != 0 {
-		t.Fatalf("check wrote: %q", f.writes())
+	if len(ovsWrites(f)) != 0 {
+		t.Fatalf("check wrote: %q", ovsWrites(f))
 	}
 }
 
 func TestOVSStepUnitVswitchdDown(t *testing.T) {
-	f := &fakeOVS{before: sample(t, "state-attached.json")}
+	f := fakeOVS(sample(t, "state-attached.json"), nil)
 	h := systemHost(t, f)
 	if err := os.Remove(h.Path("/proc/4242/stat")); err != nil {
 		t.Fatal(err)
 	}
-	step, _ := NewOVSStep(h, vdevSpec(), "", "")
+	step, _ := NewOVSStep(&Env{Host: h}, vdevSpec())
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
 	if !ok || !strings.Contains(err.Error(), "ovs-vswitchd is not running") || !strings.Contains(err.Error(), "stale") ||
-		!strings.Contains(p.Fix, "systemctl restart openvswitch-switch") {
+		!strings.Contains(p.Fix(), "systemctl restart openvswitch-switch") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -238,10 +230,10 @@ func TestOVSStepUnitUnreachable(t *testing.T) {
 	h := &host.Host{Root: t.TempDir(), Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return nil, &host.ToolError{Argv: append([]string{name}, args...), Stderr: "ovs-vsctl: unix:/x/db.sock: database connection failed (No such file or directory)", Err: errors.New("exit status 1")}
 	}}
-	step, _ := NewOVSStep(h, vdevSpec(), "/x", "")
+	step, _ := NewOVSStep(&Env{Host: h, OVSRunDir: "/x"}, vdevSpec())
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
-	if !ok || !strings.Contains(p.Fix, "rig ovs daemon start --rundir /x") || !strings.Contains(err.Error(), "database connection failed") {
+	if !ok || !strings.Contains(p.Fix(), "rig ovs daemon start --rundir /x") || !strings.Contains(err.Error(), "database connection failed") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -250,13 +242,13 @@ func TestOVSStepUnitUnreachable(t *testing.T) {
 
 func ovsRun(t *testing.T, h *host.Host, d *ovs.Daemon, spec *playbooks.OVSSpec) (*Report, *ovs.Client) {
 	t.Helper()
-	step, err := NewOVSStep(h, spec, d.Dir, "")
+	step, err := NewOVSStep(&Env{Host: h, OVSRunDir: d.Dir}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := (&Runner{Steps: []Step{step}}).Run(ctx, ModeApply, Selection{})
+	rep, err := (&Runner{Steps: []Step{step}}).Execute(ctx, RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +285,8 @@ func testNetns(t *testing.T) string {
 	return hostEnd
 }
 
-func TestOVSStepPrivateVdevsApplyTwice(t *testing.T) {
+func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
 	d := ovstest.Start(t, h, 128)
@@ -359,7 +352,8 @@ func mustFail(t *testing.T, rep *Report, kindText ...string) {
 }
 
 // Each diagnosis provoked for real against one private OvS-DPDK, in order.
-func TestOVSStepPrivateDiagnoses(t *testing.T) {
+func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	h := host.New("/")
 	d := ovstest.Start(t, h, 128)
 	base := func(extra ...playbooks.OVSPort) *playbooks.OVSSpec {
@@ -438,7 +432,7 @@ func TestOVSStepPrivateDiagnoses(t *testing.T) {
 // A pmd-cpu-mask naming CPUs the host does not have fails the plan, before
 // any ovs-vsctl runs, naming the mask, the missing CPUs and the online set.
 func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
-	f := &fakeOVS{before: sample(t, "state-attached.json")}
+	f := fakeOVS(sample(t, "state-attached.json"), nil)
 	h := systemHost(t, f)
 	online := h.Path(ovs.OnlineCPUsFile)
 	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
@@ -449,16 +443,16 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 	}
 	spec := vdevSpec()
 	spec.Config.PMDCPUMask = "0xe"
-	step, _ := NewOVSStep(h, spec, "", "")
+	step, _ := NewOVSStep(&Env{Host: h}, spec)
 	_, err := step.Check(context.Background())
 	p, ok := AsProblem(err)
 	if !ok || p.Object != "ovs other_config:pmd-cpu-mask" ||
 		!strings.Contains(err.Error(), "pmd-cpu-mask 0xe selects CPU(s) 2-3, which this host does not have online (online CPUs: 0-1") ||
-		!strings.Contains(p.Fix, "0x2 keeps CPU(s) 1") {
+		!strings.Contains(p.Fix(), "0x2 keeps CPU(s) 1") {
 		t.Fatalf("got %v", err)
 	}
-	if len(f.calls) != 0 {
-		t.Fatalf("ran %q before refusing the mask", f.calls)
+	if len(f.Calls()) != 0 {
+		t.Fatalf("ran %q before refusing the mask", f.Calls())
 	}
 	// no online CPU in the mask: the fix proposes the online ones but CPU 0
 	spec.Config.PMDCPUMask = "0xc"
@@ -476,7 +470,8 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 // times out, and the step says vswitchd died (not just "timeout"), with
 // the fix. The kill is real: the exec seam kills the private vswitchd
 // just before the add-br runs.
-func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
+func TestPrivilegedOVSStepVswitchdDiesMidRun(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
 	d := ovstest.Start(t, h, 0) // no dpdk-init: no hugepages needed
@@ -493,14 +488,14 @@ func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
 		return host.RealExec(ctx, name, args...)
 	}
 	spec := &playbooks.OVSSpec{Bridges: []playbooks.OVSBridge{{Name: "br-die"}}}
-	step, err := NewOVSStep(h, spec, d.Dir, "")
+	step, err := NewOVSStep(&Env{Host: h, OVSRunDir: d.Dir}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	step.(*ovsStep).c.Timeout = 2 // the write waits for vswitchd this long
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := (&Runner{Steps: []Step{step}}).Run(ctx, ModeApply, Selection{})
+	rep, err := (&Runner{Steps: []Step{step}}).Execute(ctx, RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +512,8 @@ func TestOVSStepPrivateVswitchdDiesMidRun(t *testing.T) {
 // marker written, vswitchd down) leaves nothing for the user to do: the
 // next run sees the marker, says so in its plan, starts ovs-vswitchd and
 // converges in one run; the run after changes nothing.
-func TestOVSStepPrivateResumesInterruptedRestart(t *testing.T) {
+func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
 	d := ovstest.Start(t, h, 128)

@@ -41,7 +41,7 @@ type linkAdmin interface {
 // the fixture's sysfs and Apply cannot change it.
 func NewRDMAStep(env *Env, spec *playbooks.RDMASpec) (Step, error) {
 	h := env.Host
-	s := &rdmaStep{h: h, spec: spec, sleep: time.Sleep, now: time.Now}
+	s := &rdmaStep{h: h, spec: spec, sleep: env.sleep(), now: env.now()}
 	s.port = func(dev string, port int) (smartnic.RDMAPort, error) { return smartnic.ReadPort(h, dev, port) }
 	if h.IsRealRoot() || env.NetNS != "" {
 		s.links = netlinkAdmin{ns: env.NetNS}
@@ -75,17 +75,17 @@ func (s *rdmaStep) resolve() ([]rdmaTarget, error) {
 			p, ok := inv.NetdevPort(ps.Netdev)
 			if !ok {
 				return nil, &Problem{Object: "rdma: netdev " + ps.Netdev,
-					Err:   errors.New("no RDMA port has this netdev"),
-					Cause: "the netdev does not exist, is not on a Mellanox function, or mlx5_ib (RDMA) is not loaded",
-					Fix:   "check `rdma link` and `ip link`; load mlx5_ib (`modprobe mlx5_ib`), or fix the netdev name in the playbook"}
+					Err:       errors.New("no RDMA port has this netdev"),
+					CauseText: "the netdev does not exist, is not on a Mellanox function, or mlx5_ib (RDMA) is not loaded",
+					FixText:   "check `rdma link` and `ip link`; load mlx5_ib (`modprobe mlx5_ib`), or fix the netdev name in the playbook"}
 			}
 			dev, num = p.Device, p.Port
 		}
 		p, err := s.port(dev, num)
 		if err != nil {
 			return nil, &Problem{Err: err, // ReadPort's error names "rdma <dev>/<port>"
-				Cause: "no such RDMA device or port (wrong name, or mlx5_ib not loaded)",
-				Fix:   "check `rdma link`; `modprobe mlx5_ib`; fix the device/port in the playbook"}
+				CauseText: "no such RDMA device or port (wrong name, or mlx5_ib not loaded)",
+				FixText:   "check `rdma link`; `modprobe mlx5_ib`; fix the device/port in the playbook"}
 		}
 		nd := p.Netdev
 		if ps.Netdev != "" {
@@ -110,6 +110,8 @@ func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
 		return Plan{}, err
 	}
 	var plan Plan
+	var changes []Change
+	var down []rdmaTarget
 	for _, t := range targets {
 		if t.port.Active() {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: ACTIVE / LINK_UP", t.object))
@@ -121,12 +123,17 @@ func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
 				return Plan{}, fmt.Errorf("%s: netdev %s: %w", t.object, t.netdev, err)
 			}
 			if !up {
-				plan.Changes = append(plan.Changes, Change{Object: t.object, Action: "set netdev " + t.netdev + " up",
+				changes = append(changes, Change{Object: t.object, Action: "set netdev " + t.netdev + " up",
 					From: "admin down (" + stateText(t.port) + ")", To: "admin up"})
+				down = append(down, t)
 				continue
 			}
 		}
 		return Plan{}, linkProblem(t)
+	}
+	if len(down) > 0 {
+		// one op: set every netdev up, then wait for the ports together
+		plan.add(func(ctx context.Context) error { return s.raise(ctx, down) }, changes...)
 	}
 	return plan, nil
 }
@@ -137,9 +144,9 @@ func linkProblem(t rdmaTarget) error {
 	if p.PhysState.Num != smartnic.PhysLinkUp {
 		cause := "the physical link is down: " + physHint(p.PhysState.Num)
 		return &Problem{Object: t.object,
-			Err:   fmt.Errorf("port not ACTIVE: %s (rdma link: %s / %s)", stateText(p), smartnic.RDMAStateName(p.State.Num), smartnic.RDMAPhysName(p.PhysState.Num)),
-			Cause: cause,
-			Fix: "check the cable is seated at both ends, the transceiver/DAC is supported by the card, the peer (switch or other host) port is enabled and at a matching speed; " +
+			Err:       fmt.Errorf("port not ACTIVE: %s (rdma link: %s / %s)", stateText(p), smartnic.RDMAStateName(p.State.Num), smartnic.RDMAPhysName(p.PhysState.Num)),
+			CauseText: cause,
+			FixText: "check the cable is seated at both ends, the transceiver/DAC is supported by the card, the peer (switch or other host) port is enabled and at a matching speed; " +
 				"then `rdma link show " + p.String() + "` must show physical_state LINK_UP. rig cannot fix a physical link"}
 	}
 	cause := fmt.Sprintf("the physical link is up but the logical state is %s", p.State.Name)
@@ -148,7 +155,7 @@ func linkProblem(t rdmaTarget) error {
 		cause += ": an InfiniBand port stays INIT/ARMED until a subnet manager configures it"
 		fix = "run a subnet manager on the fabric (opensm on one host, or the switch's SM)"
 	}
-	return &Problem{Object: t.object, Err: fmt.Errorf("port not ACTIVE: %s", stateText(p)), Cause: cause, Fix: fix}
+	return &Problem{Object: t.object, Err: fmt.Errorf("port not ACTIVE: %s", stateText(p)), CauseText: cause, FixText: fix}
 }
 
 func physHint(n int) string {
@@ -167,32 +174,18 @@ func physHint(n int) string {
 	return fmt.Sprintf("phys_state %d is not 5: LinkUp", n)
 }
 
-func (s *rdmaStep) Apply(ctx context.Context, plan Plan) error {
-	if plan.Satisfied() {
-		return nil
-	}
-	want := map[string]bool{}
-	for _, c := range plan.Changes {
-		want[c.Object] = true
-	}
-	targets, err := s.resolve()
-	if err != nil {
-		return err
-	}
-	var raised []rdmaTarget
+// raise sets the targets' netdevs up and waits for their ports to be
+// ACTIVE.
+func (s *rdmaStep) raise(ctx context.Context, targets []rdmaTarget) error {
 	for _, t := range targets {
-		if !want[t.object] || t.netdev == "" {
-			continue
-		}
 		if err := s.links.SetUp(t.netdev); err != nil {
 			return fmt.Errorf("%s: set netdev %s up: %w", t.object, t.netdev, err)
 		}
-		raised = append(raised, t)
 	}
 	// The port follows its netdev within a few seconds; wait for it so the
 	// re-check sees the result, and explain a link that stays down.
 	deadline := s.now().Add(s.spec.WaitTimeout())
-	for _, t := range raised {
+	for _, t := range targets {
 		for {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("%s: waiting for ACTIVE: %w", t.object, err)

@@ -9,14 +9,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
 	"rig/internal/host"
-	"rig/internal/testutil/hugetest"
+	"rig/internal/testutil"
+	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
 	"rig/provision/smartnic"
 )
@@ -30,32 +30,6 @@ func copyHostRoot(t *testing.T, name string) string {
 		t.Fatalf("cp fixture: %v: %s", err, out)
 	}
 	return dst
-}
-
-// argvRecorder is a fake exec seam that records every argv and answers
-// "not found" unless a handler says otherwise.
-type argvRecorder struct {
-	mu     sync.Mutex
-	argv   []string
-	handle func(name string, args []string) ([]byte, error, bool)
-}
-
-func (r *argvRecorder) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
-	r.mu.Lock()
-	r.argv = append(r.argv, strings.TrimSpace(name+" "+strings.Join(args, " ")))
-	r.mu.Unlock()
-	if r.handle != nil {
-		if out, err, ok := r.handle(name, args); ok {
-			return out, err
-		}
-	}
-	return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
-}
-
-func (r *argvRecorder) calls() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.argv...)
 }
 
 // fakeKernelLinks stands in for netlink over a fixture root and plays the
@@ -94,13 +68,13 @@ func (f *fakeKernelLinks) SetUp(name string) error {
 	return nil
 }
 
-func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkAdmin) (*rdmaStep, *argvRecorder) {
+func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkAdmin) (*rdmaStep, *fakeexec.Recorder) {
 	t.Helper()
 	if errs := spec.Validate(); len(errs) > 0 {
 		t.Fatalf("spec: %v", errs)
 	}
-	rec := &argvRecorder{}
-	st, err := NewRDMAStep(&Env{Host: &host.Host{Root: root, Exec: rec.exec}}, spec)
+	rec := &fakeexec.Recorder{}
+	st, err := NewRDMAStep(&Env{Host: &host.Host{Root: root, Exec: rec.Exec}}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +85,9 @@ func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkA
 	return s, rec
 }
 
-func runStepOnce(t *testing.T, s Step, mode Mode) StepResult {
+func runStepOnce(t *testing.T, s Step, mode RunMode) StepResult {
 	t.Helper()
-	rep, err := (&Runner{Steps: []Step{s}}).Run(context.Background(), mode, Selection{})
+	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), mode, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,31 +109,31 @@ func TestRDMAAdminDownApplyTwice(t *testing.T) {
 	}
 	want := []Change{{Object: "rdma mlx5_1/1 (enp59s0f1np1)", Action: "set netdev enp59s0f1np1 up",
 		From: `admin down (state "1: DOWN", phys_state "3: Disabled")`, To: "admin up"}}
-	if !reflect.DeepEqual(plan.Changes, want) {
-		t.Errorf("plan %+v\nwant %+v", plan.Changes, want)
+	if !reflect.DeepEqual(plan.Changes(), want) {
+		t.Errorf("plan %+v\nwant %+v", plan.Changes(), want)
 	}
 	if len(plan.Notes) != 1 || plan.Notes[0] != "rdma mlx5_0/1 (enp59s0f0np0): ACTIVE / LINK_UP" {
 		t.Errorf("notes %q", plan.Notes)
 	}
-	if r := runStepOnce(t, s, ModePlan); r.Status != StatusWouldChange || len(links.ups) != 0 {
+	if r := runStepOnce(t, s, RunPlan); r.Status != StatusWouldChange || len(links.ups) != 0 {
 		t.Fatalf("plan: %s, ups %v", r.Status, links.ups)
 	}
 
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusChanged || len(r.Changes) != 1 {
 		t.Fatalf("first apply: %s %v %s", r.Status, r.Changes, r.Error)
 	}
 	if !reflect.DeepEqual(links.ups, []string{"enp59s0f1np1"}) {
 		t.Errorf("netlink set-up calls %v", links.ups)
 	}
-	r = runStepOnce(t, s, ModeApply)
+	r = runStepOnce(t, s, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
 	if len(links.ups) != 1 {
 		t.Errorf("second apply set links up again: %v", links.ups)
 	}
-	if c := rec.calls(); len(c) != 0 {
+	if c := rec.Lines(); len(c) != 0 {
 		t.Errorf("rdma step ran tools: %q", c)
 	}
 }
@@ -170,7 +144,7 @@ func TestRDMAPhysicalLinkDown(t *testing.T) {
 	root := copyHostRoot(t, "bf2-host")
 	links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}}
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp225s0f0np0"}, {Netdev: "enp225s0f1np1"}}}, links)
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed {
 		t.Fatalf("status %s", r.Status)
 	}
@@ -197,7 +171,7 @@ func TestRDMAAdminDownNoCable(t *testing.T) {
 	links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}, cable: map[string]bool{}, port: map[string]string{"enp59s0f1np1": "mlx5_1/1"}}
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}, Timeout: "300ms"}, links)
 	t0 := time.Now()
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "netdev enp59s0f1np1 is up now, but after 300ms") || !strings.Contains(r.Cause, "2: Polling") {
 		t.Errorf("got %s: %s / %s", r.Status, r.Error, r.Cause)
 	}
@@ -217,13 +191,13 @@ func TestRDMAUnknownPorts(t *testing.T) {
 		s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{spec}}, nil)
 		_, err := s.Check(context.Background())
 		p, ok := AsProblem(err)
-		if !ok || !strings.Contains(err.Error(), want) || p.Fix == "" {
+		if !ok || !strings.Contains(err.Error(), want) || p.Fix() == "" {
 			t.Errorf("%+v: err %v, want a Problem containing %q", spec, err, want)
 		}
 	}
 	// Every port of the BF2 DPU fixture is up: ok, notes only.
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}, {Netdev: "p1"}}}, nil)
-	if r := runStepOnce(t, s, ModeApply); r.Status != StatusOK || len(r.Notes) != 2 {
+	if r := runStepOnce(t, s, RunApply); r.Status != StatusOK || len(r.Notes) != 2 {
 		t.Errorf("bf2-dpu-arm: %s %v %s", r.Status, r.Notes, r.Error)
 	}
 }
@@ -233,7 +207,7 @@ func TestRDMAUnknownPorts(t *testing.T) {
 func TestRDMAFixtureRootCannotSetUp(t *testing.T) {
 	root := copyHostRoot(t, "cx6dx-host")
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}}, nil)
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, "--netns") {
 		t.Errorf("%s: %s", r.Status, r.Error)
 	}
@@ -269,8 +243,8 @@ func TestRDMASpecValidate(t *testing.T) {
 // without carrier, i.e. the peer is down -> "1: DOWN"/"2: Polling"), writes
 // them into the fixture's sysfs files and then reads them with the
 // production reader (smartnic.ReadPort).
-func TestRDMAVethNetlink(t *testing.T) {
-	hugetest.RequireRoot(t)
+func TestPrivilegedRDMAVethNetlink(t *testing.T) {
+	testutil.RequirePrivileged(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs iproute2's ip (Makefile DEB_PKGS)")
 	}
@@ -288,8 +262,8 @@ func TestRDMAVethNetlink(t *testing.T) {
 
 	root := copyHostRoot(t, "bf2-dpu-arm")
 	h := &host.Host{Root: root}
-	rec := &argvRecorder{}
-	h.Exec = rec.exec
+	rec := &fakeexec.Recorder{}
+	h.Exec = rec.Exec
 	spec := &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}}, Timeout: "5s"}
 	st, err := NewRDMAStep(&Env{Host: h, NetNS: ns}, spec)
 	if err != nil {
@@ -301,14 +275,14 @@ func TestRDMAVethNetlink(t *testing.T) {
 	}
 	s.port = kernelModelPort(t, h, ns, "p0")
 
-	r := runStepOnce(t, s, ModeApply)
+	r := runStepOnce(t, s, RunApply)
 	if r.Status != StatusChanged || len(r.Changes) != 1 || r.Changes[0].Action != "set netdev p0 up" {
 		t.Fatalf("first apply: %s %+v %s", r.Status, r.Changes, r.Error)
 	}
 	if up, _ := (netlinkAdmin{ns: ns}).AdminUp("p0"); !up {
 		t.Error("p0 is not admin-up in the netns after apply")
 	}
-	r = runStepOnce(t, s, ModeApply)
+	r = runStepOnce(t, s, RunApply)
 	if r.Status != StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %+v %s", r.Status, r.Changes, r.Error)
 	}
@@ -317,16 +291,16 @@ func TestRDMAVethNetlink(t *testing.T) {
 	ip("-n", ns, "link", "set", "p0peer", "down")
 	ip("-n", ns, "link", "set", "p0", "down")
 	spec.Timeout = "1500ms"
-	r = runStepOnce(t, s, ModeApply)
+	r = runStepOnce(t, s, RunApply)
 	if r.Status != StatusFailed || !strings.Contains(r.Error, `phys_state "2: Polling"`) || !strings.Contains(r.Fix, "cable") {
 		t.Errorf("no-carrier apply: %s: %s / %s", r.Status, r.Error, r.Fix)
 	}
 	// Now p0 is admin-up without carrier: check fails at once, no change planned.
 	_, err = s.Check(context.Background())
-	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Cause, "2: Polling") {
+	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Cause(), "2: Polling") {
 		t.Errorf("check with admin-up, no carrier: %v", err)
 	}
-	if c := rec.calls(); len(c) != 0 {
+	if c := rec.Lines(); len(c) != 0 {
 		t.Errorf("rdma step ran tools: %q", c)
 	}
 }

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,9 +32,10 @@ type StepResult struct {
 func (r *StepResult) setErr(err error) {
 	r.Err = err
 	r.Error = err.Error()
-	if p, ok := AsProblem(err); ok {
-		r.Cause = p.Cause
-		r.Fix = p.Fix
+	var ex explained
+	if errors.As(err, &ex) {
+		r.Cause = ex.Cause()
+		r.Fix = ex.Fix()
 	}
 }
 
@@ -52,7 +54,7 @@ type Summary struct {
 // Report is the result of one run.
 type Report struct {
 	SchemaVersion string       `json:"schemaVersion"`
-	Mode          Mode         `json:"mode"`
+	Mode          RunMode      `json:"mode"`
 	Playbook      string       `json:"playbook,omitempty"`
 	Started       time.Time    `json:"started"`
 	Steps         []StepResult `json:"steps"`
@@ -135,9 +137,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if st.Error != "" {
 			msg := st.Error
-			if p, ok := AsProblem(st.Err); ok && (p.Cause != "" || p.Fix != "") {
-				// print cause/fix on their own lines
-				msg = strings.TrimSuffix(strings.TrimSuffix(msg, "; fix: "+p.Fix), "; likely cause: "+p.Cause)
+			// cause and fix go on their own lines, not inline too
+			if st.Fix != "" {
+				msg = strings.Replace(msg, "; fix: "+st.Fix, "", 1)
+			}
+			if st.Cause != "" {
+				msg = strings.Replace(msg, "; likely cause: "+st.Cause, "", 1)
 			}
 			fmt.Fprintf(w, "  ✗ %s\n", msg)
 			if st.Cause != "" {

@@ -20,12 +20,13 @@ const (
 	StatusNotRun        Status = "not-run"        // an earlier step failed
 )
 
-// Mode of a run.
-type Mode string
+// RunMode says what a run does with each step's plan: show it (RunPlan) or
+// carry it out and check again (RunApply).
+type RunMode string
 
 const (
-	ModePlan  Mode = "plan"
-	ModeApply Mode = "apply"
+	RunPlan  RunMode = "plan"
+	RunApply RunMode = "apply"
 )
 
 // Runner runs one ordered list of steps.
@@ -78,6 +79,9 @@ func (r *Runner) Select(sel Selection) ([]Step, error) {
 		}
 		return false
 	}
+	if err := r.checkNeeds(sel, in); err != nil {
+		return nil, err
+	}
 	var out []Step
 	for _, s := range r.Steps {
 		if len(sel.Only) > 0 && !in(sel.Only, s.Name()) {
@@ -91,16 +95,41 @@ func (r *Runner) Select(sel Selection) ([]Step, error) {
 	return out, nil
 }
 
+// needer is a step that needs others to run first (see Need).
+type needer interface{ Needs() []Need }
+
+// checkNeeds refuses --skip of a step that a running step of this
+// playbook needs.
+func (r *Runner) checkNeeds(sel Selection, in func([]string, string) bool) error {
+	present := map[string]bool{}
+	for _, s := range r.Steps {
+		present[s.Name()] = true
+	}
+	for _, s := range r.Steps {
+		n, ok := s.(needer)
+		if !ok || in(sel.Skip, s.Name()) || (len(sel.Only) > 0 && !in(sel.Only, s.Name())) {
+			continue
+		}
+		for _, need := range n.Needs() {
+			if present[need.Step] && in(sel.Skip, need.Step) {
+				return &UsageError{Msg: fmt.Sprintf("--skip %s: step %s needs it (%s); skip %s too, or run %s alone with --only %s",
+					need.Step, s.Name(), need.Why, s.Name(), s.Name(), s.Name())}
+			}
+		}
+	}
+	return nil
+}
+
 // UsageError is a bad command line (exit code 2).
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Run checks (plan) or checks, applies and re-checks (apply) each selected
-// step in order. In an apply a failed step stops the run and later steps
+// Execute checks (plan) or checks, applies and re-checks (apply) each
+// selected step in order. In an apply a failed step stops the run and later steps
 // are not-run; a plan checks every step, so it shows every problem at once
 // (checks are read-only and do not depend on an earlier step's apply).
-func (r *Runner) Run(ctx context.Context, mode Mode, sel Selection) (*Report, error) {
+func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Report, error) {
 	steps, err := r.Select(sel)
 	if err != nil {
 		return nil, err
@@ -127,10 +156,10 @@ func (r *Runner) Run(ctx context.Context, mode Mode, sel Selection) (*Report, er
 			continue
 		}
 		t0 := now()
-		runStep(ctx, s, mode, &res)
+		checkApplyVerify(ctx, s, mode, &res)
 		res.Duration = now().Sub(t0)
 		res.DurationMS = float64(res.Duration.Microseconds()) / 1000
-		if res.Status == StatusFailed && mode == ModeApply {
+		if res.Status == StatusFailed && mode == RunApply {
 			failed = true
 		}
 		rep.Steps = append(rep.Steps, res)
@@ -139,7 +168,9 @@ func (r *Runner) Run(ctx context.Context, mode Mode, sel Selection) (*Report, er
 	return rep, nil
 }
 
-func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
+// checkApplyVerify is one step's turn: check; in an apply, run the plan's
+// operations and check again, which must find nothing left to write.
+func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult) {
 	plan, err := s.Check(ctx)
 	if err != nil {
 		res.Status = StatusFailed
@@ -157,13 +188,13 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 		}
 		return
 	}
-	res.Changes = plan.Changes
-	if mode == ModePlan {
+	res.Changes = plan.Changes()
+	if mode == RunPlan {
 		res.Status = StatusWouldChange
 		res.Pending = plan.Pending
 		return
 	}
-	if err := s.Apply(ctx, plan); err != nil {
+	if err := plan.Apply(ctx); err != nil {
 		res.Status = StatusFailed
 		res.Phase = PhaseApply
 		res.setErr(&StepError{Step: s.Name(), Phase: "apply", Err: err})
@@ -179,7 +210,7 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 	if !after.Satisfied() {
 		res.Status = StatusFailed
 		var left []string
-		for _, c := range after.Changes {
+		for _, c := range after.Changes() {
 			left = append(left, c.String())
 		}
 		res.Phase = PhaseVerify
@@ -199,8 +230,8 @@ func runStep(ctx context.Context, s Step, mode Mode, res *StepResult) {
 // Phase names where a failed step failed (StepResult.Phase).
 const (
 	PhaseCheck  = "check"
-	PhaseApply  = "apply"  // Apply returned an error: its changes may be partly made
-	PhaseVerify = "verify" // Apply succeeded; the re-check failed or still differs
+	PhaseApply  = "apply"  // an operation failed: the plan's changes may be partly made
+	PhaseVerify = "verify" // every operation succeeded; the re-check failed or still differs
 )
 
 // StepError is a step's failure as the runner reports it, named once: the

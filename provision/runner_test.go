@@ -15,7 +15,7 @@ import (
 )
 
 // fakeStep is a scripted step: Check returns plans in order (the last one
-// repeats), Apply records its calls and may fail.
+// repeats), whose ops record their calls and may fail.
 type fakeStep struct {
 	name     string
 	plans    []Plan
@@ -35,14 +35,21 @@ func (f *fakeStep) Check(ctx context.Context) (Plan, error) {
 		i = len(f.plans) - 1
 	}
 	f.checks++
-	return f.plans[i], nil
-}
-func (f *fakeStep) Apply(ctx context.Context, p Plan) error {
-	f.applies++
-	return f.applyErr
+	p := f.plans[i]
+	p.Ops = append([]Op(nil), p.Ops...)
+	for j := range p.Ops {
+		p.Ops[j].Do = func(context.Context) error {
+			f.applies++
+			return f.applyErr
+		}
+	}
+	return p, nil
 }
 
-var oneChange = Plan{Changes: []Change{{Object: "x", Action: "set", From: "0", To: "1"}}}
+// changes is a plan of one op covering cs.
+func changes(cs ...Change) Plan { return Plan{Ops: []Op{{Changes: cs}}} }
+
+var oneChange = changes(Change{Object: "x", Action: "set", From: "0", To: "1"})
 
 func statuses(r *Report) []Status {
 	var out []Status
@@ -57,7 +64,7 @@ func TestRunnerApplyAndPlan(t *testing.T) {
 	b := &fakeStep{name: "b", plans: []Plan{oneChange, {}}}
 	c := &fakeStep{name: "c", plans: []Plan{{Pending: "power cycle required"}}}
 	r := &Runner{Steps: []Step{a, b, c}}
-	rep, err := r.Run(context.Background(), ModePlan, Selection{})
+	rep, err := r.Execute(context.Background(), RunPlan, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +75,7 @@ func TestRunnerApplyAndPlan(t *testing.T) {
 		t.Fatal("plan must not apply")
 	}
 	b.checks = 0
-	rep, err = r.Run(context.Background(), ModeApply, Selection{})
+	rep, err = r.Execute(context.Background(), RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +92,10 @@ func TestRunnerApplyAndPlan(t *testing.T) {
 
 func TestRunnerFailureStopsRun(t *testing.T) {
 	a := &fakeStep{name: "a", plans: []Plan{oneChange, {}}}
-	b := &fakeStep{name: "b", plans: []Plan{oneChange}, applyErr: &Problem{Object: "thing", Err: errors.New("boom"), Cause: "because", Fix: "do x"}}
+	b := &fakeStep{name: "b", plans: []Plan{oneChange}, applyErr: &Problem{Object: "thing", Err: errors.New("boom"), CauseText: "because", FixText: "do x"}}
 	c := &fakeStep{name: "c", plans: []Plan{oneChange}}
 	r := &Runner{Steps: []Step{a, b, c}}
-	rep, err := r.Run(context.Background(), ModeApply, Selection{})
+	rep, err := r.Execute(context.Background(), RunApply, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +123,13 @@ func TestRunnerFailureStopsRun(t *testing.T) {
 func TestRunnerVerifyAfterApply(t *testing.T) {
 	// Apply "succeeds" but the re-check still sees the change: failed, named.
 	a := &fakeStep{name: "a", plans: []Plan{oneChange}}
-	rep, _ := (&Runner{Steps: []Step{a}}).Run(context.Background(), ModeApply, Selection{})
+	rep, _ := (&Runner{Steps: []Step{a}}).Execute(context.Background(), RunApply, Selection{})
 	if rep.Steps[0].Status != StatusFailed || !strings.Contains(rep.Steps[0].Error, "still differs: x: set 0 -> 1") {
 		t.Fatalf("got %+v", rep.Steps[0])
 	}
 	// A check error fails the step too.
 	b := &fakeStep{name: "b", checkErr: errors.New("cannot read")}
-	rep, _ = (&Runner{Steps: []Step{b}}).Run(context.Background(), ModePlan, Selection{})
+	rep, _ = (&Runner{Steps: []Step{b}}).Execute(context.Background(), RunPlan, Selection{})
 	if rep.Steps[0].Status != StatusFailed || rep.Steps[0].Error != "b: check: cannot read" {
 		t.Fatalf("got %+v", rep.Steps[0])
 	}
@@ -140,23 +147,23 @@ func TestRunnerOnlySkip(t *testing.T) {
 		return out
 	}
 	r := &Runner{Steps: mk()}
-	rep, err := r.Run(context.Background(), ModePlan, Selection{Only: []string{"ovs", "hugepages"}})
+	rep, err := r.Execute(context.Background(), RunPlan, Selection{Only: []string{"ovs", "hugepages"}})
 	if err != nil || !reflect.DeepEqual(names(rep), []string{"hugepages", "ovs"}) {
 		t.Fatalf("--only: %v %v", names(rep), err)
 	}
-	rep, err = r.Run(context.Background(), ModePlan, Selection{Skip: []string{"rdma"}})
+	rep, err = r.Execute(context.Background(), RunPlan, Selection{Skip: []string{"rdma"}})
 	if err != nil || !reflect.DeepEqual(names(rep), []string{"hugepages", "ovs"}) {
 		t.Fatalf("--skip: %v %v", names(rep), err)
 	}
 	var ue *UsageError
-	if _, err := r.Run(context.Background(), ModePlan, Selection{Only: []string{"hugepage"}}); !errors.As(err, &ue) ||
+	if _, err := r.Execute(context.Background(), RunPlan, Selection{Only: []string{"hugepage"}}); !errors.As(err, &ue) ||
 		!strings.Contains(err.Error(), "unknown step hugepage") || !strings.Contains(err.Error(), "hugepages, rdma, ovs") {
 		t.Fatalf("unknown --only: %v", err)
 	}
-	if _, err := r.Run(context.Background(), ModePlan, Selection{Skip: []string{"nope"}}); !errors.As(err, &ue) {
+	if _, err := r.Execute(context.Background(), RunPlan, Selection{Skip: []string{"nope"}}); !errors.As(err, &ue) {
 		t.Fatalf("unknown --skip: %v", err)
 	}
-	if _, err := r.Run(context.Background(), ModePlan, Selection{Only: []string{"ovs"}, Skip: []string{"rdma"}}); !errors.As(err, &ue) {
+	if _, err := r.Execute(context.Background(), RunPlan, Selection{Only: []string{"ovs"}, Skip: []string{"rdma"}}); !errors.As(err, &ue) {
 		t.Fatalf("--only with --skip: %v", err)
 	}
 }
@@ -164,7 +171,7 @@ func TestRunnerOnlySkip(t *testing.T) {
 func TestReportJSONSchema(t *testing.T) {
 	a := &fakeStep{name: "a", plans: []Plan{oneChange, {Notes: []string{"n"}}}}
 	r := &Runner{Steps: []Step{a}, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
-	rep, _ := r.Run(context.Background(), ModeApply, Selection{})
+	rep, _ := r.Execute(context.Background(), RunApply, Selection{})
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +255,7 @@ func TestPlanChecksEveryStep(t *testing.T) {
 			&fakeStep{name: "d", plans: []Plan{{}}}
 	}
 	a, b, c, d := mk()
-	rep, err := (&Runner{Steps: []Step{a, b, c, d}}).Run(context.Background(), ModePlan, Selection{})
+	rep, err := (&Runner{Steps: []Step{a, b, c, d}}).Execute(context.Background(), RunPlan, Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +275,7 @@ func TestPlanChecksEveryStep(t *testing.T) {
 	}
 
 	a, b, c, d = mk()
-	rep, _ = (&Runner{Steps: []Step{a, b, c, d}}).Run(context.Background(), ModeApply, Selection{})
+	rep, _ = (&Runner{Steps: []Step{a, b, c, d}}).Execute(context.Background(), RunApply, Selection{})
 	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusFailed, StatusNotRun, StatusNotRun, StatusNotRun}) {
 		t.Fatalf("apply statuses %v", got)
 	}
@@ -280,10 +287,10 @@ func TestPlanChecksEveryStep(t *testing.T) {
 // TestVerifyFailureReport: Apply succeeded but the re-check still differs:
 // the applied changes carry the applied mark, not the would-change one.
 func TestVerifyFailureReport(t *testing.T) {
-	ch := Plan{Changes: []Change{{Object: "bridge br0", Action: "create"}}}
+	ch := changes(Change{Object: "bridge br0", Action: "create"})
 	s := &fakeStep{name: "ovs", plans: []Plan{ch}}
 	fixed := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rep, _ := (&Runner{Steps: []Step{s}, Now: func() time.Time { return fixed }}).Run(context.Background(), ModeApply, Selection{})
+	rep, _ := (&Runner{Steps: []Step{s}, Now: func() time.Time { return fixed }}).Execute(context.Background(), RunApply, Selection{})
 	if rep.Steps[0].Phase != PhaseVerify {
 		t.Fatalf("phase %q", rep.Steps[0].Phase)
 	}
@@ -304,7 +311,7 @@ FAILED at step "ovs"
 	}
 	// a failed Apply: the changes were not (all) made, so they keep "+"
 	s = &fakeStep{name: "ovs", plans: []Plan{ch}, applyErr: errors.New("ovs-vsctl: exit 1")}
-	rep, _ = (&Runner{Steps: []Step{s}}).Run(context.Background(), ModeApply, Selection{})
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
 	sb.Reset()
 	rep.WriteText(&sb)
 	if !strings.Contains(sb.String(), "\n  + bridge br0: create\n  ✗ ovs: apply: ovs-vsctl: exit 1\n") {
@@ -318,8 +325,8 @@ FAILED at step "ovs"
 // An error that does not name the step gets one "STEP: PHASE:" prefix.
 func TestStepErrorOnePrefix(t *testing.T) {
 	inner := errors.New("ovs: ovsdb-server unreachable at unix:/x/db.sock")
-	s := &fakeStep{name: "ovs", checkErr: &Problem{Object: "ovs", Err: inner, Cause: "not running", Fix: "rig ovs daemon start --rundir /x"}}
-	rep, _ := (&Runner{Steps: []Step{s}}).Run(context.Background(), ModePlan, Selection{})
+	s := &fakeStep{name: "ovs", checkErr: &Problem{Object: "ovs", Err: inner, CauseText: "not running", FixText: "rig ovs daemon start --rundir /x"}}
+	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunPlan, Selection{})
 	st := rep.Steps[0]
 	if want := "ovs: ovsdb-server unreachable at unix:/x/db.sock; likely cause: not running; fix: rig ovs daemon start --rundir /x"; st.Error != want {
 		t.Fatalf("error\n got %q\nwant %q", st.Error, want)
@@ -334,14 +341,116 @@ func TestStepErrorOnePrefix(t *testing.T) {
 	}
 	// an object of the step, named the way the ovs package names them
 	s = &fakeStep{name: "ovs", plans: []Plan{oneChange}, applyErr: &Problem{Object: "ovs: port p0", Err: errors.New("Error attaching device")}}
-	rep, _ = (&Runner{Steps: []Step{s}}).Run(context.Background(), ModeApply, Selection{})
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
 	if rep.Steps[0].Error != "ovs: port p0: Error attaching device" || rep.Steps[0].Phase != PhaseApply {
 		t.Fatalf("got %q (%s)", rep.Steps[0].Error, rep.Steps[0].Phase)
 	}
 	// an error naming something else keeps its own name after the prefix
 	s = &fakeStep{name: "ovs", checkErr: errors.New("ovsdb: bad row")}
-	rep, _ = (&Runner{Steps: []Step{s}}).Run(context.Background(), ModePlan, Selection{})
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunPlan, Selection{})
 	if rep.Steps[0].Error != "ovs: check: ovsdb: bad row" {
 		t.Fatalf("got %q", rep.Steps[0].Error)
+	}
+}
+
+// checkAndApply is one step's check followed by its plan's ops, without
+// the runner's re-check.
+func checkAndApply(ctx context.Context, s Step) error {
+	p, err := s.Check(ctx)
+	if err != nil {
+		return err
+	}
+	return p.Apply(ctx)
+}
+
+// opsStep plans ops until they all ran once, then is satisfied.
+type opsStep struct {
+	name  string
+	ops   []Op
+	needs []Need
+	ran   bool
+}
+
+func (s *opsStep) Name() string  { return s.name }
+func (s *opsStep) Needs() []Need { return s.needs }
+func (s *opsStep) Check(context.Context) (Plan, error) {
+	if s.ran {
+		return Plan{}, nil
+	}
+	p := Plan{Ops: append([]Op(nil), s.ops...)}
+	p.Ops = append(p.Ops, Op{Do: func(context.Context) error { s.ran = true; return nil }})
+	return p, nil
+}
+
+// One op may cover several changes: it runs once, the report lists each.
+func TestRunnerOneOpCoversSeveralChanges(t *testing.T) {
+	writes := 0
+	s := &opsStep{name: "mode", ops: []Op{{
+		Changes: []Change{{Object: "mode 03:00.0", Action: "set A"}, {Object: "mode 03:00.0", Action: "set B"}},
+		Do:      func(context.Context) error { writes++; return nil },
+	}}}
+	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	if err != nil || rep.Steps[0].Status != StatusChanged || len(rep.Steps[0].Changes) != 2 || writes != 1 {
+		t.Fatalf("status %s, %d changes, %d writes, %v", rep.Steps[0].Status, len(rep.Steps[0].Changes), writes, err)
+	}
+	// apply twice: the second apply changes nothing and writes nothing
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	if rep.Steps[0].Status != StatusOK || len(rep.Steps[0].Changes) != 0 || writes != 1 {
+		t.Fatalf("second apply: %s, %d changes, %d writes", rep.Steps[0].Status, len(rep.Steps[0].Changes), writes)
+	}
+}
+
+// The runner runs ops in order and stops at the first error; a refused op
+// stops the step before its first write.
+func TestRunnerOpsStopAtFirstErrorAndRefuseBeforeWriting(t *testing.T) {
+	var order []string
+	op := func(name string, err error) Op {
+		return Op{Changes: []Change{{Object: name, Action: "set"}}, Do: func(context.Context) error {
+			order = append(order, name)
+			return err
+		}}
+	}
+	s := &opsStep{name: "x", ops: []Op{op("a", nil), op("b", errors.New("b failed")), op("c", nil)}}
+	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	st := rep.Steps[0]
+	if st.Status != StatusFailed || st.Phase != PhaseApply || st.Error != "x: apply: b failed" || !reflect.DeepEqual(order, []string{"a", "b"}) {
+		t.Fatalf("%s %s %q, ran %v", st.Status, st.Phase, st.Error, order)
+	}
+
+	order = nil
+	refused := op("mount", nil)
+	refused.Refused = &Problem{Object: "hugetlbfs /mnt", Err: errors.New("refusing to mount"), FixText: "run without --root"}
+	s = &opsStep{name: "hugepages", ops: []Op{op("pool", nil), refused}}
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	st = rep.Steps[0]
+	if st.Status != StatusFailed || len(order) != 0 || st.Fix != "run without --root" || !strings.Contains(st.Error, "refusing to mount") {
+		t.Fatalf("refused op: %s %q fix %q, ran %v", st.Status, st.Error, st.Fix, order)
+	}
+	// a plan still shows the refused op's change
+	rep, _ = (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunPlan, Selection{})
+	if st := rep.Steps[0]; st.Status != StatusWouldChange || len(st.Changes) != 2 || len(order) != 0 {
+		t.Fatalf("plan: %s %d changes, ran %v", st.Status, len(st.Changes), order)
+	}
+}
+
+// --skip of a step that a running step needs is a usage error naming both
+// and why; skipping both, or the needing one alone, is fine.
+func TestSkipOfNeededStepRefused(t *testing.T) {
+	hp := &opsStep{name: "hugepages"}
+	ovs := &opsStep{name: "ovs", needs: []Need{{Step: "hugepages", Why: "OvS-DPDK allocates from hugepages"}}}
+	r := &Runner{Steps: []Step{hp, ovs}}
+	_, err := r.Execute(context.Background(), RunApply, Selection{Skip: []string{"hugepages"}})
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--skip hugepages: step ovs needs it (OvS-DPDK allocates from hugepages)") {
+		t.Fatalf("skip needed: %v", err)
+	}
+	for _, sel := range []Selection{{Skip: []string{"hugepages", "ovs"}}, {Skip: []string{"ovs"}}, {Only: []string{"ovs"}}} {
+		if _, err := r.Execute(context.Background(), RunPlan, sel); err != nil {
+			t.Errorf("%+v: %v", sel, err)
+		}
+	}
+	// a needed step the playbook does not have: nothing to refuse
+	if _, err := (&Runner{Steps: []Step{ovs}}).Execute(context.Background(), RunPlan, Selection{Skip: []string{}}); err != nil {
+		t.Errorf("ovs alone: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package provision is rig's step engine: one ordered list of idempotent
-// steps, each with a read-only Check and an Apply, run as a plan (check
-// only) or an apply (check, apply, re-check).
+// steps. A step's Check reads the host and returns a Plan whose operations
+// say what would change and how; the runner shows the plan (rig plan) or
+// runs its operations in order and checks again (rig up).
 package provision
 
 import (
@@ -10,7 +11,7 @@ import (
 	"strings"
 )
 
-// Change is one thing a step would change (Check) or changed (Apply).
+// Change is one thing a step would change (Check) or changed (apply).
 type Change struct {
 	Object string `json:"object"`         // e.g. "hugepages node0 2048kB"
 	Action string `json:"action"`         // e.g. "set nr_hugepages", "mount hugetlbfs"
@@ -29,38 +30,95 @@ func (c Change) String() string {
 	return s
 }
 
-// Plan is what Check found: the changes Apply would make (empty = satisfied),
-// and, when nothing is left to write but the effect needs a reboot or power
-// cycle, why.
-type Plan struct {
-	Changes []Change `json:"changes,omitempty"`
-	Pending string   `json:"pending,omitempty"`
-	// Notes are facts worth showing that are not changes (e.g. "mst: MFT not
-	// installed; mstflint addresses devices by PCI BDF").
-	Notes []string `json:"notes,omitempty"`
+// Op is one write a Check planned: the changes it makes and the function
+// that makes them. One op may cover several changes (one `mstconfig set`
+// for every parameter of a device), so the plan needs no padding.
+type Op struct {
+	Changes []Change
+	Do      func(ctx context.Context) error
+	// Refused, when set, says why this op may not run here (e.g. a real
+	// mount while reading a fixture root). The plan still shows it; an
+	// apply refuses the whole step before its first write.
+	Refused error
 }
 
-// Satisfied reports whether Apply has nothing to do.
-func (p Plan) Satisfied() bool { return len(p.Changes) == 0 }
+// Plan is what Check found: the operations an apply runs, in order (none =
+// satisfied), and, when nothing is left to write but the effect needs a
+// reboot or power cycle, why.
+type Plan struct {
+	Ops     []Op
+	Pending string
+	// Notes are facts worth showing that are not changes (e.g. "mst: MFT not
+	// installed; mstflint addresses devices by PCI BDF").
+	Notes []string
+}
+
+// Changes lists every change of the plan's operations, in order.
+func (p Plan) Changes() []Change {
+	var out []Change
+	for _, op := range p.Ops {
+		out = append(out, op.Changes...)
+	}
+	return out
+}
+
+// Satisfied reports whether there is nothing to write.
+func (p Plan) Satisfied() bool { return len(p.Ops) == 0 }
+
+// add appends one op covering changes.
+func (p *Plan) add(do func(ctx context.Context) error, changes ...Change) {
+	p.Ops = append(p.Ops, Op{Changes: changes, Do: do})
+}
+
+// Apply runs the plan's operations in order and stops at the first error.
+// It refuses, before any write, a plan with a refused operation.
+func (p Plan) Apply(ctx context.Context) error {
+	for _, op := range p.Ops {
+		if op.Refused != nil {
+			return op.Refused
+		}
+	}
+	for _, op := range p.Ops {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := op.Do(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Step is one idempotent provisioning step.
 type Step interface {
 	Name() string
-	// Check is read-only: it never writes and never runs a tool that writes.
+	// Check is read-only: it never writes and never runs a tool that
+	// writes. The writes it plans are in the returned Plan's Ops.
 	Check(ctx context.Context) (Plan, error)
-	// Apply makes the changes of plan (the result of the Check just before).
-	Apply(ctx context.Context, plan Plan) error
+}
+
+// Need says that a step needs another one to have run (when the playbook
+// has both), and why: --skip of the needed step is refused.
+type Need struct {
+	Step string
+	Why  string
 }
 
 // Problem is an error that explains itself: the object, what went wrong, the
 // likely cause and the fix. Steps return it (wrapped or not) so the report
 // can show cause and fix apart from the message.
 type Problem struct {
-	Object string
-	Err    error
-	Cause  string
-	Fix    string
+	Object    string
+	Err       error
+	CauseText string
+	FixText   string
 }
+
+// Cause is the likely cause ("" when unknown).
+func (p *Problem) Cause() string { return p.CauseText }
+
+// Fix is what the user can do about it ("" when nothing is known).
+func (p *Problem) Fix() string { return p.FixText }
 
 func (p *Problem) Error() string {
 	var b strings.Builder
@@ -71,13 +129,13 @@ func (p *Problem) Error() string {
 	if p.Err != nil {
 		b.WriteString(p.Err.Error())
 	}
-	if p.Cause != "" {
+	if p.CauseText != "" {
 		b.WriteString("; likely cause: ")
-		b.WriteString(p.Cause)
+		b.WriteString(p.CauseText)
 	}
-	if p.Fix != "" {
+	if p.FixText != "" {
 		b.WriteString("; fix: ")
-		b.WriteString(p.Fix)
+		b.WriteString(p.FixText)
 	}
 	return b.String()
 }
@@ -89,4 +147,13 @@ func AsProblem(err error) (*Problem, bool) {
 	var p *Problem
 	ok := errors.As(err, &p)
 	return p, ok
+}
+
+// explained is any error that explains itself (Problem, hugepages'
+// GrantError, ovs' VswitchdDiedError, bench's errors): the report reads
+// its cause and fix through this.
+type explained interface {
+	error
+	Cause() string
+	Fix() string
 }

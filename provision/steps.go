@@ -1,6 +1,8 @@
 package provision
 
 import (
+	"time"
+
 	"rig/internal/host"
 	"rig/playbooks"
 )
@@ -16,67 +18,80 @@ type Env struct {
 	// NetNS is the network namespace (a name under /run/netns) whose
 	// netdevs the rdma step reads and sets up; "" = rig's own.
 	NetNS string
+	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
+	Now   func() time.Time
+	Sleep func(time.Duration)
 }
 
-// stepBuilder makes the step for one playbook section, or nil when the
-// section is absent.
-type stepBuilder struct {
-	name  string
+func (e *Env) now() func() time.Time {
+	if e.Now != nil {
+		return e.Now
+	}
+	return time.Now
+}
+
+func (e *Env) sleep() func(time.Duration) {
+	if e.Sleep != nil {
+		return e.Sleep
+	}
+	return time.Sleep
+}
+
+// StepDef is one entry of the ordered step list: its name (also its
+// playbook section's key), what it does (the help table), and how it is
+// built.
+type StepDef struct {
+	Name    string
+	Summary string
+	// build makes the step from the playbook, or nil when its section is
+	// absent.
 	build func(pb *playbooks.Playbook, env *Env) (Step, error)
 }
 
-// order is the one ordered step list behind `rig plan`, `rig up` and
-// --only/--skip. Firmware and links come first (a mode change needs a power
-// cycle before anything above it makes sense), then memory, then OvS.
-func order() []stepBuilder {
-	return []stepBuilder{
-		{"mst", func(pb *playbooks.Playbook, env *Env) (Step, error) {
-			if pb.MST == nil {
-				return nil, nil
-			}
-			return NewMSTStep(env.Host, pb.MST)
-		}},
-		{"mode", func(pb *playbooks.Playbook, env *Env) (Step, error) {
-			if pb.Mode == nil {
-				return nil, nil
-			}
-			return NewModeStep(env.Host, pb.Mode)
-		}},
-		{"rdma", func(pb *playbooks.Playbook, env *Env) (Step, error) {
-			if pb.RDMA == nil {
-				return nil, nil
-			}
-			return NewRDMAStep(env, pb.RDMA)
-		}},
-		{"hugepages", func(pb *playbooks.Playbook, env *Env) (Step, error) {
-			if pb.Hugepages == nil {
-				return nil, nil
-			}
-			return NewHugepagesStep(env.Host, pb.Hugepages)
-		}},
-		{"ovs", func(pb *playbooks.Playbook, env *Env) (Step, error) {
-			if pb.OVS == nil {
-				return nil, nil
-			}
-			return NewOVSStep(env.Host, pb.OVS, env.OVSRunDir, env.OVSDB)
-		}},
+// section adapts a uniform constructor to the step list: nil spec, no step.
+func section[S any](get func(*playbooks.Playbook) *S, newStep func(*Env, *S) (Step, error)) func(*playbooks.Playbook, *Env) (Step, error) {
+	return func(pb *playbooks.Playbook, env *Env) (Step, error) {
+		spec := get(pb)
+		if spec == nil {
+			return nil, nil
+		}
+		return newStep(env, spec)
+	}
+}
+
+// Steps is the one ordered step list behind `rig plan`, `rig up`,
+// --only/--skip, `rig step NAME`, `hugepages set`/`mode set` and the help
+// table. Firmware and links come first (a mode change needs a power cycle
+// before anything above it makes sense), then memory, then OvS.
+func Steps() []StepDef {
+	return []StepDef{
+		{"mst", "make the Mellanox devices addressable by the firmware tools (mst start)",
+			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, NewMSTStep)},
+		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
+			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, NewModeStep)},
+		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
+			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, NewRDMAStep)},
+		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
+			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, NewHugepagesStep)},
+		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",
+			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, NewOVSStep)},
 	}
 }
 
 // AllStepNames lists every step rig knows, in run order.
 func AllStepNames() []string {
 	var out []string
-	for _, b := range order() {
-		out = append(out, b.name)
+	for _, d := range Steps() {
+		out = append(out, d.Name)
 	}
 	return out
 }
 
 // NewRunnerFor builds the runner for a playbook: one step per present section, in order.
 func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*Runner, error) {
-	r := &Runner{}
-	for _, b := range order() {
-		s, err := b.build(pb, env)
+	r := &Runner{Now: env.Now}
+	for _, d := range Steps() {
+		s, err := d.build(pb, env)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"text/tabwriter"
@@ -11,7 +12,6 @@ import (
 	"rig/hugepages"
 	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision"
 )
 
 const hugepagesShowSchema = "rig.hugepages/v1"
@@ -57,62 +57,67 @@ open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
 				}
 				return a.emitJSON(out)
 			}
-			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SIZE\tNODE\tTOTAL\tFREE\tRSVD\tSURP\tMEMORY")
-			for _, p := range st.Pools {
-				node, rsvd := "all", strconv.Itoa(p.Reserved)
-				if p.Node != hugepages.AllNodes {
-					node, rsvd = strconv.Itoa(p.Node), "-"
-				}
-				def := ""
-				if p.SizeKB == st.DefaultSizeKB && p.Node == hugepages.AllNodes {
-					def = " (default)"
-				}
-				fmt.Fprintf(tw, "%s%s\t%s\t%d\t%d\t%s\t%d\t%s\n", hugepages.FormatSize(p.SizeKB), def, node,
-					p.Total, p.Free, rsvd, p.Surplus, humanKB(int64(p.Total)*p.SizeKB))
-			}
-			tw.Flush()
-			fmt.Fprintf(a.out, "\n/proc/meminfo: HugePages_Total=%d HugePages_Free=%d HugePages_Rsvd=%d HugePages_Surp=%d Hugepagesize=%d kB\n",
-				st.Meminfo.Total, st.Meminfo.Free, st.Meminfo.Reserved, st.Meminfo.Surplus, st.Meminfo.DefaultSizeKB)
-			if verify != nil {
-				fmt.Fprintf(a.out, "WARNING: %v\n", verify)
-			}
-			if len(st.Mounts) == 0 {
-				fmt.Fprintln(a.out, "\nNo hugetlbfs mounted (DPDK needs one unless it runs with --in-memory)")
-			} else {
-				fmt.Fprintln(a.out, "\nhugetlbfs mounts:")
-				for _, m := range st.Mounts {
-					fmt.Fprintf(a.out, "  %s  pagesize=%s  (%s)\n", m.Path, hugepages.FormatSize(m.PageSizeKB), m.Options)
-				}
-			}
-			if len(st.Stale) > 0 {
-				var pages int64
-				fmt.Fprintln(a.out, "\nStale DPDK hugepage files (no live process maps or holds them):")
-				for _, f := range st.Stale {
-					fmt.Fprintf(a.out, "  %s  %d x %s\n", f.Path, f.Pages, hugepages.FormatSize(f.PageSizeKB))
-					pages += f.Pages
-				}
-				fmt.Fprintf(a.out, "  %d page(s) held; `rig hugepages clean` deletes them\n", pages)
-			}
-			if rdErr != nil {
-				fmt.Fprintf(a.out, "\nWARNING: DPDK runtime directories not checked: %v (run as root to see them)\n", rdErr)
-			}
-			if len(st.RuntimeDirs) > 0 {
-				fmt.Fprintf(a.out, "\nDPDK runtime directories (%s):\n", hugepages.DPDKRunDir)
-				dead := 0
-				for _, d := range st.RuntimeDirs {
-					fmt.Fprintf(a.out, "  %s  %s: %s\n", d.Path, d.State, d.Why)
-					if d.State == hugepages.RuntimeDead {
-						dead++
-					}
-				}
-				if dead > 0 {
-					fmt.Fprintf(a.out, "  %d dead; `rig hugepages clean` removes them\n", dead)
-				}
-			}
-			return nil
+			return writeHugepagesShow(a.out, st, rdErr, verify)
 		},
 	}
+}
+
+// writeHugepagesShow prints `rig hugepages show` for people.
+func writeHugepagesShow(w io.Writer, st *hugepages.State, rdErr, verify error) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SIZE\tNODE\tTOTAL\tFREE\tRSVD\tSURP\tMEMORY")
+	for _, p := range st.Pools {
+		node, rsvd := "all", strconv.Itoa(p.Reserved)
+		if p.Node != hugepages.AllNodes {
+			node, rsvd = strconv.Itoa(p.Node), "-"
+		}
+		def := ""
+		if p.SizeKB == st.DefaultSizeKB && p.Node == hugepages.AllNodes {
+			def = " (default)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%d\t%s\t%d\t%s\n", hugepages.FormatSize(p.SizeKB), def, node,
+			p.Total, p.Free, rsvd, p.Surplus, humanKB(int64(p.Total)*p.SizeKB))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n/proc/meminfo: HugePages_Total=%d HugePages_Free=%d HugePages_Rsvd=%d HugePages_Surp=%d Hugepagesize=%d kB\n",
+		st.Meminfo.Total, st.Meminfo.Free, st.Meminfo.Reserved, st.Meminfo.Surplus, st.Meminfo.DefaultSizeKB)
+	if verify != nil {
+		fmt.Fprintf(w, "WARNING: %v\n", verify)
+	}
+	if len(st.Mounts) == 0 {
+		fmt.Fprintln(w, "\nNo hugetlbfs mounted (DPDK needs one unless it runs with --in-memory)")
+	} else {
+		fmt.Fprintln(w, "\nhugetlbfs mounts:")
+		for _, m := range st.Mounts {
+			fmt.Fprintf(w, "  %s  pagesize=%s  (%s)\n", m.Path, hugepages.FormatSize(m.PageSizeKB), m.Options)
+		}
+	}
+	if len(st.Stale) > 0 {
+		var pages int64
+		fmt.Fprintln(w, "\nStale DPDK hugepage files (no live process maps or holds them):")
+		for _, f := range st.Stale {
+			fmt.Fprintf(w, "  %s  %d x %s\n", f.Path, f.Pages, hugepages.FormatSize(f.PageSizeKB))
+			pages += f.Pages
+		}
+		fmt.Fprintf(w, "  %d page(s) held; `rig hugepages clean` deletes them\n", pages)
+	}
+	if rdErr != nil {
+		fmt.Fprintf(w, "\nWARNING: DPDK runtime directories not checked: %v (run as root to see them)\n", rdErr)
+	}
+	if len(st.RuntimeDirs) > 0 {
+		fmt.Fprintf(w, "\nDPDK runtime directories (%s):\n", hugepages.DPDKRunDir)
+		dead := 0
+		for _, d := range st.RuntimeDirs {
+			fmt.Fprintf(w, "  %s  %s: %s\n", d.Path, d.State, d.Why)
+			if d.State == hugepages.RuntimeDead {
+				dead++
+			}
+		}
+		if dead > 0 {
+			fmt.Fprintf(w, "  %d dead; `rig hugepages clean` removes them\n", dead)
+		}
+	}
+	return nil
 }
 
 // readStateWithLeftovers is ReadState plus stale hugepage files and DPDK
@@ -274,11 +279,7 @@ minimum (a bigger pool is left alone: other DPDK processes may use it) unless
 			if err := fieldErrors("hugepages set", spec.Validate()); err != nil {
 				return err
 			}
-			step, err := provision.NewHugepagesStep(h, spec)
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			return a.runOne(cmd.Context(), step, dryRun)
+			return a.provisionSection(cmd.Context(), &playbooks.Playbook{Hugepages: spec}, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "2M", "page size (2M, 1G, 2048kB)")

@@ -103,7 +103,7 @@ what the path forwards.
 			if a.output != "text" && a.output != "json" {
 				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
 			}
-			a.cmdPath = cmd.CommandPath()
+			a.cmdPath = calledPath(cmd)
 			return a.checkRoot()
 		},
 	}
@@ -118,6 +118,15 @@ what the path forwards.
 	root.InitDefaultCompletionCmd() // now, so requireSubcommand covers it too
 	requireSubcommand(root)
 	return root
+}
+
+// calledPath is the command path as typed: an alias ("rig apply") keeps
+// its name in messages.
+func calledPath(cmd *cobra.Command) string {
+	if cmd.HasParent() && cmd.CalledAs() != "" {
+		return cmd.Parent().CommandPath() + " " + cmd.CalledAs()
+	}
+	return cmd.CommandPath()
 }
 
 // checkRoot validates --root: a host root that does not exist would make
@@ -200,8 +209,43 @@ func runApp(a *app, args []string) int {
 	case isCobraUsage(err):
 		code = exitUsage
 	}
-	fmt.Fprintf(stderr, "rig: %v\n", err)
+	renderError(stderr, err)
 	return code
+}
+
+// causeFixer is an error that knows its likely cause and fix:
+// provision.Problem, hugepages.GrantError, ovs.VswitchdDiedError,
+// bench.Error. renderError reads it; no command needs to.
+type causeFixer interface {
+	Cause() string
+	Fix() string
+}
+
+// renderError prints every error a user sees the same way: "rig: OBJECT:
+// WHAT", then "  cause:" and "  fix:" lines when the error (or one it
+// wraps) explains itself. A cause or fix the message already carries
+// inline ("; likely cause: ...; fix: ...", or as lines) is printed once,
+// on its own line.
+func renderError(w io.Writer, err error) {
+	msg := err.Error()
+	var ex causeFixer
+	if !errors.As(err, &ex) {
+		fmt.Fprintf(w, "rig: %s\n", msg)
+		return
+	}
+	cause, fix := ex.Cause(), ex.Fix()
+	for _, inline := range []string{"; fix: " + fix, "\n  fix: " + fix, "; likely cause: " + cause, "\n  cause: " + cause} {
+		if !strings.HasSuffix(inline, ": ") { // an empty cause or fix is not inline
+			msg = strings.Replace(msg, inline, "", 1)
+		}
+	}
+	fmt.Fprintf(w, "rig: %s\n", msg)
+	if cause != "" {
+		fmt.Fprintf(w, "  cause: %s\n", cause)
+	}
+	if fix != "" {
+		fmt.Fprintf(w, "  fix: %s\n", fix)
+	}
 }
 
 // isCobraUsage recognises cobra's own argument errors (not flag errors,

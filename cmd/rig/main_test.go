@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"rig/hugepages"
 	"rig/internal/testutil/hugetest"
+	"rig/provision"
 )
 
 func rig(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -268,5 +272,77 @@ func TestRootFlagValidated(t *testing.T) {
 				t.Errorf("%v --root %s: code %d\nstdout %q\nstderr %q", args, c.root, code, out, errOut)
 			}
 		}
+	}
+}
+
+// TestStepsFromTheList: the help table, `rig up STEP` and the apply alias
+// all come from provision.Steps.
+func TestStepsFromTheList(t *testing.T) {
+	_, out, _ := rig(t, "up", "--help")
+	for _, d := range provision.Steps() {
+		if !strings.Contains(out, "  "+d.Name) || !strings.Contains(out, d.Summary) {
+			t.Errorf("rig up --help lacks step %s (%s):\n%s", d.Name, d.Summary, out)
+		}
+	}
+	if !strings.Contains(out, "Aliases:\n  up, apply") {
+		t.Errorf("rig up --help lacks the apply alias:\n%s", out)
+	}
+	_, aliasOut, _ := rig(t, "apply", "--help")
+	if aliasOut != out {
+		t.Errorf("rig apply --help differs from rig up --help")
+	}
+
+	root, pb := fakeRoot(t)
+	_, byFlag, _ := rig(t, "plan", "-p", pb, "--root", root, "--only", "hugepages")
+	code, byArg, errOut := rig(t, "plan", "hugepages", "-p", pb, "--root", root)
+	if code != exitOK || byArg != byFlag || !strings.Contains(byArg, "1 would change") {
+		t.Errorf("plan hugepages: code %d\n%s%s\n--only gave:\n%s", code, byArg, errOut, byFlag)
+	}
+	code, _, errOut = rig(t, "plan", "nope", "-p", pb, "--root", root)
+	if code != exitUsage || !strings.Contains(errOut, "unknown step nope; steps: mst, mode, rdma, hugepages, ovs") {
+		t.Errorf("plan nope: code %d %s", code, errOut)
+	}
+}
+
+// TestSkipNeededStep: ovs needs hugepages when the playbook has both, so
+// --skip hugepages is refused with the reason, before anything runs.
+func TestSkipNeededStep(t *testing.T) {
+	root, _ := fakeRoot(t)
+	pb := filepath.Join(t.TempDir(), "both.yaml")
+	yaml := "name: both\nhugepages:\n  pages:\n    - size: 2M\n      count: 8\novs:\n  config:\n    dpdk-init: \"try\"\n  bridges:\n    - name: br0\n      datapath_type: netdev\n"
+	if err := os.WriteFile(pb, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := rig(t, "plan", "-p", pb, "--root", root, "--skip", "hugepages")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--skip hugepages: step ovs needs it (OvS-DPDK allocates its memory from the hugepages") {
+		t.Errorf("skip hugepages: code %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestRenderError: every explained error prints as object+what, then
+// cause: and fix: lines, each once.
+func TestRenderError(t *testing.T) {
+	var b bytes.Buffer
+	renderError(&b, fmt.Errorf("wrapped: %w", &provision.Problem{Object: "ovs: port p0", Err: errors.New("not attached"), CauseText: "no device", FixText: "plug it"}))
+	want := "rig: wrapped: ovs: port p0: not attached\n  cause: no device\n  fix: plug it\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+	// a wrapper that already appended the lines: printed once
+	b.Reset()
+	inner := &provision.Problem{Object: "bench: port p0", Err: errors.New("no such port"), CauseText: "typo", FixText: "see rig inventory"}
+	renderError(&b, fmt.Errorf("%w\n  cause: typo\n  fix: see rig inventory", inner))
+	if want := "rig: bench: port p0: no such port\n  cause: typo\n  fix: see rig inventory\n"; b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	renderError(&b, errors.New("plain"))
+	if b.String() != "rig: plain\n" {
+		t.Errorf("got %q", b.String())
+	}
+	b.Reset()
+	renderError(&b, &hugepages.GrantError{SizeKB: 1 << 20, Node: hugepages.AllNodes, Wanted: 4, Granted: 1, Restored: true})
+	if got := b.String(); !strings.HasPrefix(got, "rig: hugepages: ") || !strings.Contains(got, "\n  cause: 1 GiB pages need") || !strings.Contains(got, "\n  fix: reserve them at boot") {
+		t.Errorf("grant error: %q", got)
 	}
 }

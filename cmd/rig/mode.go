@@ -75,11 +75,7 @@ does not reload NIC firmware in DPU mode.
 			if err := fieldErrors("mode set", spec.Validate()); err != nil {
 				return err
 			}
-			step, err := provision.NewModeStep(a.host(), spec)
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			return a.runOne(cmd.Context(), step, dryRun)
+			return a.provisionSection(cmd.Context(), &playbooks.Playbook{Mode: spec}, dryRun)
 		},
 	}
 	set.Flags().StringSliceVar(&setDevices, "device", nil, "PCI address(es) of the BlueField (default: every BlueField PF under --root)")

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,14 +34,56 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagRequired("playbook")
 }
 
+// stepTable is the help table of steps, from the one ordered step list.
+func stepTable() string {
+	var b strings.Builder
+	b.WriteString("Steps, in run order (a step runs when its playbook section is present):\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, d := range provision.Steps() {
+		fmt.Fprintf(tw, "  %s\t%s\n", d.Name, d.Summary)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// stepArgs accepts at most one argument, a step name from the step list:
+// `rig up hugepages` is `rig up --only hugepages`.
+func stepArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return withCode(exitUsage, fmt.Errorf("%s takes at most one step name, got %d (%s); use --only a,b for several", cmd.CommandPath(), len(args), strings.Join(args, " ")))
+	}
+	if len(args) == 1 && !slices.Contains(provision.AllStepNames(), args[0]) {
+		return withCode(exitUsage, fmt.Errorf("unknown step %s; steps: %s", args[0], strings.Join(provision.AllStepNames(), ", ")))
+	}
+	return nil
+}
+
+// selection is --only/--skip, with a step-name argument folded into --only.
+func (f *runFlags) selection(args []string) (provision.Selection, error) {
+	sel := provision.Selection{Only: f.only, Skip: f.skip}
+	if len(args) == 1 {
+		if len(f.only) > 0 {
+			return sel, withCode(exitUsage, fmt.Errorf("give the step either as an argument (%s) or with --only, not both", args[0]))
+		}
+		sel.Only = args
+	}
+	return sel, nil
+}
+
 func newPlanCmd(a *app) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "plan -p PLAYBOOK",
-		Short: "Check every step and print what `rig up` would change (changes nothing)",
-		Args:  cobra.NoArgs,
+		Use:       "plan [STEP] -p PLAYBOOK",
+		Short:     "Check every step and print what `rig up` would change (changes nothing)",
+		Long:      "Check every step (or only STEP) and print what `rig up` would change; changes nothing.\n\n" + stepTable(),
+		Args:      stepArgs,
+		ValidArgs: provision.AllStepNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runPlaybook(cmd, f, provision.ModePlan)
+			sel, err := f.selection(args)
+			if err != nil {
+				return err
+			}
+			return a.provisionFromPlaybook(cmd, f, provision.RunPlan, sel)
 		},
 	}
 	f.register(cmd)
@@ -49,28 +93,30 @@ func newPlanCmd(a *app) *cobra.Command {
 func newUpCmd(a *app) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "up -p PLAYBOOK",
-		Short: "Check, apply and re-check every step of a playbook",
-		Long: `Check, apply and re-check every step of a playbook, in order. A failed step
+		Use:     "up [STEP] -p PLAYBOOK",
+		Aliases: []string{"apply"},
+		Short:   "Check, apply and re-check every step of a playbook",
+		Long: `Check, apply and re-check every step of a playbook, in order (or only STEP:
+rig up hugepages -p PLAYBOOK is rig up --only hugepages). A failed step
 stops the run and later steps are reported as not run. Needs root. Only one
 apply runs per host at a time (a lock file); a second one waits up to
---lock-timeout.
+--lock-timeout. A step another one needs (ovs needs hugepages) cannot be
+skipped while the other runs.
 
+` + stepTable() + `
 ` + exitCodesHelp,
-		Args: cobra.NoArgs,
+		Args:      stepArgs,
+		ValidArgs: provision.AllStepNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runPlaybook(cmd, f, provision.ModeApply)
+			sel, err := f.selection(args)
+			if err != nil {
+				return err
+			}
+			return a.provisionFromPlaybook(cmd, f, provision.RunApply, sel)
 		},
 	}
 	f.register(cmd)
 	a.registerLockFlags(cmd)
-	return cmd
-}
-
-func newApplyCmd(a *app) *cobra.Command {
-	cmd := newUpCmd(a)
-	cmd.Use = "apply -p PLAYBOOK"
-	cmd.Short = "Same as up"
 	return cmd
 }
 
@@ -92,8 +138,10 @@ func (a *app) needRoot() error {
 	return fmt.Errorf("%s needs root: it writes host configuration (sysfs, /etc, firmware, OvS) and takes the host lock %s; run it as root (sudo %s ...), or use rig plan to see what it would change", what, a.lockPath, what)
 }
 
-func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) error {
-	if mode == provision.ModeApply {
+// provisionFromPlaybook loads the playbook named by -p, builds its steps
+// and plans or applies the selected ones.
+func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provision.RunMode, sel provision.Selection) error {
+	if mode == provision.RunApply {
 		if err := a.needRoot(); err != nil { // before anything reads the host or the lock
 			return err
 		}
@@ -103,24 +151,31 @@ func (a *app) runPlaybook(cmd *cobra.Command, f *runFlags, mode provision.Mode) 
 		return withCode(exitUsage, err)
 	}
 	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, NetNS: f.netns}
-	runner, err := provision.NewRunnerFor(pb, env)
-	if err != nil {
-		return err
-	}
-	if _, err := runner.Select(provision.Selection{Only: f.only, Skip: f.skip}); err != nil {
-		return withCode(exitUsage, err)
-	}
-	return a.runSteps(cmd.Context(), runner, mode, provision.Selection{Only: f.only, Skip: f.skip}, pb.Source)
+	return a.provision(cmd.Context(), pb, env, mode, sel)
 }
 
-// runOne runs one step on its own (`hugepages set`, `mode set`): a plan
-// when dryRun, else an apply.
-func (a *app) runOne(ctx context.Context, step provision.Step, dryRun bool) error {
-	mode := provision.ModeApply
+// provisionSection runs the one step of a playbook holding only that
+// step's section: what `hugepages set` and `mode set` build from their
+// flags. A plan when dryRun, else an apply.
+func (a *app) provisionSection(ctx context.Context, pb *playbooks.Playbook, dryRun bool) error {
+	mode := provision.RunApply
 	if dryRun {
-		mode = provision.ModePlan
+		mode = provision.RunPlan
 	}
-	return a.runSteps(ctx, &provision.Runner{Steps: []provision.Step{step}}, mode, provision.Selection{}, "")
+	return a.provision(ctx, pb, &provision.Env{Host: a.host()}, mode, provision.Selection{})
+}
+
+// provision builds the playbook's steps, refuses a bad selection (exit 2)
+// and plans or applies them.
+func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *provision.Env, mode provision.RunMode, sel provision.Selection) error {
+	runner, err := provision.NewRunnerFor(pb, env)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if _, err := runner.Select(sel); err != nil {
+		return withCode(exitUsage, err)
+	}
+	return a.executeAndReport(ctx, runner, mode, sel, pb.Source)
 }
 
 // fieldErrors turns a section's validation errors into one usage error.
@@ -135,11 +190,11 @@ func fieldErrors(what string, errs []playbooks.FieldError) error {
 	return withCode(exitUsage, fmt.Errorf("%s: %s", what, strings.Join(msgs, "; ")))
 }
 
-// runSteps runs steps as a plan or an apply (holding the host lock), prints
-// the report and maps it to rig's exit codes. Every command that runs steps
-// (up, plan, hugepages set, mode set) goes through here.
-func (a *app) runSteps(ctx context.Context, runner *provision.Runner, mode provision.Mode, sel provision.Selection, source string) error {
-	if mode == provision.ModeApply {
+// executeAndReport runs the steps as a plan or an apply (holding the host
+// lock), prints the report and maps it to rig's exit codes. Every command
+// that runs steps (up, plan, hugepages set, mode set) goes through here.
+func (a *app) executeAndReport(ctx context.Context, runner *provision.Runner, mode provision.RunMode, sel provision.Selection, source string) error {
+	if mode == provision.RunApply {
 		if err := a.needRoot(); err != nil {
 			return err
 		}
@@ -149,7 +204,7 @@ func (a *app) runSteps(ctx context.Context, runner *provision.Runner, mode provi
 		}
 		defer lock.Release()
 	}
-	rep, err := runner.Run(ctx, mode, sel)
+	rep, err := runner.Execute(ctx, mode, sel)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

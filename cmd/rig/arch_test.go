@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// listedPackage is what `go list -json` says about one package.
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	CgoFiles   []string
+	Module     *struct{ Path string }
+}
+
+// rigPackages lists rig's own packages with `go list -deps -json ./...`
+// run at the module root.
+func rigPackages(t *testing.T) map[string]listedPackage {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the import rules need the go tool: %v", err)
+	}
+	cmd := exec.Command(goBin, "list", "-deps", "-json", "./...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]listedPackage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		if p.Module != nil && p.Module.Path == "rig" {
+			pkgs[p.ImportPath] = p
+		}
+	}
+	if _, ok := pkgs["rig/provision"]; !ok || len(pkgs) < 5 {
+		t.Fatalf("go list found %d rig packages, not rig/provision among them", len(pkgs))
+	}
+	return pkgs
+}
+
+func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// TestImportRules checks the layout of docs/architecture.md: who may
+// import what, and where cgo may live.
+func TestImportRules(t *testing.T) {
+	pkgs := rigPackages(t)
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	resources := []string{"rig/hugepages", "rig/ovs", "rig/provision/smartnic", "rig/provision/mlxconfig"}
+	for _, n := range names {
+		p := pkgs[n]
+		for _, imp := range p.Imports {
+			switch {
+			case imp == "rig/provision" && n != "rig/cmd/rig":
+				t.Errorf("%s imports rig/provision: only cmd/rig may use the step engine", n)
+			case n == "rig/internal/host" && under(imp, "rig"):
+				t.Errorf("internal/host imports %s: the host seam imports nothing of rig's", imp)
+			case n == "rig/hugepages" && imp == "rig/playbooks":
+				t.Errorf("hugepages imports rig/playbooks: a resource knows its subsystem, not the playbook format")
+			}
+			for _, r := range resources {
+				if n == r && (under(imp, "rig/bench") || under(imp, "rig/cmd") || imp == "rig/provision" || under(imp, "rig/lab")) {
+					t.Errorf("resource %s imports %s: resources import internal/host and each other only", n, imp)
+				}
+			}
+		}
+		if len(p.CgoFiles) > 0 && n != "rig/bench/internal/dpdk" {
+			t.Errorf("%s has cgo files %v: cgo lives in bench/internal/dpdk only", n, p.CgoFiles)
+		}
+	}
+	if len(pkgs["rig/bench/internal/dpdk"].CgoFiles) == 0 {
+		t.Errorf("bench/internal/dpdk has no cgo files: is the rule still checking the right package?")
+	}
+}
