@@ -10,17 +10,20 @@ import (
 	"time"
 )
 
-// Engines.
+// Role is what a run's dataplane does with its ports.
+type Role string
+
+// Roles.
 const (
-	ModeGen  = "gen"  // txonly
-	ModeRx   = "rx"   // rxonly
-	ModeFwd  = "fwd"  // io / mac / macswap
-	ModeLoop = "loop" // gen on port 0, rx on port 1, one process
+	RoleGen  Role = "gen"  // txonly
+	RoleRx   Role = "rx"   // rxonly
+	RoleFwd  Role = "fwd"  // io / mac / macswap
+	RoleLoop Role = "loop" // gen on port 0, rx on port 1, one process
 )
 
 // Config is one benchmark run. Zero values mean the defaults below.
 type Config struct {
-	Mode   string   `json:"mode"`
+	Role   Role     `json:"role"`
 	VDevs  []string `json:"vdevs,omitempty"`  // EAL --vdev values
 	Ports  []string `json:"ports,omitempty"`  // device names (vdev name or PCI address); default: the vdev names
 	EAL    []string `json:"eal,omitempty"`    // extra EAL args (argv, never a shell)
@@ -66,12 +69,12 @@ var pciRe = regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}
 
 // Defaults fills zero fields and validates the config.
 func (c *Config) Defaults() error {
-	switch c.Mode {
-	case ModeGen, ModeRx, ModeFwd, ModeLoop:
+	switch c.Role {
+	case RoleGen, RoleRx, RoleFwd, RoleLoop:
 	default:
-		return fmt.Errorf("bench: mode %q: want gen, rx, fwd or loop", c.Mode)
+		return fmt.Errorf("bench: mode %q: want gen, rx, fwd or loop", c.Role)
 	}
-	if c.Mode == ModeLoop && len(c.VDevs) == 0 && len(c.Ports) == 0 {
+	if c.Role == RoleLoop && len(c.VDevs) == 0 && len(c.Ports) == 0 {
 		// the single-host check without hardware: a memif server/client pair
 		c.VDevs = DefaultLoopVDevs(fmt.Sprint(os.Getpid()))
 	}
@@ -83,10 +86,10 @@ func (c *Config) Defaults() error {
 	}
 	need := 1 // loop over one port: it must loop back (a net_ring port does)
 	if len(c.Ports) < need {
-		return fmt.Errorf("bench %s: needs %d port(s) (--vdev or --port), got %d", c.Mode, need, len(c.Ports))
+		return fmt.Errorf("bench %s: needs %d port(s) (--vdev or --port), got %d", c.Role, need, len(c.Ports))
 	}
 	if len(c.Ports) > 2 {
-		return fmt.Errorf("bench %s: at most 2 ports, got %d", c.Mode, len(c.Ports))
+		return fmt.Errorf("bench %s: at most 2 ports, got %d", c.Role, len(c.Ports))
 	}
 	def := func(p *int, v int) {
 		if *p == 0 {
@@ -102,10 +105,10 @@ func (c *Config) Defaults() error {
 	def(&c.MbufCache, 256)
 	def(&c.FrameSize, 64)
 	def(&c.TxFirst, 0)
-	if c.Mode == ModeFwd && c.TxQ < c.RxQ {
+	if c.Role == RoleFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
-	if c.Mode == ModeLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
+	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
 		// each generator queue needs a receiving queue, and a memif pair
 		// connects only with as many rings each way (else its link stays
 		// down): both ports get the larger count, one gen and one rx each

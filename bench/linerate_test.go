@@ -102,7 +102,7 @@ func TestParseRanges(t *testing.T) {
 }
 
 func TestEALArgsAndMemory(t *testing.T) {
-	c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, FilePrefix: "x"}
+	c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, FilePrefix: "x"}
 	if err := c.Defaults(); err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +118,14 @@ func TestEALArgsAndMemory(t *testing.T) {
 	if m := ChooseMemory(false, "/mnt/h", 10, true); fmt.Sprint(m.Args) != "[--huge-dir /mnt/h --huge-unlink]" {
 		t.Errorf("huge dir: %v", m.Args)
 	}
-	pc := Config{Mode: ModeFwd, Ports: []string{"0000:03:00.0", "0000:03:00.1"}, FilePrefix: "y"}
+	pc := Config{Role: RoleFwd, Ports: []string{"0000:03:00.0", "0000:03:00.1"}, FilePrefix: "y"}
 	if err := pc.Defaults(); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(pc.EALArgs(Memory{})); got != "[rig -l 0-1 --file-prefix y --log-level 5 -a 0000:03:00.0 -a 0000:03:00.1]" {
 		t.Errorf("PCI EAL args: %s", got)
 	}
-	if err := (&Config{Mode: "bogus"}).Defaults(); err == nil {
+	if err := (&Config{Role: "bogus"}).Defaults(); err == nil {
 		t.Error("mode bogus: want an error")
 	}
 }

@@ -123,7 +123,7 @@ func memifRemoteServers(vdevs []string) map[string]bool {
 // draining to stop polling; then a server whose client lives in another
 // process lets that client close first (its link goes down), for up to 2 s,
 // so the two ends never tear down together.
-func quiesceMemif(ports []portRT, vdevs []string) {
+func quiesceMemif(ports []openPort, vdevs []string) {
 	hasMemif := false
 	for _, p := range ports {
 		hasMemif = hasMemif || p.drv == "net_memif"

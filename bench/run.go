@@ -18,14 +18,14 @@ type Progress struct {
 	TTY bool
 }
 
-type portRT struct {
+type openPort struct {
 	name string
 	id   uint16
 	drv  string
 	mac  [6]byte
 }
 
-type unitRT struct {
+type workUnit struct {
 	u      *dpdk.Unit
 	kind   int
 	rxPort int // index into ports, -1 none
@@ -40,8 +40,8 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	if err := c.Defaults(); err != nil {
 		return nil, err
 	}
-	res := &Result{SchemaVersion: SchemaVersion, Mode: c.Mode, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores}
-	if c.Mode == ModeFwd {
+	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores}
+	if c.Role == RoleFwd {
 		res.FwdMode = c.FwdMode
 	}
 	var linkBps float64
@@ -112,7 +112,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	}
 	defer pool.Free()
 
-	var ports []portRT
+	var ports []openPort
 	defer func() {
 		quiesceMemif(ports, c.VDevs)
 		for _, p := range ports {
@@ -140,7 +140,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 		}
 		info, _ := dpdk.GetPortInfo(id)
 		mac, _ := dpdk.PortMAC(id)
-		ports = append(ports, portRT{name: name, id: id, drv: info.Driver, mac: mac})
+		ports = append(ports, openPort{name: name, id: id, drv: info.Driver, mac: mac})
 		if linkBps == 0 && info.SpeedMbps > 0 && info.SpeedMbps < 10_000_000 {
 			linkBps, res.LinkSpeedSource = float64(info.SpeedMbps)*1e6, "port"
 		}
@@ -190,8 +190,8 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	return res, nil
 }
 
-func buildUnits(c *Config, ports []portRT, pool *dpdk.Mempool, frames [][]byte, linkBps float64) ([]unitRT, func(), error) {
-	var units []unitRT
+func buildUnits(c *Config, ports []openPort, pool *dpdk.Mempool, frames [][]byte, linkBps float64) ([]workUnit, func(), error) {
+	var units []workUnit
 	var releases []func()
 	release := func() {
 		for _, r := range releases {
@@ -210,10 +210,10 @@ func buildUnits(c *Config, ports []portRT, pool *dpdk.Mempool, frames [][]byte, 
 		if err != nil {
 			return nil, err
 		}
-		units = append(units, unitRT{u: u, kind: kind, rxPort: rxp, txPort: txp})
+		units = append(units, workUnit{u: u, kind: kind, rxPort: rxp, txPort: txp})
 		return u, nil
 	}
-	if c.Mode == ModeGen || c.Mode == ModeLoop {
+	if c.Role == RoleGen || c.Role == RoleLoop {
 		src, err := ParseIPRange(c.SrcIP)
 		if err != nil {
 			return units, release, err
@@ -268,9 +268,9 @@ func buildUnits(c *Config, ports []portRT, pool *dpdk.Mempool, frames [][]byte, 
 			releases = append(releases, rel)
 		}
 	}
-	if c.Mode == ModeRx || c.Mode == ModeLoop {
+	if c.Role == RoleRx || c.Role == RoleLoop {
 		rp := 0
-		if c.Mode == ModeLoop && len(ports) > 1 {
+		if c.Role == RoleLoop && len(ports) > 1 {
 			rp = 1
 		}
 		for q := 0; q < c.RxQ; q++ {
@@ -285,7 +285,7 @@ func buildUnits(c *Config, ports []portRT, pool *dpdk.Mempool, frames [][]byte, 
 			}
 		}
 	}
-	if c.Mode == ModeFwd {
+	if c.Role == RoleFwd {
 		mode := map[string]int{"io": dpdk.FwdIO, "mac": dpdk.FwdMAC, "macswap": dpdk.FwdMACSwap}[c.FwdMode]
 		peer := func(i int) int { return (i + 1) % len(ports) }
 		for q := 0; q < c.RxQ; q++ {
@@ -318,12 +318,12 @@ func buildUnits(c *Config, ports []portRT, pool *dpdk.Mempool, frames [][]byte, 
 
 type totals struct{ tx, rx []uint64 }
 
-func snapshot(units []unitRT, nports int) (t totals, genDone bool) {
+func snapshot(units []workUnit, nports int) (t totals, genDone bool) {
 	t.tx, t.rx = make([]uint64, nports), make([]uint64, nports)
 	genDone = true
 	anyGen := false
 	// receivers first: a frame counted as received was sent before
-	ordered := make([]unitRT, 0, len(units))
+	ordered := make([]workUnit, 0, len(units))
 	for _, u := range units {
 		if u.kind == dpdk.KindRx {
 			ordered = append(ordered, u)
@@ -359,7 +359,7 @@ func sum(v []uint64) (s uint64) {
 
 // loop polls counters, prints live rates and decides when to stop.
 // It returns the measured interval (generators halted at its end).
-func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *Result, prog Progress, start time.Time) time.Duration {
+func loop(ctx context.Context, c *Config, units []workUnit, ports []openPort, res *Result, prog Progress, start time.Time) time.Duration {
 	// poll fast only when a count must be noticed promptly: every wakeup of
 	// this thread preempts whatever runs on the main lcore's CPU (on a 2-core
 	// box, a peer process's lcore)
@@ -387,7 +387,7 @@ func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *R
 		for time.Now().Before(deadline) {
 			t, _ := snapshot(units, len(ports))
 			rx := sum(t.rx)
-			if c.Mode == ModeLoop && rx >= sum(t.tx) {
+			if c.Role == RoleLoop && rx >= sum(t.tx) {
 				return
 			}
 			if rx != prev {
@@ -402,7 +402,7 @@ func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *R
 	var firstRx, lastRx time.Duration
 	var prevRx uint64
 	rxSpan := func(el time.Duration) time.Duration {
-		if c.Mode == ModeRx && lastRx > firstRx {
+		if c.Role == RoleRx && lastRx > firstRx {
 			return lastRx - firstRx
 		}
 		return el
@@ -411,7 +411,7 @@ func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *R
 		select {
 		case <-ctx.Done():
 			res.Interrupted = true
-			if c.Mode == ModeRx {
+			if c.Role == RoleRx {
 				return rxSpan(time.Since(start))
 			}
 			end = time.Since(start)
@@ -450,14 +450,14 @@ func loop(ctx context.Context, c *Config, units []unitRT, ports []portRT, res *R
 				end = el
 				drain(time.Second)
 				return end
-			case (c.Mode == ModeRx || c.Mode == ModeFwd) && c.Count > 0 && sum(t.rx) >= c.Count:
+			case (c.Role == RoleRx || c.Role == RoleFwd) && c.Count > 0 && sum(t.rx) >= c.Count:
 				return rxSpan(el)
 			}
 		}
 	}
 }
 
-func printSample(c *Config, t, last totals, secs, at float64, ports []portRT, res *Result, prog Progress) {
+func printSample(c *Config, t, last totals, secs, at float64, ports []openPort, res *Result, prog Progress) {
 	s := Sample{T: at}
 	var parts []string
 	for i, p := range ports {
@@ -472,7 +472,7 @@ func printSample(c *Config, t, last totals, secs, at float64, ports []portRT, re
 		return
 	}
 	line := fmt.Sprintf("[%5.1fs] %s", at, strings.Join(parts, " | "))
-	if c.Mode == ModeLoop {
+	if c.Role == RoleLoop {
 		line += fmt.Sprintf(" | in flight %d", int64(sum(t.tx))-int64(sum(t.rx)))
 	}
 	if prog.TTY {
@@ -482,7 +482,7 @@ func printSample(c *Config, t, last totals, secs, at float64, ports []portRT, re
 	}
 }
 
-func collect(c *Config, units []unitRT, ports []portRT, res *Result, elapsed time.Duration) {
+func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed time.Duration) {
 	secs := elapsed.Seconds()
 	res.DurationS = secs
 	hz := float64(dpdk.TSCHz())
@@ -538,7 +538,7 @@ func collect(c *Config, units []unitRT, ports []portRT, res *Result, elapsed tim
 			}
 		}
 	}
-	if c.Mode == ModeLoop {
+	if c.Role == RoleLoop {
 		res.Lost = int64(res.Sent) - int64(res.Received)
 	}
 	linkBps := res.LinkSpeedGbps * 1e9
@@ -558,7 +558,7 @@ func collect(c *Config, units []unitRT, ports []portRT, res *Result, elapsed tim
 	res.Ports = ps
 	// rx and fwd take whatever arrives, a pcap replays its own sizes:
 	// report the average frame, not --size
-	if c.Mode == ModeRx || c.Mode == ModeFwd || c.Pcap != "" {
+	if c.Role == RoleRx || c.Role == RoleFwd || c.Pcap != "" {
 		var pk, by uint64
 		for _, p := range ps {
 			if c.Pcap != "" {
@@ -623,7 +623,7 @@ func hugetlbfsMounted() bool {
 
 // waitLinks waits until every port reports link up (memif connects
 // asynchronously), so the first stamped frames do not wait in a queue.
-func waitLinks(ctx context.Context, ports []portRT, max time.Duration) error {
+func waitLinks(ctx context.Context, ports []openPort, max time.Duration) error {
 	deadline := time.Now().Add(max)
 	for {
 		var down []string

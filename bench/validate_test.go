@@ -51,7 +51,7 @@ func TestParseLcores(t *testing.T) {
 // On a 2-CPU host, --cores 2 needs lcores 0-2: refused before EAL, naming
 // the CPU count, not with EAL's usage text.
 func TestCheckLcores(t *testing.T) {
-	c := Config{Mode: ModeLoop, Cores: 2, Lcores: "0-2"}
+	c := Config{Role: RoleLoop, Cores: 2, Lcores: "0-2"}
 	m, _ := ParseLcores(c.Lcores, -1)
 	err := c.checkLcores(m, false, []int{0, 1})
 	if err == nil || !strings.Contains(err.Error(), "--cores 2 needs 3 CPUs (lcore 0 runs Go") || !strings.Contains(err.Error(), "this host has 2 online") {
@@ -109,13 +109,13 @@ func TestDefaultsRejectsBadValues(t *testing.T) {
 		{"eal", func(c *Config) { c.EAL = []string{"--no-such-flag"} }, "--no-such-flag"},
 		{"lcores", func(c *Config) { c.Lcores = "0-x" }, "--lcores"},
 	} {
-		c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}}
+		c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}}
 		tc.mod(&c)
 		if err := c.Defaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Defaults() = %v, want an error naming %s", tc.name, err, tc.want)
 		}
 	}
-	c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Rate: "50%"}
+	c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Rate: "50%"}
 	if err := c.Defaults(); err != nil {
 		t.Errorf("--rate 50%% (link speed known later): %v", err)
 	}
@@ -125,7 +125,7 @@ func TestDefaultsRejectsBadValues(t *testing.T) {
 // ports as many rx as tx queues, one generator and one receiver per queue.
 func TestLoopQueuesSymmetric(t *testing.T) {
 	for _, q := range [][2]int{{2, 0}, {0, 2}, {3, 2}} {
-		c := Config{Mode: ModeLoop, RxQ: q[0], TxQ: q[1]}
+		c := Config{Role: RoleLoop, RxQ: q[0], TxQ: q[1]}
 		if err := c.Defaults(); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestExplainEALInitNonRoot(t *testing.T) {
 
 func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 	var b bytes.Buffer
-	r := &Result{Mode: ModeRx, FrameSize: 128, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 120000, WarmupExcludedS: 0.5}}
+	r := &Result{Role: RoleRx, FrameSize: 128, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 120000, WarmupExcludedS: 0.5}}
 	r.PrintSummary(&b)
 	s := b.String()
 	for _, want := range []string{"128 B frames (measured average)", "first 0.50 s after the first frame excluded as warm-up", "max 120000.00 us is an outlier"} {
@@ -179,7 +179,7 @@ func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 		}
 	}
 	b.Reset()
-	r = &Result{Mode: ModeRx, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 4}}
+	r = &Result{Role: RoleRx, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 4}}
 	r.PrintSummary(&b)
 	if s := b.String(); !strings.Contains(s, "frame size unknown") || strings.Contains(s, "64 B") || !strings.Contains(s, "warm-up included") || strings.Contains(s, "outlier") {
 		t.Errorf("summary:\n%s", s)

@@ -30,17 +30,17 @@ net_tap / net_null, or a PCI address with --port. Live per-second rates go to st
 summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 	}
 	cmd.AddCommand(
-		newBenchEngineCmd(a, bench.ModeGen, "gen", "Generate IPv4/UDP frames (txonly) on one port"),
-		newBenchEngineCmd(a, bench.ModeRx, "rx", "Receive (rxonly): rates, sequence loss/reorder, latency"),
-		newBenchEngineCmd(a, bench.ModeFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
-		newBenchEngineCmd(a, bench.ModeLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
+		newBenchEngineCmd(a, bench.RoleGen, "gen", "Generate IPv4/UDP frames (txonly) on one port"),
+		newBenchEngineCmd(a, bench.RoleRx, "rx", "Receive (rxonly): rates, sequence loss/reorder, latency"),
+		newBenchEngineCmd(a, bench.RoleFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
+		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
 	)
 	return cmd
 }
 
-func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
-	f := &benchFlags{cfg: bench.Config{Mode: mode}}
+func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Command {
+	f := &benchFlags{cfg: bench.Config{Role: role}}
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -129,7 +129,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 			lost = g // rx alone knows only the gaps in the sequence
 		}
 		if lost > f.maxLoss {
-			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %d frame(s) lost, more than --max-loss %d", res.Mode, lost, f.maxLoss))
+			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %d frame(s) lost, more than --max-loss %d", res.Role, lost, f.maxLoss))
 		}
 	}
 	return nil
@@ -142,7 +142,7 @@ func checkThresholds(res *bench.Result, minMpps, minPct float64) error {
 	}
 	var mpps, pct float64
 	for _, p := range res.Ports {
-		if res.Mode == bench.ModeGen {
+		if res.Role == bench.RoleGen {
 			mpps += p.TxMpps
 			pct = max(pct, p.TxLineRatePct)
 		} else {
@@ -151,14 +151,14 @@ func checkThresholds(res *bench.Result, minMpps, minPct float64) error {
 		}
 	}
 	if minMpps > 0 && mpps < minMpps {
-		return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.3f Mpps is below --min-mpps %.3f", res.Mode, mpps, minMpps))
+		return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.3f Mpps is below --min-mpps %.3f", res.Role, mpps, minMpps))
 	}
 	if minPct > 0 {
 		if res.LinkSpeedGbps == 0 {
-			return withCode(exitUsage, fmt.Errorf("bench %s: --min-linerate-pct needs --link-speed (the port reports no speed)", res.Mode))
+			return withCode(exitUsage, fmt.Errorf("bench %s: --min-linerate-pct needs --link-speed (the port reports no speed)", res.Role))
 		}
 		if pct < minPct {
-			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.1f%% of %gG line rate is below --min-linerate-pct %.1f", res.Mode, pct, res.LinkSpeedGbps, minPct))
+			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.1f%% of %gG line rate is below --min-linerate-pct %.1f", res.Role, pct, res.LinkSpeedGbps, minPct))
 		}
 	}
 	return nil
@@ -185,8 +185,8 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 					Mpps  map[string]float64 `json:"mpps"`
 				}
 				out := struct {
-					SchemaVersion int   `json:"schemaVersion"`
-					Rows          []row `json:"rows"`
+					SchemaVersion string `json:"schemaVersion"`
+					Rows          []row  `json:"rows"`
 				}{SchemaVersion: bench.SchemaVersion}
 				tab := bench.LineRateTable(bench.LineRateFrames(), speeds)
 				for i, fr := range bench.LineRateFrames() {

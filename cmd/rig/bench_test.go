@@ -20,13 +20,13 @@ func TestBenchLineRateTable(t *testing.T) {
 	}
 	code, out, _ = rig(t, "bench", "linerate", "--link-speed", "25G", "-o", "json")
 	var v struct {
-		SchemaVersion int `json:"schemaVersion"`
+		SchemaVersion string `json:"schemaVersion"`
 		Rows          []struct {
 			Frame int                `json:"frame"`
 			Mpps  map[string]float64 `json:"mpps"`
 		} `json:"rows"`
 	}
-	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != 1 || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != "rig.bench/v1" || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
 		t.Fatalf("linerate json: code %d %s", code, out)
 	}
 	if code, _, _ := rig(t, "bench", "linerate", "--link-speed", "fast"); code != exitUsage {
@@ -35,7 +35,7 @@ func TestBenchLineRateTable(t *testing.T) {
 }
 
 func TestBenchThresholds(t *testing.T) {
-	res := &bench.Result{Mode: bench.ModeLoop, LinkSpeedGbps: 10, Ports: []bench.PortStats{{RxMpps: 1.0, RxLineRatePct: 6.72}}}
+	res := &bench.Result{Role: bench.RoleLoop, LinkSpeedGbps: 10, Ports: []bench.PortStats{{RxMpps: 1.0, RxLineRatePct: 6.72}}}
 	var ee *exitError
 	if err := checkThresholds(res, 2, 0); !errors.As(err, &ee) || ee.code != exitBelowThreshold {
 		t.Errorf("1 Mpps vs --min-mpps 2: %v, want exit %d", err, exitBelowThreshold)
@@ -46,7 +46,7 @@ func TestBenchThresholds(t *testing.T) {
 	if err := checkThresholds(res, 0, 50); !errors.As(err, &ee) || ee.code != exitBelowThreshold {
 		t.Errorf("6.72%% vs --min-linerate-pct 50: %v, want exit %d", err, exitBelowThreshold)
 	}
-	gen := &bench.Result{Mode: bench.ModeGen, Ports: []bench.PortStats{{TxMpps: 3, RxMpps: 0}}}
+	gen := &bench.Result{Role: bench.RoleGen, Ports: []bench.PortStats{{TxMpps: 3, RxMpps: 0}}}
 	if err := checkThresholds(gen, 2, 0); err != nil {
 		t.Errorf("gen judges tx: %v", err)
 	}
@@ -82,7 +82,7 @@ func TestBenchLoopEndToEndExitCodes(t *testing.T) {
 	}
 	code, out, errOut := runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--link-speed", "10G", "-o", "json")
 	var r bench.Result
-	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != 1 || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 10 {
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != "rig.bench/v1" || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 10 {
 		t.Fatalf("loop: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--min-mpps", "100000")

@@ -316,7 +316,10 @@ func runRig(bin string, args []string, tx bool) ([]float64, error) {
 	}
 	var r bench.Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		return nil, fmt.Errorf("%s %v: %v", bin, args, err)
+		return nil, fmt.Errorf("%s %v: %w", bin, args, err)
+	}
+	if r.SchemaVersion != bench.SchemaVersion {
+		return nil, fmt.Errorf("%s %v: result schemaVersion %q, want %q (rig and benchcmp from different builds?)", bin, args, r.SchemaVersion, bench.SchemaVersion)
 	}
 	res := make([]float64, len(r.Ports))
 	for p := range r.Ports {
