@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"rig/bench/internal/dpdk"
 	"strings"
@@ -78,7 +77,8 @@ func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) er
 			return nil
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("bench: no memif server listening on %s after %v (fix: start the role=server side first, with the same socket= and socket-abstract=)", strings.Join(missing, ", "), max)
+			return failuref("memif "+strings.Join(missing, ", "), "start the role=server side first, with the same socket= and socket-abstract=",
+				"no memif server listening after %v", max)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -78,7 +78,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 			return nil, err
 		}
 		if _, err := pinProcess(m.CPUs[m.Main]); err != nil {
-			return nil, fmt.Errorf("bench: %w (fix: run with --no-pin-go)", err)
+			return nil, failure("Go threads", err, "", "run with --no-pin-go")
 		}
 		res.PinnedGo = true
 	}
@@ -108,7 +108,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	}
 	pool, err := dpdk.NewMempool("rig_pool", uint32(nb), uint32(c.MbufCache), dataRoom)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w (fix: reserve more hugepages or lower --rxd/--txd)", err)
+		return nil, failure("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
 	}
 	defer pool.Free()
 
@@ -122,7 +122,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	for _, name := range c.Ports {
 		id, err := dpdk.PortByName(name)
 		if err != nil {
-			return nil, fmt.Errorf("bench: %w (fix: name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci)", err)
+			return nil, failure("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
 		}
 		rxq, txq := c.RxQ, c.TxQ
 		pc := dpdk.PortConf{RxQ: uint16(rxq), TxQ: uint16(txq), RxD: uint16(c.RxD), TxD: uint16(c.TxD), RSS: rxq > 1, Pool: pool}
@@ -134,7 +134,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				_ = dpdk.StopClosePort(id)
-				return nil, fmt.Errorf("bench: %s: %w (fix: check the devargs; a memif client needs its server running)", name, err)
+				return nil, failure("port "+name, err, "", "check the devargs; a memif client needs its server running")
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -639,7 +639,7 @@ func waitLinks(ctx context.Context, ports []openPort, max time.Duration) error {
 			return fmt.Errorf("bench: interrupted while waiting for link up on %s", strings.Join(down, ", "))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: link down on %s after %v (fix: connect the cable/peer: a memif client needs its server running, a tap its interface up)", strings.Join(down, ", "), max)
+			return failuref("port "+strings.Join(down, ", "), "connect the cable/peer: a memif client needs its server running, a tap its interface up", "link down after %v", max)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
