@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 
@@ -48,29 +47,15 @@ func (m Memory) usesFlag(f string) bool {
 
 // unwritableHugeDirs lists the hugetlbfs dirs EAL may use (--huge-dir, or
 // every mount) that this process cannot create files in.
-func unwritableHugeDirs(hugeDir string) []string {
+func unwritableHugeDirs(hugeDir string, mounts []string) []string {
 	dirs := []string{hugeDir}
 	if hugeDir == "" {
-		dirs = hugetlbfsMounts()
+		dirs = mounts
 	}
 	var out []string
 	for _, d := range dirs {
 		if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
 			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func hugetlbfsMounts() []string {
-	b, err := os.ReadFile("/proc/mounts")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 3 && f[2] == "hugetlbfs" {
-			out = append(out, f[1])
 		}
 	}
 	return out

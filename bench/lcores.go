@@ -173,7 +173,7 @@ func onlineCPUs() []int {
 // the list came from --cores). online nil: not checked.
 func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 	if len(m.Workers()) < c.Cores {
-		return failuref("--lcores "+c.Lcores, fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
+		return failuref("--lcores "+c.lcoreList(), fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
 			"%d worker lcore(s) (lcore %d is the main one, running Go), want --cores %d", len(m.Workers()), m.Main, c.Cores)
 	}
 	if online == nil {

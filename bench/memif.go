@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"os"
-	"rig/bench/internal/dpdk"
 	"strings"
 	"time"
 )
@@ -123,7 +122,7 @@ func memifRemoteServers(vdevs []string) map[string]bool {
 // draining to stop polling; then a server whose client lives in another
 // process lets that client close first (its link goes down), for up to 2 s,
 // so the two ends never tear down together.
-func quiesceMemif(ports []openPort, vdevs []string) {
+func quiesceMemif(ports []openPort, vdevs []string, linkUp func(openPort) bool) {
 	hasMemif := false
 	for _, p := range ports {
 		hasMemif = hasMemif || p.drv == "net_memif"
@@ -140,9 +139,7 @@ func quiesceMemif(ports []openPort, vdevs []string) {
 			if !remote[p.name] {
 				continue
 			}
-			if info, err := dpdk.GetPortInfo(p.id); err == nil && info.LinkUp {
-				up = true
-			}
+			up = up || linkUp(p)
 		}
 		if !up {
 			return

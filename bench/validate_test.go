@@ -111,12 +111,14 @@ func TestDefaultsRejectsBadValues(t *testing.T) {
 	} {
 		c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}}
 		tc.mod(&c)
-		if err := c.Defaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: Defaults() = %v, want an error naming %s", tc.name, err, tc.want)
+		c.Defaults()
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate() = %v, want an error naming %s", tc.name, err, tc.want)
 		}
 	}
 	c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Rate: "50%"}
-	if err := c.Defaults(); err != nil {
+	c.Defaults()
+	if err := c.Validate(); err != nil {
 		t.Errorf("--rate 50%% (link speed known later): %v", err)
 	}
 }
@@ -126,7 +128,8 @@ func TestDefaultsRejectsBadValues(t *testing.T) {
 func TestLoopQueuesSymmetric(t *testing.T) {
 	for _, q := range [][2]int{{2, 0}, {0, 2}, {3, 2}} {
 		c := Config{Role: RoleLoop, RxQ: q[0], TxQ: q[1]}
-		if err := c.Defaults(); err != nil {
+		c.Defaults()
+		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		want := max(q[0], q[1])
