@@ -97,7 +97,7 @@ func Gbps(pkts, bytes uint64, secs float64) (l2, l1 float64) {
 	return l2, l1
 }
 
-// histValue is the midpoint of a log-linear bucket (see hist_idx in shim.c).
+// histValue is the midpoint of a log-linear bucket (see hist_idx in internal/dpdk/shim_rx.c).
 func histValue(idx, sub int) float64 {
 	if idx < sub {
 		return float64(idx)
