@@ -227,21 +227,22 @@ func (c *Config) checkCounts() error {
 
 // checkTraffic parses every address, range, MAC, speed and rate.
 func (c *Config) checkTraffic() error {
+	ip := func(v string) error { _, err := ParseIPRange(v); return err }
+	port := func(v string) error { _, err := ParsePortRange(v); return err }
+	mac := func(v string) error { _, err := ParseMAC(v); return err }
+	speed := func(v string) error { _, err := ParseLinkSpeed(v); return err }
 	for _, r := range []struct {
-		flag, v string
-		parse   func(string) error
+		flag, v  string
+		parse    func(string) error
+		optional bool // empty: not given, nothing to check
 	}{
-		{"--src-ip", c.SrcIP, func(v string) error { _, err := ParseIPRange(v); return err }},
-		{"--dst-ip", c.DstIP, func(v string) error { _, err := ParseIPRange(v); return err }},
-		{"--sport", c.SPort, func(v string) error { _, err := ParsePortRange(v); return err }},
-		{"--dport", c.DPort, func(v string) error { _, err := ParsePortRange(v); return err }},
-		{"--dst-mac", c.DstMAC, func(v string) error { _, err := ParseMAC(v); return err }},
-		{"--fwd-dst-mac", c.FwdDstMAC, func(v string) error { _, err := ParseMAC(v); return err }},
-		{"--fwd-src-mac", c.FwdSrcMAC, func(v string) error { _, err := ParseMAC(v); return err }},
-		{"--link-speed", c.LinkSpeed, func(v string) error { _, err := ParseLinkSpeed(v); return err }},
+		{"--src-ip", c.SrcIP, ip, false}, {"--dst-ip", c.DstIP, ip, false},
+		{"--sport", c.SPort, port, false}, {"--dport", c.DPort, port, false},
+		{"--dst-mac", c.DstMAC, mac, false}, {"--fwd-dst-mac", c.FwdDstMAC, mac, true},
+		{"--fwd-src-mac", c.FwdSrcMAC, mac, true}, {"--link-speed", c.LinkSpeed, speed, true},
 	} {
-		if r.v == "" && r.flag != "--src-ip" && r.flag != "--dst-ip" && r.flag != "--sport" && r.flag != "--dport" {
-			continue // optional
+		if r.v == "" && r.optional {
+			continue
 		}
 		if err := r.parse(r.v); err != nil {
 			return fmt.Errorf("bench: %s: %w", r.flag, err)
@@ -262,7 +263,9 @@ func (c *Config) checkTraffic() error {
 // checkMbufs: --mbufs 0 sizes the pool from the queues; a given count must
 // hold at least that much, or the ports cannot fill their rings.
 func (c *Config) checkMbufs() error {
-	if need := poolMbufs(c, len(c.portNames())); c.Mbufs != 0 && c.Mbufs < need {
+	d := *c
+	d.Defaults() // the queue counts the run will have (loop evens them out)
+	if need := poolMbufs(&d, len(d.Ports)); c.Mbufs != 0 && c.Mbufs < need {
 		return fmt.Errorf("bench: --mbufs %d: want 0 (sized from the queues) or at least %d (descriptors, lcore caches and bursts)", c.Mbufs, need)
 	}
 	return nil
