@@ -10,17 +10,20 @@ import (
 	"time"
 )
 
-// Engines.
+// Role is what a run's dataplane does with its ports.
+type Role string
+
+// Roles.
 const (
-	ModeGen  = "gen"  // txonly
-	ModeRx   = "rx"   // rxonly
-	ModeFwd  = "fwd"  // io / mac / macswap
-	ModeLoop = "loop" // gen on port 0, rx on port 1, one process
+	RoleGen  Role = "gen"  // txonly
+	RoleRx   Role = "rx"   // rxonly
+	RoleFwd  Role = "fwd"  // io / mac / macswap
+	RoleLoop Role = "loop" // gen on port 0, rx on port 1, one process
 )
 
 // Config is one benchmark run. Zero values mean the defaults below.
 type Config struct {
-	Mode   string   `json:"mode"`
+	Role   Role     `json:"role"`
 	VDevs  []string `json:"vdevs,omitempty"`  // EAL --vdev values
 	Ports  []string `json:"ports,omitempty"`  // device names (vdev name or PCI address); default: the vdev names
 	EAL    []string `json:"eal,omitempty"`    // extra EAL args (argv, never a shell)
@@ -64,110 +67,87 @@ type Config struct {
 
 var pciRe = regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]`)
 
-// Defaults fills zero fields and validates the config.
-func (c *Config) Defaults() error {
-	switch c.Mode {
-	case ModeGen, ModeRx, ModeFwd, ModeLoop:
-	default:
-		return fmt.Errorf("bench: mode %q: want gen, rx, fwd or loop", c.Mode)
+// DefaultConfig is the one table of defaults: rig's flags start from it,
+// and Defaults fills a Config's zero fields from it.
+func DefaultConfig(role Role) Config {
+	return Config{
+		Role: role, Cores: 1, RxQ: 1, TxQ: 1, RxD: 1024, TxD: 1024, Burst: 32, MbufCache: 256,
+		FrameSize: 64, FwdMode: "io", SrcIP: "10.0.0.1", DstIP: "10.0.1.1", SPort: "1024", DPort: "1024",
+		DstMAC: "02:00:00:00:00:02", Interval: time.Second,
 	}
-	if c.Mode == ModeLoop && len(c.VDevs) == 0 && len(c.Ports) == 0 {
+}
+
+// Defaults fills zero fields from DefaultConfig, then derives what the rest
+// implies: the ports (the --vdev names; loop's memif pair when none), queue
+// counts a role needs, the lcore list and EAL's file prefix. Validate checks
+// the result; a zero count given explicitly is refused by calling Validate
+// before Defaults (rig's flags start from DefaultConfig, so nothing is zero
+// by default there).
+func (c *Config) Defaults() {
+	d := DefaultConfig(c.Role)
+	for _, f := range []struct{ p, def *int }{
+		{&c.Cores, &d.Cores}, {&c.RxQ, &d.RxQ}, {&c.TxQ, &d.TxQ}, {&c.RxD, &d.RxD}, {&c.TxD, &d.TxD},
+		{&c.Burst, &d.Burst}, {&c.MbufCache, &d.MbufCache}, {&c.FrameSize, &d.FrameSize},
+	} {
+		if *f.p == 0 {
+			*f.p = *f.def
+		}
+	}
+	for _, f := range []struct{ p, def *string }{
+		{&c.FwdMode, &d.FwdMode}, {&c.SrcIP, &d.SrcIP}, {&c.DstIP, &d.DstIP}, {&c.SPort, &d.SPort},
+		{&c.DPort, &d.DPort}, {&c.DstMAC, &d.DstMAC},
+	} {
+		if *f.p == "" {
+			*f.p = *f.def
+		}
+	}
+	if c.Interval == 0 {
+		c.Interval = d.Interval
+	}
+	if c.Role == RoleLoop && len(c.VDevs) == 0 && len(c.Ports) == 0 {
 		// the single-host check without hardware: a memif server/client pair
 		c.VDevs = DefaultLoopVDevs(fmt.Sprint(os.Getpid()))
 	}
-	if len(c.Ports) == 0 {
-		for _, v := range c.VDevs {
-			name, _, _ := strings.Cut(v, ",")
-			c.Ports = append(c.Ports, name)
-		}
-	}
-	need := 1 // loop over one port: it must loop back (a net_ring port does)
-	if len(c.Ports) < need {
-		return fmt.Errorf("bench %s: needs %d port(s) (--vdev or --port), got %d", c.Mode, need, len(c.Ports))
-	}
-	if len(c.Ports) > 2 {
-		return fmt.Errorf("bench %s: at most 2 ports, got %d", c.Mode, len(c.Ports))
-	}
-	def := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&c.Cores, 1)
-	def(&c.RxQ, 1)
-	def(&c.TxQ, 1)
-	def(&c.RxD, 1024)
-	def(&c.TxD, 1024)
-	def(&c.Burst, 32)
-	def(&c.MbufCache, 256)
-	def(&c.FrameSize, 64)
-	def(&c.TxFirst, 0)
-	if c.Mode == ModeFwd && c.TxQ < c.RxQ {
+	c.Ports = c.portNames()
+	if c.Role == RoleFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
-	if c.Mode == ModeLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
+	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
 		// each generator queue needs a receiving queue, and a memif pair
 		// connects only with as many rings each way (else its link stays
 		// down): both ports get the larger count, one gen and one rx each
 		q := max(c.RxQ, c.TxQ)
 		c.RxQ, c.TxQ = q, q
 	}
-	if c.TxQ > 64 || c.RxQ > 64 {
-		return fmt.Errorf("bench: --txq/--rxq: at most 64 queues per port")
-	}
-	if c.Burst > 512 {
-		return fmt.Errorf("bench: --burst %d: at most 512", c.Burst)
-	}
-	if c.FrameSize < 64 || c.FrameSize > 9000 {
-		return fmt.Errorf("bench: --size %d: want 64..9000 bytes (FCS included)", c.FrameSize)
-	}
-	if c.FwdMode == "" {
-		c.FwdMode = "io"
-	}
-	switch c.FwdMode {
-	case "io", "mac", "macswap":
-	default:
-		return fmt.Errorf("bench: --fwd-mode %q: want io, mac or macswap", c.FwdMode)
-	}
-	if c.SrcIP == "" {
-		c.SrcIP = "10.0.0.1"
-	}
-	if c.DstIP == "" {
-		c.DstIP = "10.0.1.1"
-	}
-	if c.SPort == "" {
-		c.SPort = "1024"
-	}
-	if c.DPort == "" {
-		c.DPort = "1024"
-	}
-	if c.DstMAC == "" {
-		c.DstMAC = "02:00:00:00:00:02"
-	}
-	if c.Interval == 0 {
-		c.Interval = time.Second
-	}
-	if err := c.validate(); err != nil {
-		return err
-	}
-	if err := checkEALArgs(c.EAL); err != nil {
-		return err
-	}
-	explicit := c.Lcores != ""
-	if c.Lcores == "" {
-		c.Lcores = "0-" + strconv.Itoa(c.Cores)
-	}
-	m, err := c.LcoreMap()
-	if err != nil {
-		return err
-	}
-	if err := c.checkLcores(m, explicit, onlineCPUs()); err != nil {
-		return err
-	}
 	if c.FilePrefix == "" {
 		c.FilePrefix = DefaultFilePrefix(os.Getpid())
 	}
-	return nil
+}
+
+// portNames are the ports a run uses: --port, else the --vdev names (loop
+// without either: its default memif pair).
+func (c *Config) portNames() []string {
+	if len(c.Ports) > 0 {
+		return c.Ports
+	}
+	vdevs := c.VDevs
+	if c.Role == RoleLoop && len(vdevs) == 0 {
+		vdevs = DefaultLoopVDevs("")
+	}
+	var out []string
+	for _, v := range vdevs {
+		name, _, _ := strings.Cut(v, ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// lcoreList is --lcores, or 0-<cores> when not given.
+func (c *Config) lcoreList() string {
+	if c.Lcores != "" {
+		return c.Lcores
+	}
+	return "0-" + strconv.Itoa(c.Cores)
 }
 
 // DefaultFilePrefix is EAL's --file-prefix of a rig process: its runtime
@@ -180,39 +160,61 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 	if err != nil {
 		return LcoreMap{}, fmt.Errorf("bench: %w", err)
 	}
-	m, err := ParseLcores(c.Lcores, ml)
+	m, err := ParseLcores(c.lcoreList(), ml)
 	if err != nil {
 		return LcoreMap{}, fmt.Errorf("bench: --lcores: %w", err)
 	}
 	return m, nil
 }
 
-// validate checks every flag value that Run would otherwise reject only
-// after EAL started (or never): a bad value is a usage error.
-func (c *Config) validate() error {
-	pos := []struct {
-		flag string
-		v    int
-	}{{"--cores", c.Cores}, {"--rxq", c.RxQ}, {"--txq", c.TxQ}, {"--rxd", c.RxD}, {"--txd", c.TxD}, {"--burst", c.Burst}}
-	for _, p := range pos {
-		if p.v < 1 {
-			return fmt.Errorf("bench: %s %d: want at least 1", p.flag, p.v)
+// Validate checks every field before EAL starts (a bad value is a usage
+// error) and changes nothing. Zero counts are refused: call it before
+// Defaults to refuse an explicit zero, after it for a zero meaning default.
+func (c *Config) Validate() error {
+	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL} {
+		if err := check(); err != nil {
+			return err
 		}
 	}
-	nonneg := []struct {
-		flag string
-		v    int
-	}{{"--mbuf-cache", c.MbufCache}, {"--mbufs", c.Mbufs}, {"--tx-first", c.TxFirst}, {"--tx-retry", c.TxRetry}, {"--capture", c.Capture}}
-	for _, p := range nonneg {
-		if p.v < 0 {
-			return fmt.Errorf("bench: %s %d: want 0 or more", p.flag, p.v)
+	return nil
+}
+
+func (c *Config) checkRole() error {
+	switch c.Role {
+	case RoleGen, RoleRx, RoleFwd, RoleLoop:
+	default:
+		return fmt.Errorf("bench: role %q: want gen, rx, fwd or loop", c.Role)
+	}
+	// loop over one port: it must loop back (a net_ring port does)
+	if n := len(c.portNames()); n < 1 || n > 2 {
+		return fmt.Errorf("bench %s: needs 1 or 2 ports (--vdev or --port), got %d", c.Role, n)
+	}
+	switch c.FwdMode {
+	case "io", "mac", "macswap":
+	default:
+		return fmt.Errorf("bench: --fwd-mode %q: want io, mac or macswap", c.FwdMode)
+	}
+	return nil
+}
+
+// checkCounts: every number against its range (DPDK's limits where it has
+// them: 64 queues here, 65535 descriptors, a 512-frame burst and cache).
+func (c *Config) checkCounts() error {
+	for _, n := range []struct {
+		flag     string
+		v        int
+		min, max int
+		unit     string
+	}{
+		{"--cores", c.Cores, 1, 127, ""}, {"--rxq", c.RxQ, 1, 64, " queues"}, {"--txq", c.TxQ, 1, 64, " queues"},
+		{"--rxd", c.RxD, 1, 65535, " descriptors"}, {"--txd", c.TxD, 1, 65535, " descriptors"},
+		{"--burst", c.Burst, 1, dpdkMaxBurst, " frames"}, {"--mbuf-cache", c.MbufCache, 0, 512, " mbufs"},
+		{"--size", c.FrameSize, 64, 9000, " bytes (FCS included)"}, {"--tx-first", c.TxFirst, 0, dpdkMaxBurst, " frames"},
+		{"--tx-retry", c.TxRetry, 0, 1 << 30, ""}, {"--capture", c.Capture, 0, 1 << 20, " frames"},
+	} {
+		if n.v < n.min || n.v > n.max {
+			return fmt.Errorf("bench: %s %d: want %d..%d%s", n.flag, n.v, n.min, n.max, n.unit)
 		}
-	}
-	if c.RxD > 65535 || c.TxD > 65535 {
-		return fmt.Errorf("bench: --rxd/--txd: at most 65535 descriptors")
-	}
-	if c.Cores > 127 {
-		return fmt.Errorf("bench: --cores %d: at most 127", c.Cores)
 	}
 	if c.Duration < 0 {
 		return fmt.Errorf("bench: --duration %v: want 0 (until --count or SIGINT) or more", c.Duration)
@@ -220,43 +222,65 @@ func (c *Config) validate() error {
 	if c.Interval < 0 {
 		return fmt.Errorf("bench: --interval %v: want more than 0", c.Interval)
 	}
-	if _, err := ParseIPRange(c.SrcIP); err != nil {
-		return fmt.Errorf("bench: --src-ip: %w", err)
-	}
-	if _, err := ParseIPRange(c.DstIP); err != nil {
-		return fmt.Errorf("bench: --dst-ip: %w", err)
-	}
-	if _, err := ParsePortRange(c.SPort); err != nil {
-		return fmt.Errorf("bench: --sport: %w", err)
-	}
-	if _, err := ParsePortRange(c.DPort); err != nil {
-		return fmt.Errorf("bench: --dport: %w", err)
-	}
-	for _, m := range []struct{ flag, v string }{{"--dst-mac", c.DstMAC}, {"--fwd-dst-mac", c.FwdDstMAC}, {"--fwd-src-mac", c.FwdSrcMAC}} {
-		if m.v == "" {
+	return nil
+}
+
+// checkTraffic parses every address, range, MAC, speed and rate.
+func (c *Config) checkTraffic() error {
+	ip := func(v string) error { _, err := ParseIPRange(v); return err }
+	port := func(v string) error { _, err := ParsePortRange(v); return err }
+	mac := func(v string) error { _, err := ParseMAC(v); return err }
+	speed := func(v string) error { _, err := ParseLinkSpeed(v); return err }
+	for _, r := range []struct {
+		flag, v  string
+		parse    func(string) error
+		optional bool // empty: not given, nothing to check
+	}{
+		{"--src-ip", c.SrcIP, ip, false}, {"--dst-ip", c.DstIP, ip, false},
+		{"--sport", c.SPort, port, false}, {"--dport", c.DPort, port, false},
+		{"--dst-mac", c.DstMAC, mac, false}, {"--fwd-dst-mac", c.FwdDstMAC, mac, true},
+		{"--fwd-src-mac", c.FwdSrcMAC, mac, true}, {"--link-speed", c.LinkSpeed, speed, true},
+	} {
+		if r.v == "" && r.optional {
 			continue
 		}
-		if _, err := ParseMAC(m.v); err != nil {
-			return fmt.Errorf("bench: %s: %w", m.flag, err)
+		if err := r.parse(r.v); err != nil {
+			return fmt.Errorf("bench: %s: %w", r.flag, err)
 		}
-	}
-	linkBps := 0.0
-	if c.LinkSpeed != "" {
-		v, err := ParseLinkSpeed(c.LinkSpeed)
-		if err != nil {
-			return fmt.Errorf("bench: --link-speed: %w", err)
-		}
-		linkBps = v
 	}
 	// a % rate needs a link speed, which the port may report only later:
 	// check its syntax against a nominal one
-	if linkBps == 0 {
-		linkBps = 10e9
+	linkBps := 10e9
+	if c.LinkSpeed != "" {
+		linkBps, _ = ParseLinkSpeed(c.LinkSpeed)
 	}
 	if _, err := ParseRate(c.Rate, c.FrameSize, linkBps); err != nil {
 		return fmt.Errorf("bench: --rate: %w", err)
 	}
 	return nil
+}
+
+// checkMbufs: --mbufs 0 sizes the pool from the queues; a given count must
+// hold at least that much, or the ports cannot fill their rings.
+func (c *Config) checkMbufs() error {
+	d := *c
+	d.Defaults() // the queue counts the run will have (loop evens them out)
+	if need := poolMbufs(&d, len(d.Ports)); c.Mbufs != 0 && c.Mbufs < need {
+		return fmt.Errorf("bench: --mbufs %d: want 0 (sized from the queues) or at least %d (descriptors, lcore caches and bursts)", c.Mbufs, need)
+	}
+	return nil
+}
+
+// checkEAL: extra EAL arguments and the lcore list.
+func (c *Config) checkEAL() error {
+	if err := checkEALArgs(c.EAL); err != nil {
+		return err
+	}
+	m, err := c.LcoreMap()
+	if err != nil {
+		return err
+	}
+	return c.checkLcores(m, c.Lcores != "", onlineCPUs())
 }
 
 // DefaultLoopVDevs is a connected pair in one process: a memif server and
@@ -298,10 +322,11 @@ func ChooseMemory(noHuge bool, hugeDir string, freeHuge int, mounted bool) Memor
 // EALArgs builds rte_eal_init's argv.
 func (c *Config) EALArgs(mem Memory) []string {
 	lflag := "-l"
-	if strings.ContainsAny(c.Lcores, "@()") {
+	lcores := c.lcoreList()
+	if strings.ContainsAny(lcores, "@()") {
 		lflag = "--lcores" // lcore-to-CPU mapping, e.g. 0@1,1@0
 	}
-	args := []string{"rig", lflag, c.Lcores, "--file-prefix", c.FilePrefix, "--log-level", "5"}
+	args := []string{"rig", lflag, lcores, "--file-prefix", c.FilePrefix, "--log-level", "5"}
 	pci := false
 	for _, p := range c.Ports {
 		if pciRe.MatchString(p) {

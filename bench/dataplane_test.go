@@ -36,7 +36,7 @@ func checkNoLoss(t *testing.T, r *Result, n uint64) {
 func TestLoopRingExactCountsFlowsSizes(t *testing.T) {
 	needDataplane(t)
 	const n = 200000
-	out := runHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Count: n, FrameSize: 128,
+	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: n, FrameSize: 128,
 		SrcIP: "10.0.0.1-10.0.0.4", DstIP: "10.0.1.1-10.0.1.2", SPort: "1000-1002", DPort: "2000",
 		RxD: 512, TxD: 512, Capture: 48})
 	r := out.Result
@@ -94,7 +94,7 @@ func TestLoopMemifPairTwoQueues(t *testing.T) {
 	sock := sockPath(t, "m.sock")
 	const n = 300001
 	// two worker lcores (lcore 2 shares CPU 0 with the main lcore: 2-core CI)
-	out := runHelper(t, Config{Mode: ModeLoop, Count: n, RxQ: 2, TxQ: 2, RxD: 512, TxD: 512, FrameSize: 64,
+	out := runHelper(t, Config{Role: RoleLoop, Count: n, RxQ: 2, TxQ: 2, RxD: 512, TxD: 512, FrameSize: 64,
 		Cores: 2, Lcores: "0@0,1@1,2@0", SrcIP: "10.0.0.1-10.0.0.100",
 		VDevs: []string{"net_memif0,role=server,socket=" + sock, "net_memif1,role=client,socket=" + sock}})
 	r := out.Result
@@ -115,7 +115,7 @@ func TestPcapReplayByteExact(t *testing.T) {
 		}
 	}
 	writePcap(t, path, frames)
-	out := runHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: 7, Capture: 7, RxD: 512, TxD: 512})
+	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: 7, Capture: 7, RxD: 512, TxD: 512})
 	if out.Result.Sent != 7 || out.Result.Received != 7 || out.Result.Unstamped != 7 {
 		t.Fatalf("sent %d received %d unstamped %d, want 7 each", out.Result.Sent, out.Result.Received, out.Result.Unstamped)
 	}
@@ -137,9 +137,9 @@ func TestFwdModesRewriteFrames(t *testing.T) {
 			s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 			const n = 20000
 			// the generator owns the memif servers: start it first
-			gen := startHelper(t, Config{Mode: ModeLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+			gen := startHelper(t, Config{Role: RoleLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}})
-			dut := startHelper(t, Config{Mode: ModeFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
+			dut := startHelper(t, Config{Role: RoleFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
 				RxD: 512, TxD: 512, TxRetry: 100000, Count: n,
 				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}})
 			out, err := gen.wait(30 * time.Second)
@@ -188,7 +188,7 @@ func TestFwdModesRewriteFrames(t *testing.T) {
 func TestRateLimitWithin5Percent(t *testing.T) {
 	needDataplane(t)
 	const pps = 100000
-	out := runHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Rate: "100kpps", Duration: 2 * time.Second, RxD: 512, TxD: 512})
+	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Rate: "100kpps", Duration: 2 * time.Second, RxD: 512, TxD: 512})
 	r := out.Result
 	got := float64(r.Sent) / r.DurationS
 	if math.Abs(got-pps)/pps > 0.05 {
@@ -208,7 +208,7 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	// the helper keeps starting OS threads while rig pins: none may escape
-	h := startHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}, churnEnv+"=1")
+	h := startHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}, churnEnv+"=1")
 	deadline := time.After(20 * time.Second)
 	for running := false; !running; {
 		select {
@@ -280,9 +280,9 @@ func TestGenToRxTwoProcesses(t *testing.T) {
 	needDataplane(t)
 	sock := sockPath(t, "g.sock")
 	const n = 50000
-	rx := startHelper(t, Config{Mode: ModeRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+	rx := startHelper(t, Config{Role: RoleRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=server,socket=" + sock}})
-	gout := runHelper(t, Config{Mode: ModeGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
+	gout := runHelper(t, Config{Role: RoleGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
 		VDevs: []string{"net_memif0,role=client,socket=" + sock}})
 	rout, err := rx.wait(30 * time.Second)
 	if err != nil || rout.Err != "" {
@@ -308,7 +308,7 @@ func TestEALInitFailureRemovesRuntimeDir(t *testing.T) {
 	prefix := fmt.Sprintf("rigfail%d", os.Getpid())
 	rt := "/var/run/dpdk/" + prefix
 	t.Cleanup(func() { _ = os.RemoveAll(rt) })
-	out, err := startHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_nosuchdriver0"}, FilePrefix: prefix}).wait(30 * time.Second)
+	out, err := startHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_nosuchdriver0"}, FilePrefix: prefix}).wait(30 * time.Second)
 	if err == nil || !strings.Contains(out.Err, "rte_eal_init") || !strings.Contains(out.Err, "No such device") {
 		t.Fatalf("bad vdev: exit %v, err %q; want an rte_eal_init failure", err, out.Err)
 	}
@@ -324,7 +324,7 @@ func TestEALInitFailureRemovesRuntimeDir(t *testing.T) {
 func TestLoopRxQ2DefaultPair(t *testing.T) {
 	needDataplane(t)
 	const n = 100000
-	out := runHelper(t, Config{Mode: ModeLoop, Count: n, RxQ: 2, RxD: 512, TxD: 512})
+	out := runHelper(t, Config{Role: RoleLoop, Count: n, RxQ: 2, RxD: 512, TxD: 512})
 	r := out.Result
 	checkNoLoss(t, r, n)
 }
@@ -340,9 +340,9 @@ func TestLossFromDUTDropsIsExact(t *testing.T) {
 	needDataplane(t)
 	s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 	const n = 20000
-	gen := startHelper(t, Config{Mode: ModeLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+	gen := startHelper(t, Config{Role: RoleLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}})
-	dut := startHelper(t, Config{Mode: ModeFwd, RxD: 512, TxD: 512, Count: n,
+	dut := startHelper(t, Config{Role: RoleFwd, RxD: 512, TxD: 512, Count: n,
 		VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,rsize=4,socket=" + s2}})
 	out, err := gen.wait(30 * time.Second)
 	if err != nil || out.Err != "" {
@@ -446,7 +446,7 @@ func TestSeqGapsAndReorderExact(t *testing.T) {
 	}
 	writePcap(t, path, frames)
 	n := uint64(len(order)) // one pass over the file: no wrap back to seq 0
-	out := runHelper(t, Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: n, Capture: len(order), RxD: 512, TxD: 512})
+	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: n, Capture: len(order), RxD: 512, TxD: 512})
 	r := out.Result
 	t.Logf("sent %d received %d lost %d gaps %d reordered %d unstamped %d", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	if r.Sent != n || r.Received != n || r.Lost != 0 || r.Unstamped != 0 {

@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 
@@ -23,16 +22,18 @@ func explainEALInit(err error, mem Memory, euid int, unwritable []string) error 
 		if len(unwritable) > 0 {
 			where = "hugetlbfs mount " + strings.Join(unwritable, ", ")
 		}
-		return fmt.Errorf("bench: %w: cause: permission denied, not memory: rig runs as uid %d and cannot create hugepage files in %s; hugepages need root, or a hugetlbfs mount this user may write (fix: run as root, e.g. sudo rig bench ...; or mount -t hugetlbfs -o uid=%d nodev DIR and pass --huge-dir DIR; or --no-huge)",
-			err, euid, where, euid)
+		return failure("EAL", err,
+			fmt.Sprintf("permission denied, not memory: rig runs as uid %d and cannot create hugepage files in %s; hugepages need root, or a hugetlbfs mount this user may write", euid, where),
+			fmt.Sprintf("run as root, e.g. sudo rig bench ...; or mount -t hugetlbfs -o uid=%d nodev DIR and pass --huge-dir DIR; or --no-huge", euid))
 	}
 	if errors.Is(err, syscall.ENODEV) {
-		return fmt.Errorf("bench: %w: cause: EAL cannot parse or probe a --vdev/--port device (fix: check the device names: a --vdev name starts with its driver, e.g. net_ring0, net_memif0, net_af_packet0, net_tap0, net_null0; a --port PCI address must be bound to a DPDK driver)", err)
+		return failure("EAL", err, "EAL cannot parse or probe a --vdev/--port device",
+			"check the device names: a --vdev name starts with its driver, e.g. net_ring0, net_memif0, net_af_packet0, net_tap0, net_null0; a --port PCI address must be bound to a DPDK driver")
 	}
 	if euid != 0 && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
-		return fmt.Errorf("bench: %w: cause: permission denied: rig runs as uid %d (fix: run as root, e.g. sudo rig bench ...)", err, euid)
+		return failure("EAL", err, fmt.Sprintf("permission denied: rig runs as uid %d", euid), "run as root, e.g. sudo rig bench ...")
 	}
-	return fmt.Errorf("bench: %w (fix: check --vdev/--port devargs and --eal arguments, free hugepages, or use --no-huge)", err)
+	return failure("EAL", err, "", "check --vdev/--port devargs and --eal arguments, free hugepages, or use --no-huge")
 }
 
 func (m Memory) usesFlag(f string) bool {
@@ -46,29 +47,15 @@ func (m Memory) usesFlag(f string) bool {
 
 // unwritableHugeDirs lists the hugetlbfs dirs EAL may use (--huge-dir, or
 // every mount) that this process cannot create files in.
-func unwritableHugeDirs(hugeDir string) []string {
+func unwritableHugeDirs(hugeDir string, mounts []string) []string {
 	dirs := []string{hugeDir}
 	if hugeDir == "" {
-		dirs = hugetlbfsMounts()
+		dirs = mounts
 	}
 	var out []string
 	for _, d := range dirs {
 		if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
 			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func hugetlbfsMounts() []string {
-	b, err := os.ReadFile("/proc/mounts")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 3 && f[2] == "hugetlbfs" {
-			out = append(out, f[1])
 		}
 	}
 	return out

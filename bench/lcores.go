@@ -173,8 +173,8 @@ func onlineCPUs() []int {
 // the list came from --cores). online nil: not checked.
 func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 	if len(m.Workers()) < c.Cores {
-		return fmt.Errorf("bench: --lcores %s has %d worker lcore(s) (lcore %d is the main one, running Go), want --cores %d (fix: list %d lcores, or lower --cores)",
-			c.Lcores, len(m.Workers()), m.Main, c.Cores, c.Cores+1)
+		return failuref("--lcores "+c.lcoreList(), fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
+			"%d worker lcore(s) (lcore %d is the main one, running Go), want --cores %d", len(m.Workers()), m.Main, c.Cores)
 	}
 	if online == nil {
 		return nil
@@ -195,11 +195,11 @@ func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 		return nil
 	}
 	if !explicit {
-		return fmt.Errorf("bench: --cores %d needs %d CPUs (lcore 0 runs Go, each worker lcore its own CPU); this host has %d online (%s) (fix: --cores %d, or share CPUs with --lcores, e.g. --lcores %s)",
-			c.Cores, c.Cores+1, len(online), formatIntSet(online), max(len(online)-1, 1), exampleLcores(c.Cores, online))
+		return failuref("", fmt.Sprintf("--cores %d, or share CPUs with --lcores, e.g. --lcores %s", max(len(online)-1, 1), exampleLcores(c.Cores, online)),
+			"--cores %d needs %d CPUs (lcore 0 runs Go, each worker lcore its own CPU); this host has %d online (%s)", c.Cores, c.Cores+1, len(online), formatIntSet(online))
 	}
-	return fmt.Errorf("bench: --lcores %s: %s, but this host's online CPUs are %s (fix: map lcores onto online CPUs, e.g. --lcores %s)",
-		c.Lcores, strings.Join(missing, ", "), formatIntSet(online), exampleLcores(c.Cores, online))
+	return failuref("--lcores "+c.Lcores, "map lcores onto online CPUs, e.g. --lcores "+exampleLcores(c.Cores, online),
+		"%s, but this host's online CPUs are %s", strings.Join(missing, ", "), formatIntSet(online))
 }
 
 // exampleLcores maps main lcore 0 and n workers round-robin onto online CPUs.
@@ -262,7 +262,7 @@ var ealShortOptions = map[byte]bool{'a': true, 'b': true, 'c': true, 's': true, 
 // checkEALArgs refuses extra EAL arguments EAL 22.11 does not know, before
 // EAL would print its error twice (it parses argv twice) and its usage.
 func checkEALArgs(args []string) error {
-	const fix = "(fix: see DPDK 22.11's EAL parameters; rig sets -l/--lcores, --file-prefix, --vdev and memory itself)"
+	const fix = "see DPDK 22.11's EAL parameters; rig sets -l/--lcores, --file-prefix, --vdev and memory itself"
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -270,30 +270,30 @@ func checkEALArgs(args []string) error {
 			name, _, hasVal := strings.Cut(a[2:], "=")
 			kind, ok := ealOptions[name]
 			if !ok {
-				return fmt.Errorf("bench: --eal %s: not an EAL option %s", a, fix)
+				return failuref("--eal "+a, fix, "not an EAL option")
 			}
 			if kind == 0 && hasVal {
-				return fmt.Errorf("bench: --eal %s: --%s takes no value %s", a, name, fix)
+				return failuref("--eal "+a, fix, "--%s takes no value", name)
 			}
 			if kind == 1 && !hasVal {
 				if i+1 >= len(args) {
-					return fmt.Errorf("bench: --eal %s: needs a value %s", a, fix)
+					return failuref("--eal "+a, fix, "needs a value")
 				}
 				i++
 			}
 		case len(a) >= 2 && a[0] == '-':
 			takes, ok := ealShortOptions[a[1]]
 			if !ok {
-				return fmt.Errorf("bench: --eal %s: not an EAL option %s", a, fix)
+				return failuref("--eal "+a, fix, "not an EAL option")
 			}
 			if takes && len(a) == 2 {
 				if i+1 >= len(args) {
-					return fmt.Errorf("bench: --eal %s: needs a value %s", a, fix)
+					return failuref("--eal "+a, fix, "needs a value")
 				}
 				i++
 			}
 		default:
-			return fmt.Errorf("bench: --eal %q: not an option (EAL takes only options) %s", a, fix)
+			return failuref(fmt.Sprintf("--eal %q", a), fix, "not an option (EAL takes only options)")
 		}
 	}
 	return nil

@@ -102,8 +102,9 @@ func TestParseRanges(t *testing.T) {
 }
 
 func TestEALArgsAndMemory(t *testing.T) {
-	c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, FilePrefix: "x"}
-	if err := c.Defaults(); err != nil {
+	c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, FilePrefix: "x"}
+	c.Defaults()
+	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	m := ChooseMemory(false, "", 100, false)
@@ -118,14 +119,15 @@ func TestEALArgsAndMemory(t *testing.T) {
 	if m := ChooseMemory(false, "/mnt/h", 10, true); fmt.Sprint(m.Args) != "[--huge-dir /mnt/h --huge-unlink]" {
 		t.Errorf("huge dir: %v", m.Args)
 	}
-	pc := Config{Mode: ModeFwd, Ports: []string{"0000:03:00.0", "0000:03:00.1"}, FilePrefix: "y"}
-	if err := pc.Defaults(); err != nil {
+	pc := Config{Role: RoleFwd, Ports: []string{"0000:03:00.0", "0000:03:00.1"}, FilePrefix: "y"}
+	pc.Defaults()
+	if err := pc.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(pc.EALArgs(Memory{})); got != "[rig -l 0-1 --file-prefix y --log-level 5 -a 0000:03:00.0 -a 0000:03:00.1]" {
 		t.Errorf("PCI EAL args: %s", got)
 	}
-	if err := (&Config{Mode: "bogus"}).Defaults(); err == nil {
+	if err := (&Config{Role: "bogus"}).Validate(); err == nil {
 		t.Error("mode bogus: want an error")
 	}
 }

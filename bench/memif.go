@@ -2,9 +2,7 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"rig/bench/internal/dpdk"
 	"strings"
 	"time"
 )
@@ -78,7 +76,8 @@ func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) er
 			return nil
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("bench: no memif server listening on %s after %v (fix: start the role=server side first, with the same socket= and socket-abstract=)", strings.Join(missing, ", "), max)
+			return failuref("memif "+strings.Join(missing, ", "), "start the role=server side first, with the same socket= and socket-abstract=",
+				"no memif server listening after %v", max)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -123,7 +122,7 @@ func memifRemoteServers(vdevs []string) map[string]bool {
 // draining to stop polling; then a server whose client lives in another
 // process lets that client close first (its link goes down), for up to 2 s,
 // so the two ends never tear down together.
-func quiesceMemif(ports []portRT, vdevs []string) {
+func quiesceMemif(ports []openPort, vdevs []string, linkUp func(openPort) bool) {
 	hasMemif := false
 	for _, p := range ports {
 		hasMemif = hasMemif || p.drv == "net_memif"
@@ -140,9 +139,7 @@ func quiesceMemif(ports []portRT, vdevs []string) {
 			if !remote[p.name] {
 				continue
 			}
-			if info, err := dpdk.GetPortInfo(p.id); err == nil && info.LinkUp {
-				up = true
-			}
+			up = up || linkUp(p)
 		}
 		if !up {
 			return

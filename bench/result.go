@@ -9,13 +9,13 @@ import (
 	"text/tabwriter"
 )
 
-// SchemaVersion of the JSON result.
-const SchemaVersion = 1
+// SchemaVersion of the JSON result (the project's "rig.<thing>/v<N>").
+const SchemaVersion = "rig.bench/v1"
 
 // Result is what one run measured.
 type Result struct {
-	SchemaVersion   int         `json:"schemaVersion"`
-	Mode            string      `json:"mode"`
+	SchemaVersion   string      `json:"schemaVersion"`
+	Role            Role        `json:"mode"`
 	FwdMode         string      `json:"fwdMode,omitempty"`
 	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
 	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
@@ -97,7 +97,7 @@ func Gbps(pkts, bytes uint64, secs float64) (l2, l1 float64) {
 	return l2, l1
 }
 
-// histValue is the midpoint of a log-linear bucket (see hist_idx in shim.c).
+// histValue is the midpoint of a log-linear bucket (see hist_idx in internal/dpdk/shim_rx.c).
 func histValue(idx, sub int) float64 {
 	if idx < sub {
 		return float64(idx)
@@ -134,7 +134,7 @@ func percentile(hist []uint64, sub int, q float64) float64 {
 
 // PrintSummary writes the human summary table.
 func (r *Result) PrintSummary(w io.Writer) {
-	fmt.Fprintf(w, "rig bench %s: %.2f s, %s, %d core(s), memory %s", r.Mode, r.DurationS, r.frameNote(), r.Cores, r.Memory)
+	fmt.Fprintf(w, "rig bench %s: %.2f s, %s, %d core(s), memory %s", r.Role, r.DurationS, r.frameNote(), r.Cores, r.Memory)
 	if r.FwdMode != "" {
 		fmt.Fprintf(w, ", fwd %s", r.FwdMode)
 	}
@@ -152,7 +152,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.Name, p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
 	}
 	tw.Flush()
-	if r.Mode == ModeLoop || r.Mode == ModeRx {
+	if r.Role == RoleLoop || r.Role == RoleRx {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
 	if l := r.Latency; l != nil {

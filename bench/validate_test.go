@@ -51,7 +51,7 @@ func TestParseLcores(t *testing.T) {
 // On a 2-CPU host, --cores 2 needs lcores 0-2: refused before EAL, naming
 // the CPU count, not with EAL's usage text.
 func TestCheckLcores(t *testing.T) {
-	c := Config{Mode: ModeLoop, Cores: 2, Lcores: "0-2"}
+	c := Config{Role: RoleLoop, Cores: 2, Lcores: "0-2"}
 	m, _ := ParseLcores(c.Lcores, -1)
 	err := c.checkLcores(m, false, []int{0, 1})
 	if err == nil || !strings.Contains(err.Error(), "--cores 2 needs 3 CPUs (lcore 0 runs Go") || !strings.Contains(err.Error(), "this host has 2 online") {
@@ -109,14 +109,16 @@ func TestDefaultsRejectsBadValues(t *testing.T) {
 		{"eal", func(c *Config) { c.EAL = []string{"--no-such-flag"} }, "--no-such-flag"},
 		{"lcores", func(c *Config) { c.Lcores = "0-x" }, "--lcores"},
 	} {
-		c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}}
+		c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}}
 		tc.mod(&c)
-		if err := c.Defaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: Defaults() = %v, want an error naming %s", tc.name, err, tc.want)
+		c.Defaults()
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate() = %v, want an error naming %s", tc.name, err, tc.want)
 		}
 	}
-	c := Config{Mode: ModeLoop, VDevs: []string{"net_ring0"}, Rate: "50%"}
-	if err := c.Defaults(); err != nil {
+	c := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Rate: "50%"}
+	c.Defaults()
+	if err := c.Validate(); err != nil {
 		t.Errorf("--rate 50%% (link speed known later): %v", err)
 	}
 }
@@ -125,8 +127,9 @@ func TestDefaultsRejectsBadValues(t *testing.T) {
 // ports as many rx as tx queues, one generator and one receiver per queue.
 func TestLoopQueuesSymmetric(t *testing.T) {
 	for _, q := range [][2]int{{2, 0}, {0, 2}, {3, 2}} {
-		c := Config{Mode: ModeLoop, RxQ: q[0], TxQ: q[1]}
-		if err := c.Defaults(); err != nil {
+		c := Config{Role: RoleLoop, RxQ: q[0], TxQ: q[1]}
+		c.Defaults()
+		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		want := max(q[0], q[1])
@@ -142,8 +145,12 @@ func TestExplainEALInitNonRoot(t *testing.T) {
 	enomem := fmt.Errorf("rte_eal_init [...]: Cannot allocate memory (errno 12): %w", syscall.ENOMEM)
 	huge := Memory{Args: []string{"--huge-unlink"}}
 	err := explainEALInit(enomem, huge, 65534, []string{"/dev/hugepages"})
-	if s := err.Error(); !strings.Contains(s, "cause: permission denied, not memory") || !strings.Contains(s, "uid 65534") ||
-		!strings.Contains(s, "hugetlbfs mount /dev/hugepages") || !strings.Contains(s, "hugepages need root, or a hugetlbfs mount this user may write") || !strings.Contains(s, "--huge-dir") {
+	var be *Error
+	if !errors.As(err, &be) {
+		t.Fatalf("non-root ENOMEM: %T %v is not a *bench.Error", err, err)
+	}
+	if s := be.Cause(); !strings.Contains(s, "permission denied, not memory") || !strings.Contains(s, "uid 65534") ||
+		!strings.Contains(s, "hugetlbfs mount /dev/hugepages") || !strings.Contains(s, "hugepages need root, or a hugetlbfs mount this user may write") || !strings.Contains(be.Fix(), "--huge-dir") {
 		t.Errorf("non-root ENOMEM: %v", err)
 	}
 	if !errors.Is(err, syscall.ENOMEM) {
@@ -154,23 +161,23 @@ func TestExplainEALInitNonRoot(t *testing.T) {
 		mem  Memory
 		euid int
 	}{{huge, 0}, {Memory{Args: []string{"--no-huge", "-m", "512"}}, 65534}, {Memory{Args: []string{"--in-memory"}}, 65534}} {
-		if err := explainEALInit(enomem, tc.mem, tc.euid, nil); strings.Contains(err.Error(), "permission") {
+		if err := explainEALInit(enomem, tc.mem, tc.euid, nil); strings.Contains(err.Error(), "permission") || strings.Contains(err.(*Error).Cause(), "permission") {
 			t.Errorf("euid %d, %v: %v", tc.euid, tc.mem.Args, err)
 		}
 	}
 	enodev := fmt.Errorf("rte_eal_init: No such device (errno 19): %w", syscall.ENODEV)
-	if err := explainEALInit(enodev, huge, 0, nil); !strings.Contains(err.Error(), "cannot parse or probe a --vdev/--port device") {
+	if err := explainEALInit(enodev, huge, 0, nil); !strings.Contains(err.(*Error).Cause(), "cannot parse or probe a --vdev/--port device") {
 		t.Errorf("ENODEV: %v", err)
 	}
 	eacces := fmt.Errorf("x: %w", syscall.EACCES)
-	if err := explainEALInit(eacces, Memory{Args: []string{"--no-huge"}}, 1000, nil); !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "run as root") {
+	if err := explainEALInit(eacces, Memory{Args: []string{"--no-huge"}}, 1000, nil); !strings.Contains(err.(*Error).Cause(), "permission denied") || !strings.Contains(err.(*Error).Fix(), "run as root") {
 		t.Errorf("non-root EACCES: %v", err)
 	}
 }
 
 func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 	var b bytes.Buffer
-	r := &Result{Mode: ModeRx, FrameSize: 128, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 120000, WarmupExcludedS: 0.5}}
+	r := &Result{Role: RoleRx, FrameSize: 128, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 120000, WarmupExcludedS: 0.5}}
 	r.PrintSummary(&b)
 	s := b.String()
 	for _, want := range []string{"128 B frames (measured average)", "first 0.50 s after the first frame excluded as warm-up", "max 120000.00 us is an outlier"} {
@@ -179,7 +186,7 @@ func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 		}
 	}
 	b.Reset()
-	r = &Result{Mode: ModeRx, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 4}}
+	r = &Result{Role: RoleRx, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 4}}
 	r.PrintSummary(&b)
 	if s := b.String(); !strings.Contains(s, "frame size unknown") || strings.Contains(s, "64 B") || !strings.Contains(s, "warm-up included") || strings.Contains(s, "outlier") {
 		t.Errorf("summary:\n%s", s)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -30,17 +31,18 @@ net_tap / net_null, or a PCI address with --port. Live per-second rates go to st
 summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 	}
 	cmd.AddCommand(
-		newBenchEngineCmd(a, bench.ModeGen, "gen", "Generate IPv4/UDP frames (txonly) on one port"),
-		newBenchEngineCmd(a, bench.ModeRx, "rx", "Receive (rxonly): rates, sequence loss/reorder, latency"),
-		newBenchEngineCmd(a, bench.ModeFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
-		newBenchEngineCmd(a, bench.ModeLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
+		newBenchEngineCmd(a, bench.RoleGen, "gen", "Generate IPv4/UDP frames (txonly) on one port"),
+		newBenchEngineCmd(a, bench.RoleRx, "rx", "Receive (rxonly): rates, sequence loss/reorder, latency"),
+		newBenchEngineCmd(a, bench.RoleFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
+		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
 	)
 	return cmd
 }
 
-func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
-	f := &benchFlags{cfg: bench.Config{Mode: mode}}
+func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Command {
+	d := bench.DefaultConfig(role) // the flags' defaults
+	f := &benchFlags{cfg: bench.Config{Role: role}}
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -52,35 +54,35 @@ func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
 	fl.StringArrayVar(&cf.VDevs, "vdev", nil, "EAL virtual device (repeatable), e.g. net_memif0,role=server,socket=/run/m.sock")
 	fl.StringArrayVar(&cf.Ports, "port", nil, "device name or PCI address to use (repeatable; default: the --vdev names)")
 	fl.StringVar(&f.eal, "eal", "", "extra EAL arguments, space separated (no shell)")
-	fl.IntVar(&cf.Cores, "cores", 1, "worker lcores")
+	fl.IntVar(&cf.Cores, "cores", d.Cores, "worker lcores")
 	fl.StringVar(&cf.Lcores, "lcores", "", "EAL -l core list (default 0-<cores>; lcore 0 runs Go)")
-	fl.IntVar(&cf.RxQ, "rxq", 1, "rx queues per port (RSS when > 1)")
-	fl.IntVar(&cf.TxQ, "txq", 1, "tx queues per port")
-	fl.IntVar(&cf.RxD, "rxd", 1024, "rx descriptors per queue")
-	fl.IntVar(&cf.TxD, "txd", 1024, "tx descriptors per queue")
-	fl.IntVar(&cf.Burst, "burst", 32, "burst size")
-	fl.IntVar(&cf.MbufCache, "mbuf-cache", 256, "mempool per-lcore cache")
+	fl.IntVar(&cf.RxQ, "rxq", d.RxQ, "rx queues per port (RSS when > 1)")
+	fl.IntVar(&cf.TxQ, "txq", d.TxQ, "tx queues per port")
+	fl.IntVar(&cf.RxD, "rxd", d.RxD, "rx descriptors per queue")
+	fl.IntVar(&cf.TxD, "txd", d.TxD, "tx descriptors per queue")
+	fl.IntVar(&cf.Burst, "burst", d.Burst, "burst size")
+	fl.IntVar(&cf.MbufCache, "mbuf-cache", d.MbufCache, "mempool per-lcore cache")
 	fl.IntVar(&cf.Mbufs, "mbufs", 0, "mbufs in the pool (default: sized from queues)")
 	fl.BoolVar(&cf.NoHuge, "no-huge", false, "run without hugepages (slower)")
 	fl.StringVar(&cf.HugeDir, "huge-dir", "", "hugetlbfs mount to use")
-	fl.IntVar(&cf.FrameSize, "size", 64, "frame size in bytes, FCS included (64..9000)")
+	fl.IntVar(&cf.FrameSize, "size", d.FrameSize, "frame size in bytes, FCS included (64..9000)")
 	fl.Uint64Var(&cf.Count, "count", 0, "frames to send (gen/loop) or receive (rx/fwd); 0: until --duration or SIGINT")
 	fl.DurationVar(&cf.Duration, "duration", 0, "run time (e.g. 5s); 0: until --count or SIGINT")
 	fl.StringVar(&cf.Rate, "rate", "", "rate limit: 100kpps, 1.5Mpps, 10Gbps (L1) or 50% of line rate")
-	fl.StringVar(&cf.SrcIP, "src-ip", "10.0.0.1", "source IPv4 or range a-b (flows for RSS)")
-	fl.StringVar(&cf.DstIP, "dst-ip", "10.0.1.1", "destination IPv4 or range a-b")
-	fl.StringVar(&cf.SPort, "sport", "1024", "UDP source port or range a-b")
-	fl.StringVar(&cf.DPort, "dport", "1024", "UDP destination port or range a-b")
-	fl.StringVar(&cf.DstMAC, "dst-mac", "02:00:00:00:00:02", "destination MAC of generated frames")
+	fl.StringVar(&cf.SrcIP, "src-ip", d.SrcIP, "source IPv4 or range a-b (flows for RSS)")
+	fl.StringVar(&cf.DstIP, "dst-ip", d.DstIP, "destination IPv4 or range a-b")
+	fl.StringVar(&cf.SPort, "sport", d.SPort, "UDP source port or range a-b")
+	fl.StringVar(&cf.DPort, "dport", d.DPort, "UDP destination port or range a-b")
+	fl.StringVar(&cf.DstMAC, "dst-mac", d.DstMAC, "destination MAC of generated frames")
 	fl.StringVar(&cf.Pcap, "pcap", "", "replay the frames of this pcap file instead of generated ones")
-	fl.StringVar(&cf.FwdMode, "fwd-mode", "io", "forwarding: io, mac (rewrite dst/src MAC), macswap")
+	fl.StringVar(&cf.FwdMode, "fwd-mode", d.FwdMode, "forwarding: io, mac (rewrite dst/src MAC), macswap")
 	fl.StringVar(&cf.FwdDstMAC, "fwd-dst-mac", "", "mac mode: destination MAC to write (default 00:00:00:00:00:00)")
 	fl.StringVar(&cf.FwdSrcMAC, "fwd-src-mac", "", "mac mode: source MAC to write (default: the tx port's)")
 	fl.IntVar(&cf.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart, before dropping")
 	fl.IntVar(&cf.TxFirst, "tx-first", 0, "fwd: send this many frames on each port first (testpmd --tx-first)")
 	fl.StringVar(&cf.LinkSpeed, "link-speed", "", "link speed for % of line rate (e.g. 25G, 100G; default: the port's)")
 	fl.BoolVar(&cf.NoPinGo, "no-pin-go", false, "leave Go threads unpinned (default: pinned to the main lcore's CPU)")
-	fl.DurationVar(&cf.Interval, "interval", 0, "live rate interval (default 1s)")
+	fl.DurationVar(&cf.Interval, "interval", d.Interval, "live rate interval")
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
 	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
@@ -89,17 +91,13 @@ func newBenchEngineCmd(a *app, mode, use, short string) *cobra.Command {
 
 func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	cfg := f.cfg
-	// a zero Config field means "default": refuse an explicit 0 here
-	for _, name := range []string{"cores", "rxq", "txq", "rxd", "txd", "burst"} {
-		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "0" {
-			return withCode(exitUsage, fmt.Errorf("bench: --%s 0: want at least 1", name))
-		}
-	}
 	if f.eal != "" {
 		cfg.EAL = strings.Fields(f.eal)
 	}
-	if err := cfg.Defaults(); err != nil {
-		return withCode(exitUsage, err)
+	// before Defaults: the flags start from bench.DefaultConfig, so a zero
+	// here was given (--cores 0) and is refused, not defaulted
+	if err := cfg.Validate(); err != nil {
+		return withCode(exitUsage, explained(err))
 	}
 	tty := false
 	if fd, ok := a.errOut.(*os.File); ok {
@@ -111,7 +109,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		fmt.Fprintln(a.errOut)
 	}
 	if err != nil {
-		return err
+		return explained(err)
 	}
 	if a.json() {
 		if err := a.emitJSON(res); err != nil {
@@ -129,7 +127,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 			lost = g // rx alone knows only the gaps in the sequence
 		}
 		if lost > f.maxLoss {
-			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %d frame(s) lost, more than --max-loss %d", res.Mode, lost, f.maxLoss))
+			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %d frame(s) lost, more than --max-loss %d", res.Role, lost, f.maxLoss))
 		}
 	}
 	return nil
@@ -142,7 +140,7 @@ func checkThresholds(res *bench.Result, minMpps, minPct float64) error {
 	}
 	var mpps, pct float64
 	for _, p := range res.Ports {
-		if res.Mode == bench.ModeGen {
+		if res.Role == bench.RoleGen {
 			mpps += p.TxMpps
 			pct = max(pct, p.TxLineRatePct)
 		} else {
@@ -151,14 +149,14 @@ func checkThresholds(res *bench.Result, minMpps, minPct float64) error {
 		}
 	}
 	if minMpps > 0 && mpps < minMpps {
-		return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.3f Mpps is below --min-mpps %.3f", res.Mode, mpps, minMpps))
+		return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.3f Mpps is below --min-mpps %.3f", res.Role, mpps, minMpps))
 	}
 	if minPct > 0 {
 		if res.LinkSpeedGbps == 0 {
-			return withCode(exitUsage, fmt.Errorf("bench %s: --min-linerate-pct needs --link-speed (the port reports no speed)", res.Mode))
+			return withCode(exitUsage, fmt.Errorf("bench %s: --min-linerate-pct needs --link-speed (the port reports no speed)", res.Role))
 		}
 		if pct < minPct {
-			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.1f%% of %gG line rate is below --min-linerate-pct %.1f", res.Mode, pct, res.LinkSpeedGbps, minPct))
+			return withCode(exitBelowThreshold, fmt.Errorf("bench %s: %.1f%% of %gG line rate is below --min-linerate-pct %.1f", res.Role, pct, res.LinkSpeedGbps, minPct))
 		}
 	}
 	return nil
@@ -185,8 +183,8 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 					Mpps  map[string]float64 `json:"mpps"`
 				}
 				out := struct {
-					SchemaVersion int   `json:"schemaVersion"`
-					Rows          []row `json:"rows"`
+					SchemaVersion string `json:"schemaVersion"`
+					Rows          []row  `json:"rows"`
 				}{SchemaVersion: bench.SchemaVersion}
 				tab := bench.LineRateTable(bench.LineRateFrames(), speeds)
 				for i, fr := range bench.LineRateFrames() {
@@ -204,4 +202,17 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 	}
 	c.Flags().StringVar(&speed, "link-speed", "", "only this speed (e.g. 25G)")
 	return c
+}
+
+// explained adds "cause:" and "fix:" lines for an error that knows them
+// (bench.Error). Local until rig has one renderer for every command.
+func explained(err error) error {
+	var cf interface {
+		Cause() string
+		Fix() string
+	}
+	if !errors.As(err, &cf) || cf.Fix() == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n  cause: %s\n  fix: %s", err, cf.Cause(), cf.Fix())
 }

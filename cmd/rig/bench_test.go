@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -20,13 +22,13 @@ func TestBenchLineRateTable(t *testing.T) {
 	}
 	code, out, _ = rig(t, "bench", "linerate", "--link-speed", "25G", "-o", "json")
 	var v struct {
-		SchemaVersion int `json:"schemaVersion"`
+		SchemaVersion string `json:"schemaVersion"`
 		Rows          []struct {
 			Frame int                `json:"frame"`
 			Mpps  map[string]float64 `json:"mpps"`
 		} `json:"rows"`
 	}
-	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != 1 || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != "rig.bench/v1" || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
 		t.Fatalf("linerate json: code %d %s", code, out)
 	}
 	if code, _, _ := rig(t, "bench", "linerate", "--link-speed", "fast"); code != exitUsage {
@@ -35,7 +37,7 @@ func TestBenchLineRateTable(t *testing.T) {
 }
 
 func TestBenchThresholds(t *testing.T) {
-	res := &bench.Result{Mode: bench.ModeLoop, LinkSpeedGbps: 10, Ports: []bench.PortStats{{RxMpps: 1.0, RxLineRatePct: 6.72}}}
+	res := &bench.Result{Role: bench.RoleLoop, LinkSpeedGbps: 10, Ports: []bench.PortStats{{RxMpps: 1.0, RxLineRatePct: 6.72}}}
 	var ee *exitError
 	if err := checkThresholds(res, 2, 0); !errors.As(err, &ee) || ee.code != exitBelowThreshold {
 		t.Errorf("1 Mpps vs --min-mpps 2: %v, want exit %d", err, exitBelowThreshold)
@@ -46,7 +48,7 @@ func TestBenchThresholds(t *testing.T) {
 	if err := checkThresholds(res, 0, 50); !errors.As(err, &ee) || ee.code != exitBelowThreshold {
 		t.Errorf("6.72%% vs --min-linerate-pct 50: %v, want exit %d", err, exitBelowThreshold)
 	}
-	gen := &bench.Result{Mode: bench.ModeGen, Ports: []bench.PortStats{{TxMpps: 3, RxMpps: 0}}}
+	gen := &bench.Result{Role: bench.RoleGen, Ports: []bench.PortStats{{TxMpps: 3, RxMpps: 0}}}
 	if err := checkThresholds(gen, 2, 0); err != nil {
 		t.Errorf("gen judges tx: %v", err)
 	}
@@ -82,7 +84,7 @@ func TestBenchLoopEndToEndExitCodes(t *testing.T) {
 	}
 	code, out, errOut := runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--link-speed", "10G", "-o", "json")
 	var r bench.Result
-	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != 1 || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 10 {
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != "rig.bench/v1" || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 10 {
 		t.Fatalf("loop: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--min-mpps", "100000")
@@ -172,5 +174,46 @@ func TestBenchLineRateHeaderUnits(t *testing.T) {
 	code, out, _ := rig(t, "bench", "linerate", "--link-speed", "25G")
 	if code != exitOK || !strings.Contains(out, "line rate in Mpps") || !strings.Contains(out, "25G Mpps") {
 		t.Errorf("linerate: exit %d, header without units:\n%s", code, out)
+	}
+}
+
+// rig builds without cgo (provisioning only) for amd64 and arm64; that
+// build's bench engines fail with exit 1 and say the dataplane is not in
+// it, and the pure-Go line-rate table still works.
+func TestBuildsWithoutCgo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds rig twice")
+	}
+	bin := filepath.Join(t.TempDir(), "rig-nocgo")
+	for _, arch := range []string{"arm64", "amd64"} {
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+arch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("CGO_ENABLED=0 GOARCH=%s go build: %v\n%s", arch, err, out)
+		}
+	}
+	if runtime.GOARCH != "amd64" {
+		return // the last build is amd64's
+	}
+	out, err := exec.Command(bin, "bench", "loop", "--vdev", "net_ring0", "--count", "10").CombinedOutput()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != exitFailure ||
+		!strings.Contains(string(out), "the DPDK dataplane was not built into this rig (built without cgo); rebuild with cgo and libdpdk-dev: make build") {
+		t.Errorf("no-cgo rig bench loop: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "bench", "linerate", "--link-speed", "25G").CombinedOutput(); err != nil || !strings.Contains(string(out), "37.202") {
+		t.Errorf("no-cgo rig bench linerate: %v\n%s", err, out)
+	}
+}
+
+// A bench error's cause and fix are printed on their own lines.
+func TestBenchExplainedCauseFix(t *testing.T) {
+	code, _, errOut := rig(t, "bench", "loop", "--eal", "--no-such-flag")
+	if code != exitUsage || !strings.Contains(errOut, "\n  cause: not an EAL option\n  fix: see DPDK 22.11's EAL parameters") || strings.Contains(errOut, "(fix:") {
+		t.Errorf("exit %d, want %d with cause/fix lines:\n%s", code, exitUsage, errOut)
+	}
+	plain := errors.New("x")
+	if explained(plain) != plain {
+		t.Error("an error without Cause/Fix must pass through unchanged")
 	}
 }

@@ -59,8 +59,22 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	var rows []row
+	for _, sc := range scenarios(rig, testpmd, tmp) {
+		if only != "" && !strings.Contains(sc.name, only) {
+			continue
+		}
+		rows = append(rows, runScenario(sc, runs, dur))
+	}
+	return report(rows, runs, dur)
+}
+
+type runner = func(time.Duration) ([]float64, error)
+
+// scenarios are what make bench compares: testpmd and rig on the same vdevs.
+func scenarios(rig, testpmd, tmp string) []scenario {
 	eal := []string{"-l", "0-1", "--no-pci", "--in-memory", "--log-level", "5"}
-	tp := func(vdevs []string, mode string, extra ...string) func(time.Duration) ([]float64, error) {
+	tp := func(vdevs []string, mode string, extra ...string) runner {
 		return func(d time.Duration) ([]float64, error) {
 			args := append([]string{}, eal...)
 			for _, v := range vdevs {
@@ -71,7 +85,7 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 			return runTestpmd(testpmd, args, d, len(vdevs), mode == "txonly")
 		}
 	}
-	rg := func(vdevs []string, sub string, extra ...string) func(time.Duration) ([]float64, error) {
+	rg := func(vdevs []string, sub string, extra ...string) runner {
 		return func(d time.Duration) ([]float64, error) {
 			args := []string{"bench", sub, "-o", "json", "--duration", d.String()}
 			for _, v := range vdevs {
@@ -86,87 +100,91 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 	s1, s2 := filepath.Join(tmp, "a.sock"), filepath.Join(tmp, "b.sock")
 	memifDUT := []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}
 	memifGen := []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}
-	// chain: generator+receiver (rig loop, worker on CPU 0) -> DUT (worker on CPU 1)
-	chain := func(dut func(time.Duration) ([]float64, error)) func(time.Duration) ([]float64, error) {
-		return func(d time.Duration) ([]float64, error) {
-			type r struct {
-				v   []float64
-				err error
-			}
-			ch := make(chan r, 1)
-			// the generator owns the memif servers: start it first, the DUT's
-			// clients connect to its sockets; it measures once links are up
-			go func() {
-				v, err := runRig(rig, append([]string{"bench", "loop", "-o", "json", "--duration", d.String(), "--lcores", "0@1,1@0"},
-					"--vdev", memifGen[0], "--vdev", memifGen[1]), false)
-				ch <- r{v, err}
-			}()
-			for i := 0; i < 100; i++ {
-				if _, err := os.Stat(s2); err == nil {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			dr0, derr := dut(d + 2*time.Second)
-			gr := <-ch
-			gen, err := gr.v, gr.err
-			dr := r{dr0, derr}
-			if err != nil {
-				return nil, fmt.Errorf("chain generator: %w", err)
-			}
-			if dr.err != nil {
-				return nil, fmt.Errorf("chain DUT: %w", dr.err)
-			}
-			return gen[1:], nil // what came back on the generator's rx port
-		}
-	}
-	scs := []scenario{
+	chain := func(dut runner) runner { return chainRun(rig, memifGen, s2, dut) }
+	return []scenario{
 		{name: "io fwd, net_null pair", testpmd: tp(null, "io"), rig: rg(null, "fwd"), ports: null, target: 1.05},
 		{name: "io fwd, net_ring pair (tx-first)", testpmd: tp(ring, "io", "--tx-first"), rig: rg(ring, "fwd", "--tx-first", "32"), ports: ring, target: 1.05},
 		{name: "txonly 64 B, net_null", testpmd: tp(null[:1], "txonly", "--txpkts=60"), rig: rg(null[:1], "gen", "--size", "64"), ports: null[:1], target: 1.0},
 		{name: "memif chain gen->DUT io->rx", testpmd: chain(tp(memifDUT, "io")), rig: chain(rg(memifDUT, "fwd")), ports: []string{"rx port"}, target: 1.05},
 		{name: "io fwd, net_null, Go threads NOT pinned", testpmd: tp(null, "io"), rig: rg(null, "fwd", "--no-pin-go"), ports: null, target: 0},
 	}
-	type row struct {
-		sc     scenario
-		tp, rg [][]float64
-		paired []float64 // rig/testpmd of each back-to-back pair (port sums)
-		errs   []string
-	}
-	var rows []row
-	for _, sc := range scs {
-		if only != "" && !strings.Contains(sc.name, only) {
-			continue
+}
+
+// chainRun: generator+receiver (rig loop, worker on CPU 0) -> DUT (worker
+// on CPU 1), over memif; the result is what came back to the generator.
+func chainRun(rig string, memifGen []string, s2 string, dut runner) runner {
+	return func(d time.Duration) ([]float64, error) {
+		type r struct {
+			v   []float64
+			err error
 		}
-		r := row{sc: sc}
-		for i := 0; i < runs; i++ {
-			var pair [2]float64
-			for k, who := range []string{"testpmd", "rig"} { // alternating
-				f := sc.testpmd
-				if who == "rig" {
-					f = sc.rig
-				}
-				v, err := f(dur)
-				if err != nil {
-					r.errs = append(r.errs, fmt.Sprintf("%s run %d: %v", who, i+1, err))
-					continue
-				}
-				fmt.Fprintf(os.Stderr, "%-42s %-7s run %d: %v Mpps\n", sc.name, who, i+1, fmtMpps(v))
-				for _, x := range v {
-					pair[k] += x
-				}
-				if who == "rig" {
-					r.rg = append(r.rg, v)
-				} else {
-					r.tp = append(r.tp, v)
-				}
+		ch := make(chan r, 1)
+		// the generator owns the memif servers: start it first, the DUT's
+		// clients connect to its sockets; it measures once links are up
+		go func() {
+			v, err := runRig(rig, append([]string{"bench", "loop", "-o", "json", "--duration", d.String(), "--lcores", "0@1,1@0"},
+				"--vdev", memifGen[0], "--vdev", memifGen[1]), false)
+			ch <- r{v, err}
+		}()
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(s2); err == nil {
+				break
 			}
-			if pair[0] > 0 && pair[1] > 0 {
-				r.paired = append(r.paired, pair[1]/pair[0])
+			time.Sleep(20 * time.Millisecond)
+		}
+		_, derr := dut(d + 2*time.Second) // the DUT's own rates are not the measure
+		gr := <-ch
+		if gr.err != nil {
+			return nil, fmt.Errorf("chain generator: %w", gr.err)
+		}
+		if derr != nil {
+			return nil, fmt.Errorf("chain DUT: %w", derr)
+		}
+		return gr.v[1:], nil // what came back on the generator's rx port
+	}
+}
+
+type row struct {
+	sc     scenario
+	tp, rg [][]float64
+	paired []float64 // rig/testpmd of each back-to-back pair (port sums)
+	errs   []string
+}
+
+// runScenario runs testpmd and rig alternately, runs times each.
+func runScenario(sc scenario, runs int, dur time.Duration) row {
+	r := row{sc: sc}
+	for i := 0; i < runs; i++ {
+		var pair [2]float64
+		for k, who := range []string{"testpmd", "rig"} { // alternating
+			f := sc.testpmd
+			if who == "rig" {
+				f = sc.rig
+			}
+			v, err := f(dur)
+			if err != nil {
+				r.errs = append(r.errs, fmt.Sprintf("%s run %d: %v", who, i+1, err))
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "%-42s %-7s run %d: %v Mpps\n", sc.name, who, i+1, fmtMpps(v))
+			for _, x := range v {
+				pair[k] += x
+			}
+			if who == "rig" {
+				r.rg = append(r.rg, v)
+			} else {
+				r.tp = append(r.tp, v)
 			}
 		}
-		rows = append(rows, r)
+		if pair[0] > 0 && pair[1] > 0 {
+			r.paired = append(r.paired, pair[1]/pair[0])
+		}
 	}
+	return r
+}
+
+// report prints the table and says whether every target was met.
+func report(rows []row, runs int, dur time.Duration) error {
 	var unmet []string
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "scenario\tport\ttestpmd Mpps\trig Mpps\trig/testpmd\ttarget\ttestpmd runs\trig runs\tpaired ratio\t\n")
@@ -316,7 +334,10 @@ func runRig(bin string, args []string, tx bool) ([]float64, error) {
 	}
 	var r bench.Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		return nil, fmt.Errorf("%s %v: %v", bin, args, err)
+		return nil, fmt.Errorf("%s %v: %w", bin, args, err)
+	}
+	if r.SchemaVersion != bench.SchemaVersion {
+		return nil, fmt.Errorf("%s %v: result schemaVersion %q, want %q (rig and benchcmp from different builds?)", bin, args, r.SchemaVersion, bench.SchemaVersion)
 	}
 	res := make([]float64, len(r.Ports))
 	for p := range r.Ports {

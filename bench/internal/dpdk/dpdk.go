@@ -1,10 +1,15 @@
 // Package dpdk is rig's only cgo boundary: EAL, mempools, ports and the C
 // gen/rx/fwd loops that run on EAL worker lcores. Go configures, starts,
 // stops and reads counters; it never touches packets.
+//
+// Compiler flags (include paths, -include rte_config.h, the -march DPDK was
+// built for) come from pkg-config's libdpdk, for whatever architecture this
+// host's DPDK is; link flags from link_shared.go or link_static.go.
 package dpdk
 
 /*
 #cgo CFLAGS: -O3 -Wno-deprecated-declarations
+#cgo pkg-config: libdpdk
 #include <stdlib.h>
 #include "shim.h"
 */

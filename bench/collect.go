@@ -1,0 +1,138 @@
+//go:build cgo
+
+package bench
+
+import (
+	"time"
+
+	"rig/bench/internal/dpdk"
+)
+
+// latencyAcc sums the rx units' latency counters.
+type latencyAcc struct {
+	hist           []uint64
+	n, sum         uint64
+	minCyc, maxCyc uint64
+}
+
+// collect reads the units' final counters (lcores joined) into res.
+func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed time.Duration) {
+	secs := elapsed.Seconds()
+	res.DurationS = secs
+	ps := make([]PortStats, len(ports))
+	for i, p := range ports {
+		ps[i] = PortStats{Name: p.name, Port: p.id, Driver: p.drv}
+	}
+	lat := latencyAcc{minCyc: ^uint64(0)}
+	for _, u := range units {
+		s := u.u.Snapshot(u.kind == kindRx)
+		switch u.kind {
+		case kindGen:
+			ps[u.txPort].TxPkts += s.TxPkts
+			ps[u.txPort].TxBytes += s.TxBytes
+			res.Sent += s.TxPkts
+		case kindRx:
+			ps[u.rxPort].RxPkts += s.RxPkts
+			ps[u.rxPort].RxBytes += s.RxBytes
+			collectRx(c, u, s, res, &lat)
+		case kindFwd:
+			ps[u.rxPort].RxPkts += s.RxPkts
+			ps[u.rxPort].RxBytes += s.RxBytes
+			ps[u.txPort].TxPkts += s.TxPkts
+			ps[u.rxPort].Drops += s.Drops
+			// tx bytes of a forwarder: what it received minus what it dropped
+			if s.RxPkts > 0 {
+				ps[u.txPort].TxBytes += uint64(float64(s.RxBytes) * float64(s.TxPkts) / float64(s.RxPkts))
+			}
+		}
+	}
+	if c.Role == RoleLoop {
+		res.Lost = int64(res.Sent) - int64(res.Received)
+	}
+	portRates(ps, secs, res.LinkSpeedGbps*1e9)
+	res.Ports = ps
+	measuredFrameSize(c, res)
+	res.Latency = lat.result(float64(dpdk.TSCHz()), res.LatWarmupS)
+}
+
+// collectRx adds one rx unit's sequence, latency and capture counters.
+func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *latencyAcc) {
+	res.Received += s.RxPkts
+	res.SeqGaps += s.Lost
+	res.Reordered += s.Reordered
+	res.Unstamped += s.RxPkts - s.Stamped
+	if lat.hist == nil {
+		lat.hist = make([]uint64, len(s.Hist))
+	}
+	for i, v := range s.Hist {
+		lat.hist[i] += v
+	}
+	lat.n += s.LatN
+	if s.LatN > 0 && u.u.LatResetPending() {
+		// no frame after the warm-up: this unit's stats still hold it
+		res.LatWarmupS = 0
+	}
+	lat.sum += s.LatSum
+	lat.minCyc = min(lat.minCyc, s.LatMin)
+	lat.maxCyc = max(lat.maxCyc, s.LatMax)
+	if c.Capture > 0 {
+		fr, ls := u.u.Captured()
+		for i := range fr {
+			res.Captured = append(res.Captured, Frame{Data: fr[i], Len: ls[i]})
+		}
+	}
+}
+
+// portRates turns packet and byte counts into Mpps, Gbps and % of line rate.
+func portRates(ps []PortStats, secs, linkBps float64) {
+	for i := range ps {
+		p := &ps[i]
+		if secs > 0 {
+			p.TxMpps = float64(p.TxPkts) / secs / 1e6
+			p.RxMpps = float64(p.RxPkts) / secs / 1e6
+		}
+		p.TxGbps, p.TxGbpsL1 = Gbps(p.TxPkts, p.TxBytes, secs)
+		p.RxGbps, p.RxGbpsL1 = Gbps(p.RxPkts, p.RxBytes, secs)
+		if linkBps > 0 {
+			p.TxLineRatePct = p.TxGbpsL1 * 1e9 / linkBps * 100
+			p.RxLineRatePct = p.RxGbpsL1 * 1e9 / linkBps * 100
+		}
+	}
+}
+
+// measuredFrameSize: rx and fwd take whatever arrives, a pcap replays its
+// own sizes: report the average frame, not --size.
+func measuredFrameSize(c *Config, res *Result) {
+	if c.Role != RoleRx && c.Role != RoleFwd && c.Pcap == "" {
+		return
+	}
+	var pk, by uint64
+	for _, p := range res.Ports {
+		if c.Pcap != "" {
+			pk, by = pk+p.TxPkts, by+p.TxBytes
+		} else {
+			pk, by = pk+p.RxPkts, by+p.RxBytes
+		}
+	}
+	res.FrameSize, res.FrameSizeSource = 0, "measured"
+	if pk > 0 {
+		res.FrameSize = int((by+pk/2)/pk) + FCSLen
+	}
+}
+
+// result is the latency summary in microseconds; nil without samples.
+func (l latencyAcc) result(hz, warmupS float64) *Latency {
+	if l.n == 0 || hz <= 0 {
+		return nil
+	}
+	us := func(cyc float64) float64 { return cyc / hz * 1e6 }
+	return &Latency{
+		Samples:         l.n,
+		MinUs:           us(float64(l.minCyc)),
+		AvgUs:           us(float64(l.sum) / float64(l.n)),
+		P50Us:           us(percentile(l.hist, dpdk.HistSub, 0.50)),
+		P99Us:           us(percentile(l.hist, dpdk.HistSub, 0.99)),
+		MaxUs:           us(float64(l.maxCyc)),
+		WarmupExcludedS: warmupS,
+	}
+}

@@ -1,0 +1,260 @@
+//go:build cgo
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"rig/bench/internal/dpdk"
+)
+
+// workUnit is a planned unit and the C unit that carries it out.
+type workUnit struct {
+	unitPlan
+	u *dpdk.Unit
+}
+
+// dataplane is an open DPDK dataplane: EAL, the mbuf pool, the ports and
+// the units of one run. open, start, stop, close; close undoes whatever
+// open got to, in reverse.
+type dataplane struct {
+	cfg      *Config
+	ealUp    bool
+	workers  []uint
+	pool     *dpdk.Mempool
+	ports    []openPort
+	speeds   []uint32 // Mbps per port as the driver reports it; 0: unknown
+	units    []workUnit
+	releases []func()
+	running  bool
+}
+
+// openDataplane starts EAL and opens the pool and the ports of plan l, and
+// waits for their links. On error, what was opened is closed again.
+func openDataplane(ctx context.Context, c *Config, mem Memory, l layout, mounts []string) (d *dataplane, err error) {
+	d = &dataplane{cfg: c}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if err := dpdk.InitEAL(c.EALArgs(mem)); err != nil {
+		return d, explainEALInit(err, mem, euid(), unwritableHugeDirs(c.HugeDir, mounts))
+	}
+	d.ealUp = true
+	workers := dpdk.WorkerLcores()
+	if len(workers) < c.Cores {
+		return d, fmt.Errorf("bench: %d worker lcore(s) from -l %s, want --cores %d", len(workers), c.lcoreList(), c.Cores)
+	}
+	d.workers = workers[:c.Cores]
+	if d.pool, err = dpdk.NewMempool("rig_pool", uint32(l.poolSize), uint32(c.MbufCache), uint32(l.dataRoom)); err != nil {
+		return d, failure("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
+	}
+	for _, name := range c.Ports {
+		if err := d.openPort(ctx, name); err != nil {
+			return d, err
+		}
+	}
+	return d, waitLinks(ctx, d.ports, 10*time.Second)
+}
+
+// openPort configures and starts one port; a memif client fails to start
+// until its server listens, so it is retried for up to 10 s.
+func (d *dataplane) openPort(ctx context.Context, name string) error {
+	c := d.cfg
+	id, err := dpdk.PortByName(name)
+	if err != nil {
+		return failure("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
+	}
+	pc := dpdk.PortConf{RxQ: uint16(c.RxQ), TxQ: uint16(c.TxQ), RxD: uint16(c.RxD), TxD: uint16(c.TxD), RSS: c.RxQ > 1, Pool: d.pool}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := dpdk.SetupPort(id, pc)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			_ = dpdk.StopClosePort(id)
+			return failure("port "+name, err, "", "check the devargs; a memif client needs its server running")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	info, _ := dpdk.GetPortInfo(id)
+	mac, _ := dpdk.PortMAC(id)
+	d.ports = append(d.ports, openPort{name: name, id: id, drv: info.Driver, mac: mac})
+	d.speeds = append(d.speeds, info.SpeedMbps)
+	return nil
+}
+
+// portLinkBps is the first port's reported speed in bit/s (0: none reported).
+func (d *dataplane) portLinkBps() float64 {
+	for _, s := range d.speeds {
+		if s > 0 && s < 10_000_000 {
+			return float64(s) * 1e6
+		}
+	}
+	return 0
+}
+
+// addUnits creates and configures the C units of plan l.
+func (d *dataplane) addUnits(l layout, frames [][]byte, linkBps float64) error {
+	c := d.cfg
+	for i, p := range l.units {
+		var rp, rq, tp, tq uint16
+		if p.rxPort >= 0 {
+			rp, rq = d.ports[p.rxPort].id, uint16(p.rxQueue)
+		}
+		if p.txPort >= 0 {
+			tp, tq = d.ports[p.txPort].id, uint16(p.txQueue)
+		}
+		u, err := dpdk.NewUnit(dpdkKind(p.kind), rp, rq, tp, tq, uint16(c.Burst), d.pool)
+		if err != nil {
+			return fmt.Errorf("bench: unit %d: %w", i, err)
+		}
+		d.units = append(d.units, workUnit{unitPlan: p, u: u})
+		if err := d.configure(u, p, frames, linkBps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dpdkKind(k unitKind) int {
+	return map[unitKind]int{kindGen: dpdk.KindGen, kindRx: dpdk.KindRx, kindFwd: dpdk.KindFwd}[k]
+}
+
+// configure sets a unit up for its kind (the config was validated: its
+// ranges, MACs and rate parse).
+func (d *dataplane) configure(u *dpdk.Unit, p unitPlan, frames [][]byte, linkBps float64) error {
+	c := d.cfg
+	switch p.kind {
+	case kindGen:
+		if p.halted {
+			u.Halt()
+		}
+		g, err := genConf(c, p, frames, linkBps, d.ports[p.txPort].mac)
+		if err != nil {
+			return err
+		}
+		rel, err := u.SetGen(g)
+		if err != nil {
+			return fmt.Errorf("bench: gen queue %d: %w", p.txQueue, err)
+		}
+		d.releases = append(d.releases, rel)
+	case kindRx:
+		if p.capture {
+			return u.SetCapture(uint32(c.Capture), 2048)
+		}
+	case kindFwd:
+		mode := map[string]int{"io": dpdk.FwdIO, "mac": dpdk.FwdMAC, "macswap": dpdk.FwdMACSwap}[c.FwdMode]
+		var dst [6]byte
+		src := d.ports[p.txPort].mac
+		if c.FwdDstMAC != "" {
+			dst, _ = ParseMAC(c.FwdDstMAC)
+		}
+		if c.FwdSrcMAC != "" {
+			src, _ = ParseMAC(c.FwdSrcMAC)
+		}
+		u.SetFwd(mode, dst, src, uint32(c.TxRetry))
+		if p.txFirst {
+			u.SetTxFirst(uint16(c.TxFirst))
+		}
+	}
+	return nil
+}
+
+// genConf is a generator unit's frames: addresses, ports, count and rate.
+func genConf(c *Config, p unitPlan, frames [][]byte, linkBps float64, srcMAC [6]byte) (dpdk.GenConf, error) {
+	src, _ := ParseIPRange(c.SrcIP)
+	dst, _ := ParseIPRange(c.DstIP)
+	sp, _ := ParsePortRange(c.SPort)
+	dp, _ := ParsePortRange(c.DPort)
+	dmac, _ := ParseMAC(c.DstMAC)
+	pps, err := ParseRate(c.Rate, c.FrameSize, linkBps)
+	if err != nil {
+		return dpdk.GenConf{}, fmt.Errorf("bench: --rate: %w", err)
+	}
+	return dpdk.GenConf{
+		PktLen: uint32(c.FrameSize - FCSLen), Stream: uint16(p.txQueue), Stamp: len(frames) == 0,
+		DstMAC: dmac, SrcMAC: srcMAC,
+		SrcIP: src.First, NSrcIP: src.N, DstIP: dst.First, NDstIP: dst.N,
+		SPort: sp.First, NSPort: sp.N, DPort: dp.First, NDPort: dp.N,
+		Count: p.count, PPS: pps / float64(p.rateShare), Frames: frames,
+	}, nil
+}
+
+// start launches every worker lcore on its units.
+func (d *dataplane) start() error {
+	perWorker := make([][]*dpdk.Unit, len(d.workers))
+	for _, u := range d.units {
+		perWorker[u.worker] = append(perWorker[u.worker], u.u)
+	}
+	d.running = true
+	for i, l := range d.workers {
+		if err := dpdk.Launch(l, perWorker[i]); err != nil {
+			d.stop()
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	return nil
+}
+
+// stop makes every lcore loop return and joins them; a no-op when stopped.
+func (d *dataplane) stop() {
+	if d.running {
+		dpdk.Stop()
+		dpdk.Wait()
+		d.running = false
+	}
+}
+
+// close stops the lcores, frees the units, closes the ports (memif ones
+// quiesced first), frees the pool and cleans EAL up.
+func (d *dataplane) close() {
+	d.stop()
+	for _, u := range d.units {
+		u.u.Free()
+	}
+	for _, r := range d.releases {
+		r()
+	}
+	quiesceMemif(d.ports, d.cfg.VDevs, linkUp)
+	for _, p := range d.ports {
+		_ = dpdk.StopClosePort(p.id)
+	}
+	d.pool.Free()
+	if d.ealUp {
+		_ = dpdk.CleanupEAL()
+	}
+}
+
+func linkUp(p openPort) bool {
+	info, err := dpdk.GetPortInfo(p.id)
+	return err == nil && info.LinkUp
+}
+
+// waitLinks waits until every port reports link up (memif connects
+// asynchronously), so the first stamped frames do not wait in a queue.
+func waitLinks(ctx context.Context, ports []openPort, max time.Duration) error {
+	deadline := time.Now().Add(max)
+	for {
+		var down []string
+		for _, p := range ports {
+			if !linkUp(p) {
+				down = append(down, p.name)
+			}
+		}
+		if len(down) == 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("bench: interrupted while waiting for link up on %s", strings.Join(down, ", "))
+		}
+		if time.Now().After(deadline) {
+			return failuref("port "+strings.Join(down, ", "), "connect the cable/peer: a memif client needs its server running, a tap its interface up", "link down after %v", max)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

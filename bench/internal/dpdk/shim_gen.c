@@ -1,0 +1,159 @@
+/* shim_gen.c: the generator: frame template, flows, stamps, rate. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+#include <rte_cycles.h>
+
+#include "shim_internal.h"
+
+static void build_tmpl(struct rig_unit *u)
+{
+	struct rig_gen_conf *g = &u->g;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)u->tmpl;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	memcpy(eth->dst_addr.addr_bytes, g->dst_mac, 6);
+	memcpy(eth->src_addr.addr_bytes, g->src_mac, 6);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(g->pkt_len - sizeof(*eth));
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(g->src_ip);
+	ip->dst_addr = rte_cpu_to_be_32(g->dst_ip);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = rte_cpu_to_be_16(g->sport);
+	udp->dst_port = rte_cpu_to_be_16(g->dport);
+	udp->dgram_len = rte_cpu_to_be_16(g->pkt_len - sizeof(*eth) - sizeof(*ip));
+	udp->dgram_cksum = 0;
+}
+
+int rig_unit_gen(struct rig_unit *u, const struct rig_gen_conf *c)
+{
+	u->g = *c;
+	if (u->g.n_src_ip == 0) u->g.n_src_ip = 1;
+	if (u->g.n_dst_ip == 0) u->g.n_dst_ip = 1;
+	if (u->g.n_sport == 0) u->g.n_sport = 1;
+	if (u->g.n_dport == 0) u->g.n_dport = 1;
+	if (c->pcap_n == 0) {
+		if (c->pkt_len < 60 || c->pkt_len + RTE_PKTMBUF_HEADROOM >
+		    rte_pktmbuf_data_room_size(u->mp))
+			return -EINVAL;
+		build_tmpl(u);
+	}
+	{
+		uint64_t nf = (uint64_t)u->g.n_src_ip * u->g.n_dst_ip * u->g.n_sport * u->g.n_dport;
+		u->n_flows = nf > UINT32_MAX ? UINT32_MAX : (uint32_t)nf;
+	}
+	u->cyc_per_pkt = c->pps > 0 ? (double)rte_get_tsc_hz() / c->pps : 0;
+	return 0;
+}
+
+static inline void stamp(uint8_t *p, uint16_t stream, uint64_t seq, uint64_t tsc)
+{
+	uint16_t magic = RIG_STAMP_MAGIC;
+	uint64_t ss = ((uint64_t)stream << 48) | (seq & 0xffffffffffffULL);
+	memcpy(p, &magic, 2);
+	memcpy(p + 2, &ss, 8);
+	memcpy(p + 10, &tsc, 8);
+}
+
+static void gen_fill(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t n, uint64_t tsc)
+{
+	struct rig_gen_conf *g = &u->g;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t len;
+		if (g->pcap_n) {
+			len = g->pcap_len[u->pcap_i];
+			rte_memcpy(d, g->pcap_data + g->pcap_off[u->pcap_i], len);
+			if (++u->pcap_i == g->pcap_n)
+				u->pcap_i = 0;
+		} else {
+			len = g->pkt_len;
+			rte_memcpy(d, u->tmpl, RIG_HDR_LEN);
+			if (g->n_src_ip > 1 || g->n_dst_ip > 1 || g->n_sport > 1 || g->n_dport > 1) {
+				struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + 14);
+				struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+				ip->src_addr = rte_cpu_to_be_32(g->src_ip + u->i_src);
+				ip->dst_addr = rte_cpu_to_be_32(g->dst_ip + u->i_dst);
+				udp->src_port = rte_cpu_to_be_16(g->sport + u->i_sport);
+				udp->dst_port = rte_cpu_to_be_16(g->dport + u->i_dport);
+				ip->hdr_checksum = 0;
+				ip->hdr_checksum = rte_ipv4_cksum(ip);
+				if (++u->i_src == g->n_src_ip) {
+					u->i_src = 0;
+					if (++u->i_dst == g->n_dst_ip) {
+						u->i_dst = 0;
+						if (++u->i_sport == g->n_sport) {
+							u->i_sport = 0;
+							if (++u->i_dport == g->n_dport)
+								u->i_dport = 0;
+						}
+					}
+				}
+			}
+			if (g->stamp) {
+				/* one sequence per flow slot: RSS sends a flow to one
+				 * queue, so each receiver sees its sequences in order */
+				uint32_t slot = u->flow_i % RIG_FLOW_SLOTS;
+				stamp(d + RIG_HDR_LEN, (uint16_t)((g->stream << 10) | slot), u->seq[slot]++, tsc);
+				if (++u->flow_i == u->n_flows)
+					u->flow_i = 0;
+			}
+		}
+		u->pend_len[i] = len;
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+		m->nb_segs = 1;
+		m->next = NULL;
+	}
+}
+
+void rig_gen_step(struct rig_unit *u)
+{
+	struct rig_counters *c = &u->c;
+	if (u->pend_off == u->pend_n) {
+		uint16_t n = u->burst;
+		uint64_t now;
+		if (GET_FLAG(c->done))
+			return;
+		if (u->g.count && u->g.count - u->sent < n)
+			n = (uint16_t)(u->g.count - u->sent);
+		now = rte_rdtsc();
+		if (u->cyc_per_pkt > 0) {
+			if (u->next_tsc == 0)
+				u->next_tsc = (double)now;
+			if ((double)now < u->next_tsc)
+				return;
+			u->next_tsc += u->cyc_per_pkt * n;
+			/* catch up after short preemptions (keeps the average
+			 * rate), but not after stalls longer than 50 ms */
+			if (u->next_tsc < (double)now - (double)rte_get_tsc_hz() / 20)
+				u->next_tsc = (double)now;
+		}
+		if (rte_pktmbuf_alloc_bulk(u->mp, u->pend, n) != 0)
+			return;
+		gen_fill(u, u->pend, n, now);
+		u->pend_off = 0;
+		u->pend_n = n;
+		u->sent += n;
+	}
+	uint16_t want = u->pend_n - u->pend_off;
+	uint16_t k = rte_eth_tx_burst(u->tx_port, u->tx_queue, u->pend + u->pend_off, want);
+	if (k) {
+		uint64_t bytes = 0;
+		for (uint16_t i = 0; i < k; i++)
+			bytes += u->pend_len[u->pend_off + i];
+		ST(c->tx_pkts, c->tx_pkts + k);
+		ST(c->tx_bytes, c->tx_bytes + bytes);
+		u->pend_off += k;
+	}
+	if (u->pend_off == u->pend_n && u->g.count && u->sent >= u->g.count)
+		SET_FLAG(c->done, 1); /* after tx_pkts: Go sees both */
+}

@@ -1,0 +1,82 @@
+/* shim_internal.h: what the shim's C files share (not part of the Go
+ * boundary; that is shim.h). One file per role: shim_eal.c (EAL, mempool,
+ * lcores), shim_port.c (ports), shim_unit.c (unit set-up and counters),
+ * shim_gen.c, shim_rx.c, shim_fwd.c (the hot loops), shim_lcore.c (launch,
+ * the stop flag, the lcore main loop). */
+#ifndef RIG_SHIM_INTERNAL_H
+#define RIG_SHIM_INTERNAL_H
+
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_version.h>
+
+#include "shim.h"
+
+/* Counters: written only by the unit's lcore, read by Go, relaxed. */
+#define ST(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+#define LD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+/* Flags that order what came before them (stop, done, lat_reset): a
+ * release store pairs with an acquire load, so whoever sees the flag set
+ * also sees every counter written before it. */
+#define SET_FLAG(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELEASE)
+#define GET_FLAG(field) __atomic_load_n(&(field), __ATOMIC_ACQUIRE)
+
+/* rte_eth_fp_ops (rte_ethdev_core.h) is the table rte_eth_rx/tx_burst look
+ * the PMD's burst functions up in. Its layout is checked against 22.11
+ * only: there the forwarder resolves the functions once (RIG_DIRECT_BURST);
+ * on any other DPDK version it calls rte_eth_rx/tx_burst instead. */
+#if RTE_VERSION >= RTE_VERSION_NUM(22, 11, 0, 0) && RTE_VERSION < RTE_VERSION_NUM(22, 12, 0, 0)
+#define RIG_DIRECT_BURST 1
+#endif
+
+struct rig_unit {
+	int kind;
+	uint16_t rx_port, rx_queue, tx_port, tx_queue, burst;
+	struct rte_mempool *mp;
+	/* gen */
+	struct rig_gen_conf g;
+	uint8_t tmpl[RIG_HDR_LEN];
+	uint32_t i_src, i_dst, i_sport, i_dport, pcap_i;
+	uint32_t flow_i, n_flows;
+	uint64_t seq[RIG_FLOW_SLOTS];
+	uint64_t sent;
+	double cyc_per_pkt;
+	double next_tsc;
+	struct rte_mbuf *pend[RIG_MAX_BURST];
+	uint32_t pend_len[RIG_MAX_BURST];
+	uint16_t pend_n, pend_off;
+	uint16_t txfirst;
+	/* fwd */
+	int fwd_mode;
+	uint32_t tx_retry;
+	struct rte_ether_addr fwd_dst, fwd_src;
+	/* rx */
+	uint64_t expect[RIG_MAX_STREAMS];
+	uint8_t cap_on;
+	uint32_t cap_max, cap_snap, cap_n;
+	uint8_t *cap_data;
+	uint32_t *cap_len;
+	uint32_t lat_reset;      /* set by Go, cleared by the lcore */
+	struct rig_counters c __rte_cache_aligned;
+};
+
+/* One lcore's work. */
+struct rig_job {
+	int n;
+	struct rig_unit *units[RIG_MAX_UNITS];
+	int tid;
+};
+
+/* The one stop flag of every lcore loop: rig_stop sets it (release),
+ * each loop polls it (acquire) and returns; rig_launch clears it. */
+extern int rig_stop_flag; /* shim_lcore.c */
+static inline int rig_stopping(void) { return GET_FLAG(rig_stop_flag); }
+
+void rig_gen_step(struct rig_unit *u);  /* shim_gen.c */
+void rig_rx_step(struct rig_unit *u);   /* shim_rx.c */
+void rig_fwd_step(struct rig_unit *u);  /* shim_fwd.c */
+void rig_fwd_loop(struct rig_job *j);   /* shim_fwd.c: every unit a forwarder */
+void rig_fwd_txfirst(struct rig_unit *u);
+
+#endif

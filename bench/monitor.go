@@ -1,0 +1,204 @@
+//go:build cgo
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The monitor loop: while the lcores run, it polls the units' counters,
+// prints live rates, takes samples and decides when the run stops.
+
+type totals struct{ tx, rx []uint64 }
+
+func snapshot(units []workUnit, nports int) (t totals, genDone bool) {
+	t.tx, t.rx = make([]uint64, nports), make([]uint64, nports)
+	genDone = true
+	anyGen := false
+	// receivers first: a frame counted as received was sent before
+	ordered := make([]workUnit, 0, len(units))
+	for _, u := range units {
+		if u.kind == kindRx {
+			ordered = append(ordered, u)
+		}
+	}
+	for _, u := range units {
+		if u.kind != kindRx {
+			ordered = append(ordered, u)
+		}
+	}
+	for _, u := range ordered {
+		s := u.u.Snapshot(false)
+		if u.kind == kindGen {
+			anyGen = true
+			genDone = genDone && s.Done
+		}
+		if u.txPort >= 0 && u.kind != kindRx {
+			t.tx[u.txPort] += s.TxPkts
+		}
+		if u.rxPort >= 0 {
+			t.rx[u.rxPort] += s.RxPkts
+		}
+	}
+	return t, anyGen && genDone
+}
+
+func sum(v []uint64) (s uint64) {
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// monitor watches one run.
+type monitor struct {
+	c     *Config
+	units []workUnit
+	ports []openPort
+	res   *Result
+	prog  Progress
+	start time.Time
+	poll  time.Duration
+	// rx only: rates over first..last frame seen, not over idle waiting
+	firstRx, lastRx time.Duration
+	prevRx          uint64
+}
+
+func newMonitor(c *Config, units []workUnit, ports []openPort, res *Result, prog Progress, start time.Time) *monitor {
+	// poll fast only when a count must be noticed promptly: every wakeup of
+	// this thread preempts whatever runs on the main lcore's CPU (on a 2-core
+	// box, a peer process's lcore)
+	poll := 50 * time.Millisecond
+	if c.Count > 0 {
+		poll = 10 * time.Millisecond
+	}
+	return &monitor{c: c, units: units, ports: ports, res: res, prog: prog, start: start, poll: poll}
+}
+
+// run polls counters, prints live rates and decides when to stop. It
+// returns the measured interval (generators halted at its end).
+func (m *monitor) run(ctx context.Context) time.Duration {
+	c := m.c
+	tick := time.NewTicker(m.poll)
+	defer tick.Stop()
+	lastT, _ := snapshot(m.units, len(m.ports))
+	lastAt := m.start
+	for {
+		select {
+		case <-ctx.Done():
+			m.res.Interrupted = true
+			if c.Role == RoleRx {
+				return m.rxSpan(time.Since(m.start))
+			}
+			end := time.Since(m.start)
+			m.halt()
+			m.drain(200 * time.Millisecond)
+			return end
+		case now := <-tick.C:
+			t, genDone := snapshot(m.units, len(m.ports))
+			if now.Sub(lastAt) >= c.Interval {
+				m.printSample(t, lastT, now.Sub(lastAt).Seconds(), now.Sub(m.start).Seconds())
+				lastT, lastAt = t, now
+			}
+			el := time.Since(m.start)
+			m.seeRx(sum(t.rx), el)
+			switch {
+			case c.Duration > 0 && el >= c.Duration:
+				m.halt()
+				m.drain(time.Second)
+				return m.rxSpan(el)
+			case genDone:
+				m.drain(time.Second)
+				return el
+			case (c.Role == RoleRx || c.Role == RoleFwd) && c.Count > 0 && sum(t.rx) >= c.Count:
+				return m.rxSpan(el)
+			}
+		}
+	}
+}
+
+// seeRx notes when frames arrive, and ends the latency warm-up.
+func (m *monitor) seeRx(rx uint64, el time.Duration) {
+	if rx != m.prevRx {
+		if m.prevRx == 0 {
+			m.firstRx = el - m.poll // first frames arrived within the last tick
+		}
+		m.prevRx, m.lastRx = rx, el
+	}
+	warm := LatencyWarmup(m.c.Duration)
+	if m.res.LatWarmupS == 0 && m.prevRx > 0 && el-m.firstRx >= warm {
+		// latency from here on: the first frames wait for links,
+		// caches and page faults, and would make the max meaningless
+		for _, u := range m.units {
+			if u.kind == kindRx {
+				u.u.LatReset()
+			}
+		}
+		m.res.LatWarmupS = warm.Seconds()
+	}
+}
+
+func (m *monitor) rxSpan(el time.Duration) time.Duration {
+	if m.c.Role == RoleRx && m.lastRx > m.firstRx {
+		return m.lastRx - m.firstRx
+	}
+	return el
+}
+
+// halt stops the generators (their lcores keep running the receivers).
+func (m *monitor) halt() {
+	for _, u := range m.units {
+		if u.kind == kindGen {
+			u.u.Halt()
+		}
+	}
+}
+
+// drain waits for frames in flight: until loop received all it sent, or
+// nothing arrived for 50 ms, or max.
+func (m *monitor) drain(max time.Duration) {
+	deadline := time.Now().Add(max)
+	prev := uint64(0)
+	stable := time.Now()
+	for time.Now().Before(deadline) {
+		t, _ := snapshot(m.units, len(m.ports))
+		rx := sum(t.rx)
+		if m.c.Role == RoleLoop && rx >= sum(t.tx) {
+			return
+		}
+		if rx != prev {
+			prev, stable = rx, time.Now()
+		} else if time.Since(stable) > 50*time.Millisecond {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (m *monitor) printSample(t, last totals, secs, at float64) {
+	s := Sample{T: at}
+	var parts []string
+	for i, p := range m.ports {
+		tx := float64(t.tx[i]-last.tx[i]) / secs / 1e6
+		rx := float64(t.rx[i]-last.rx[i]) / secs / 1e6
+		s.TxMpps = append(s.TxMpps, tx)
+		s.RxMpps = append(s.RxMpps, rx)
+		parts = append(parts, fmt.Sprintf("%s tx %.3f rx %.3f Mpps", p.name, tx, rx))
+	}
+	m.res.Samples = append(m.res.Samples, s)
+	if m.prog.W == nil {
+		return
+	}
+	line := fmt.Sprintf("[%5.1fs] %s", at, strings.Join(parts, " | "))
+	if m.c.Role == RoleLoop {
+		line += fmt.Sprintf(" | in flight %d", int64(sum(t.tx))-int64(sum(t.rx)))
+	}
+	if m.prog.TTY {
+		fmt.Fprintf(m.prog.W, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(m.prog.W, line)
+	}
+}

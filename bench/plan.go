@@ -1,0 +1,114 @@
+package bench
+
+// The layout plan: which units (gen, rx, fwd on a port and queue) a run
+// needs, on which worker lcore each runs, and how big the mbuf pool and its
+// data room are. Pure: it reads the Config and nothing else, and calls no
+// DPDK function (the dataplane handle carries it out).
+
+// dpdkMaxBurst is the largest burst the C loops take (RIG_MAX_BURST in
+// internal/dpdk/shim.h; dataplane_test checks they agree).
+const dpdkMaxBurst = 512
+
+// unitKind is what a unit's lcore loop does.
+type unitKind int
+
+const (
+	kindGen unitKind = iota + 1 // send generated (or replayed) frames on tx
+	kindRx                      // receive and account on rx
+	kindFwd                     // receive on rx, send on tx
+)
+
+// unitPlan is one unit of lcore work. Ports are indexes into Config.Ports;
+// -1: the unit does not use that direction.
+type unitPlan struct {
+	kind            unitKind
+	rxPort, rxQueue int
+	txPort, txQueue int
+	worker          int    // index into the worker lcores
+	count           uint64 // gen: frames to send (0: unlimited)
+	halted          bool   // gen: --count left it no frame (it starts halted)
+	rateShare       int    // gen: the rate is divided among this many generators
+	capture         bool   // rx: keeps the first --capture frames
+	txFirst         bool   // fwd: sends --tx-first frames before forwarding
+}
+
+// layout is the whole plan of a run.
+type layout struct {
+	units    []unitPlan
+	poolSize int // mbufs
+	dataRoom int // bytes per mbuf, headroom included
+}
+
+// planLayout lays out a defaulted, valid config; frames are the pcap ones
+// (nil: generated frames of c.FrameSize).
+func planLayout(c *Config, frames [][]byte) layout {
+	nports := len(c.Ports)
+	var units []unitPlan
+	if c.Role == RoleGen || c.Role == RoleLoop {
+		units = append(units, genUnits(c)...)
+	}
+	if c.Role == RoleRx || c.Role == RoleLoop {
+		rp := 0
+		if c.Role == RoleLoop && nports > 1 {
+			rp = 1
+		}
+		for q := 0; q < c.RxQ; q++ {
+			units = append(units, unitPlan{kind: kindRx, rxPort: rp, rxQueue: q, txPort: -1, capture: c.Capture > 0 && q == 0})
+		}
+	}
+	if c.Role == RoleFwd {
+		for q := 0; q < c.RxQ; q++ {
+			for i := 0; i < nports; i++ {
+				units = append(units, unitPlan{kind: kindFwd, rxPort: i, rxQueue: q, txPort: (i + 1) % nports, txQueue: q % c.TxQ,
+					txFirst: c.TxFirst > 0 && q == 0})
+			}
+		}
+	}
+	// round-robin over the worker lcores
+	for i := range units {
+		units[i].worker = i % c.Cores
+	}
+	return layout{units: units, poolSize: max(poolMbufs(c, nports), c.Mbufs), dataRoom: dataRoom(c.FrameSize, frames)}
+}
+
+// genUnits: one generator per tx queue of port 0, --count split among them.
+func genUnits(c *Config) []unitPlan {
+	n := c.TxQ
+	var units []unitPlan
+	for q := 0; q < n; q++ {
+		u := unitPlan{kind: kindGen, rxPort: -1, txPort: 0, txQueue: q, rateShare: n}
+		if c.Count > 0 {
+			u.count = c.Count / uint64(n)
+			if uint64(q) < c.Count%uint64(n) {
+				u.count++
+			}
+			u.halted = u.count == 0
+		}
+		units = append(units, u)
+	}
+	return units
+}
+
+// poolMbufs is the pool a run needs: every rx and tx descriptor filled, each
+// lcore's cache and a few bursts in flight, and slack.
+func poolMbufs(c *Config, nports int) int {
+	return nports*(c.RxQ*c.RxD+c.TxQ*c.TxD) + c.Cores*(c.MbufCache+4*c.Burst) + 4096
+}
+
+// dataRoom fits a 2 KiB buffer, the largest frame and 128 B of headroom.
+func dataRoom(frameSize int, frames [][]byte) int {
+	room := max(2048+128, frameSize+128)
+	for _, f := range frames {
+		room = max(room, len(f)+128)
+	}
+	return room
+}
+
+// openPort is a port the dataplane opened: its name as given, ethdev port
+// id, driver and MAC.
+type openPort struct {
+	name string
+	id   uint16
+	drv  string
+	mac  [6]byte
+}

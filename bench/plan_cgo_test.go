@@ -1,0 +1,16 @@
+//go:build cgo
+
+package bench
+
+import (
+	"testing"
+
+	"rig/bench/internal/dpdk"
+)
+
+// The plan's burst limit is the C loops'.
+func TestPlanMaxBurstMatchesShim(t *testing.T) {
+	if dpdkMaxBurst != dpdk.MaxBurst {
+		t.Errorf("dpdkMaxBurst %d, shim.h RIG_MAX_BURST %d", dpdkMaxBurst, dpdk.MaxBurst)
+	}
+}

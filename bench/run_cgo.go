@@ -1,0 +1,100 @@
+//go:build cgo
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Run executes one benchmark in this process. EAL is initialised here, so
+// Run can be called once per process. ctx cancellation (SIGINT/SIGTERM)
+// stops the run cleanly: generators halt, lcores are joined, ports stopped
+// and closed, rte_eal_cleanup runs; the partial result is returned.
+func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
+	c.Defaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores}
+	if c.Role == RoleFwd {
+		res.FwdMode = c.FwdMode
+	}
+	var frames [][]byte
+	if c.Pcap != "" {
+		var err error
+		if frames, err = ReadPcap(c.Pcap, 9000); err != nil {
+			return nil, err
+		}
+	}
+	huge := hostHugepages()
+	mounts := hugetlbfsMounts(huge)
+	mem := ChooseMemory(c.NoHuge, c.HugeDir, freeHugepages(huge), len(mounts) > 0)
+	if mem.Warning != "" {
+		res.Warnings = append(res.Warnings, mem.Warning)
+		if prog.W != nil {
+			fmt.Fprintf(prog.W, "warning: %s\n", mem.Warning)
+		}
+	}
+	res.Memory = strings.Join(mem.Args, " ")
+	if err := waitMemifServers(ctx, c.VDevs, 10*time.Second); err != nil {
+		return nil, err
+	}
+	if !c.NoPinGo {
+		if err := pinGo(&c); err != nil {
+			return nil, err
+		}
+		res.PinnedGo = true
+	}
+	plan := planLayout(&c, frames)
+	d, err := openDataplane(ctx, &c, mem, plan, mounts)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	return measure(ctx, d, plan, frames, res, prog)
+}
+
+// pinGo pins the process before EAL starts its threads: everything but the
+// worker lcores (which EAL moves to their own CPUs) stays on the main
+// lcore's CPUs.
+func pinGo(c *Config) error {
+	m, err := c.LcoreMap()
+	if err != nil {
+		return err
+	}
+	if _, err := pinProcess(m.CPUs[m.Main]); err != nil {
+		return failure("Go threads", err, "", "run with --no-pin-go")
+	}
+	return nil
+}
+
+// measure creates the units on the open dataplane, runs them under the
+// monitor and collects the result.
+func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, res *Result, prog Progress) (*Result, error) {
+	c := d.cfg
+	var linkBps float64
+	if c.LinkSpeed != "" {
+		linkBps, _ = ParseLinkSpeed(c.LinkSpeed) // validated
+		res.LinkSpeedSource = "flag"
+	} else if linkBps = d.portLinkBps(); linkBps > 0 {
+		res.LinkSpeedSource = "port"
+	}
+	res.LinkSpeedGbps = linkBps / 1e9
+	if err := d.addUnits(plan, frames, linkBps); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := d.start(); err != nil {
+		return nil, err
+	}
+	elapsed := newMonitor(c, d.units, d.ports, res, prog, start).run(ctx)
+	d.stop()
+	collect(c, d.units, d.ports, res, elapsed)
+	return res, nil
+}
+
+func euid() int { return os.Geteuid() }
