@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"rig/internal/pci"
 )
 
 // Role is what a run's dataplane does with its ports.
@@ -64,8 +65,6 @@ type Config struct {
 	NoPinGo   bool          `json:"noPinGo,omitempty"` // leave Go threads unpinned
 	Interval  time.Duration `json:"interval,omitempty"`
 }
-
-var pciRe = regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]`)
 
 // DefaultConfig is the one table of defaults: rig's flags start from it,
 // and Defaults fills a Config's zero fields from it.
@@ -329,7 +328,7 @@ func (c *Config) EALArgs(mem Memory) []string {
 	args := []string{"rig", lflag, lcores, "--file-prefix", c.FilePrefix, "--log-level", "5"}
 	pci := false
 	for _, p := range c.Ports {
-		if pciRe.MatchString(p) {
+		if dev, _, _ := strings.Cut(p, ","); pciAddr(dev) {
 			pci = true
 			args = append(args, "-a", p)
 		}
@@ -342,4 +341,10 @@ func (c *Config) EALArgs(mem Memory) []string {
 	}
 	args = append(args, mem.Args...)
 	return append(args, c.EAL...)
+}
+
+// pciAddr tells a PCI address (0000:03:00.0 or 03:00.0) from a vdev name.
+func pciAddr(dev string) bool {
+	_, err := pci.Parse(dev)
+	return err == nil
 }

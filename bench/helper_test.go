@@ -19,6 +19,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
+	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 )
 
@@ -172,7 +173,7 @@ func runHelper(t *testing.T, c Config) helperOut {
 // needDataplane skips without root and reserves hugepages for the helpers.
 func needDataplane(t *testing.T) {
 	t.Helper()
-	hugetest.RequireRoot(t)
+	testutil.RequirePrivileged(t)
 	hugetest.Reserve(t, 256)
 }
 

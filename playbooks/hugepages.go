@@ -118,12 +118,6 @@ type HugetlbfsMount struct {
 	PageSize string `yaml:"pagesize"`
 }
 
-// ParsePageSize is hugepages.ParsePageSize, kept for callers outside
-// playbooks until they call hugepages directly.
-//
-// Deprecated: use hugepages.ParsePageSize.
-func ParsePageSize(s string) (int64, error) { return hugepages.ParsePageSize(s) }
-
 // Validate checks the section's values.
 func (s *HugepagesSpec) Validate() []FieldError {
 	var errs []FieldError

@@ -55,7 +55,7 @@ func NewHugepagesStep(env *Env, spec *playbooks.HugepagesSpec) (Step, error) {
 func newHugepagesStep(fsys hugepagesHost, m hugepages.Mounter, spec *playbooks.HugepagesSpec) (*HugepagesStep, error) {
 	s := &HugepagesStep{fs: fsys, mounter: m, persist: spec.Persist}
 	for i, r := range spec.Pages {
-		kb, err := playbooks.ParsePageSize(r.Size)
+		kb, err := hugepages.ParsePageSize(r.Size)
 		if err != nil {
 			return nil, fmt.Errorf("hugepages.pages[%d].size: %w", i, err)
 		}
@@ -69,7 +69,7 @@ func newHugepagesStep(fsys hugepagesHost, m hugepages.Mounter, spec *playbooks.H
 		var kb int64
 		if m.PageSize != "" {
 			var err error
-			if kb, err = playbooks.ParsePageSize(m.PageSize); err != nil {
+			if kb, err = hugepages.ParsePageSize(m.PageSize); err != nil {
 				return nil, fmt.Errorf("hugepages.mounts[%d].pagesize: %w", i, err)
 			}
 		}

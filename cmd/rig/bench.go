@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -97,7 +96,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	// before Defaults: the flags start from bench.DefaultConfig, so a zero
 	// here was given (--cores 0) and is refused, not defaulted
 	if err := cfg.Validate(); err != nil {
-		return withCode(exitUsage, explained(err))
+		return withCode(exitUsage, err)
 	}
 	tty := false
 	if fd, ok := a.errOut.(*os.File); ok {
@@ -109,7 +108,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		fmt.Fprintln(a.errOut)
 	}
 	if err != nil {
-		return explained(err)
+		return err
 	}
 	if a.json() {
 		if err := a.emitJSON(res); err != nil {
@@ -202,17 +201,4 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 	}
 	c.Flags().StringVar(&speed, "link-speed", "", "only this speed (e.g. 25G)")
 	return c
-}
-
-// explained adds "cause:" and "fix:" lines for an error that knows them
-// (bench.Error). Local until rig has one renderer for every command.
-func explained(err error) error {
-	var cf interface {
-		Cause() string
-		Fix() string
-	}
-	if !errors.As(err, &cf) || cf.Fix() == "" {
-		return err
-	}
-	return fmt.Errorf("%w\n  cause: %s\n  fix: %s", err, cf.Cause(), cf.Fix())
 }

@@ -204,7 +204,7 @@ undecidable ones are never touched.
 // checkSetSize rejects a --size this host does not offer, listing the ones
 // it does (from /sys/kernel/mm/hugepages under the root).
 func checkSetSize(h *host.Host, size string) error {
-	kb, perr := playbooks.ParsePageSize(size)
+	kb, perr := hugepages.ParsePageSize(size)
 	sizes, serr := hugepages.Sizes(h)
 	if serr != nil {
 		if perr != nil {

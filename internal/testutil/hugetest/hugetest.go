@@ -24,15 +24,6 @@ func readInt(name string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// RequireRoot is testutil.RequirePrivileged under its old name.
-//
-// Deprecated: call testutil.RequirePrivileged; this forward goes once the
-// provision and bench tests have moved (issue 9).
-func RequireRoot(t testing.TB) {
-	t.Helper()
-	testutil.RequirePrivileged(t)
-}
-
 // Reserve makes at least n 2 MiB hugepages free for the test and restores
 // nr_hugepages at cleanup, holding the pool (Lock) until then. It skips when
 // not root and fails when the kernel grants fewer pages than needed.
