@@ -147,9 +147,29 @@ func shortValue(v string) string {
 
 // Validate checks the section's values.
 func (s *OVSSpec) Validate() []FieldError {
-	var errs []FieldError
-	add := func(f, format string, a ...any) { errs = append(errs, FieldError{f, fmt.Sprintf(format, a...)}) }
-	c := s.Config
+	v := &ovsValidator{bridges: map[string]int{}, ports: map[string]string{}, devargs: map[string]string{}}
+	v.config(s.Config)
+	for bi, b := range s.Bridges {
+		v.bridge(bi, b)
+	}
+	return v.errs
+}
+
+// ovsValidator collects the ovs section's field errors, and the names and
+// devargs seen so far (for duplicates across bridges).
+type ovsValidator struct {
+	errs    []FieldError
+	bridges map[string]int    // bridge name -> index
+	ports   map[string]string // port name -> field
+	devargs map[string]string // devargs -> field
+}
+
+func (v *ovsValidator) add(f, format string, a ...any) {
+	v.errs = append(v.errs, FieldError{f, fmt.Sprintf(format, a...)})
+}
+
+func (v *ovsValidator) config(c OVSConfig) {
+	add := v.add
 	for _, kv := range []struct{ f, v string }{{"config.dpdk-init", c.DPDKInit}, {"config.dpdk-socket-mem", c.DPDKSocketMem},
 		{"config.dpdk-socket-limit", c.DPDKSocketLimit}, {"config.dpdk-lcore-mask", c.DPDKLcoreMask}, {"config.pmd-cpu-mask", c.PMDCPUMask},
 		{"config.dpdk-extra", c.DPDKExtra}} {
@@ -182,79 +202,81 @@ func (s *OVSSpec) Validate() []FieldError {
 	if strings.ContainsAny(c.DPDKExtra, "\n\r") {
 		add("config.dpdk-extra", "must be one line of EAL arguments")
 	}
-	bridges := map[string]int{}
-	ports := map[string]string{}
-	devargs := map[string]string{}
-	for bi, b := range s.Bridges {
-		bf := fmt.Sprintf("bridges[%d]", bi)
-		switch {
-		case len(b.Name) > MaxNameLen:
-			add(bf+".name", "%s is longer than %d bytes (the bridge's internal netdev is a kernel interface: IFNAMSIZ); use a shorter name", shortValue(b.Name), MaxNameLen)
-		case !ovsNameRe.MatchString(b.Name):
-			add(bf+".name", "want a bridge name of letters, digits, '_', '.', '-' (starting with a letter or digit), got %q", b.Name)
-		}
-		if j, dup := bridges[b.Name]; dup && b.Name != "" {
-			add(bf+".name", "same name as bridges[%d]", j)
-		}
-		bridges[b.Name] = bi
-		if b.DatapathType != "" && !datapaths[b.DatapathType] {
-			add(bf+".datapath_type", "want netdev (OvS-DPDK) or system, got %q", b.DatapathType)
-		}
-		for pi, p := range b.Ports {
-			pf := fmt.Sprintf("%s.ports[%d]", bf, pi)
-			if len(p.Name) > MaxNameLen {
-				add(pf+".name", "%s is longer than %d bytes (IFNAMSIZ, the kernel's interface name limit); use a shorter name", shortValue(p.Name), MaxNameLen)
-			} else if !ovsNameRe.MatchString(p.Name) {
-				add(pf+".name", "want a port name of letters, digits, '_', '.', '-' (starting with a letter or digit), got %q", p.Name)
-			} else if other, dup := ports[p.Name]; dup {
-				add(pf+".name", "port %q is already listed at %s", p.Name, other)
-			} else if _, clash := bridges[p.Name]; clash {
-				add(pf+".name", "port %q has a bridge's name", p.Name)
-			}
-			ports[p.Name] = pf
-			t := p.PortType()
-			if !portTypes[t] {
-				add(pf+".type", "want dpdk, dpdkvhostuser or dpdkvhostuserclient, got %q", p.Type)
-			}
-			if b.Datapath() != "netdev" {
-				add(pf+".type", "%s ports need a netdev bridge (datapath_type: netdev)", t)
-			}
-			switch {
-			case t == "dpdk" && p.Devargs == "":
-				add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0)")
-			case t != "dpdk" && p.Devargs != "":
-				add(pf+".devargs", "only dpdk ports take devargs")
-			case len(p.Devargs) > MaxDevargsLen:
-				add(pf+".devargs", "%s is longer than %d bytes; devargs are <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535]", shortValue(p.Devargs), MaxDevargsLen)
-			case strings.ContainsAny(p.Devargs, devargsBad):
-				add(pf+".devargs", "must not contain whitespace or quotes")
-			case len(strings.SplitN(p.Devargs, ",", 2)[0]) > MaxDevNameLen:
-				add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(strings.SplitN(p.Devargs, ",", 2)[0]), MaxDevNameLen)
-			case p.Devargs != "" && ovs.CheckDevargs(p.Devargs) != "":
-				add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), ovs.CheckDevargs(p.Devargs))
-			case p.Devargs != "":
-				if other, dup := devargs[p.Devargs]; dup {
-					add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
-				}
-				devargs[p.Devargs] = pf
-			}
-			if p.NRxq < 0 || p.NRxq > 1024 {
-				add(pf+".n_rxq", "want 1..1024, got %d", p.NRxq)
-			}
-			if p.MTURequest != 0 && (p.MTURequest < 68 || p.MTURequest > 65535) {
-				add(pf+".mtu_request", "want 68..65535, got %d", p.MTURequest)
-			}
-			switch {
-			case t == "dpdkvhostuserclient" && p.VhostServerPath == "":
-				add(pf+".vhost-server-path", "a dpdkvhostuserclient port needs the socket path the VM (QEMU) serves")
-			case t != "dpdkvhostuserclient" && p.VhostServerPath != "":
-				add(pf+".vhost-server-path", "only dpdkvhostuserclient ports take vhost-server-path")
-			case len(p.VhostServerPath) > MaxSocketPathLen:
-				add(pf+".vhost-server-path", "%s is longer than %d bytes (a unix socket path); use a shorter path", shortValue(p.VhostServerPath), MaxSocketPathLen)
-			case p.VhostServerPath != "" && !filepath.IsAbs(p.VhostServerPath):
-				add(pf+".vhost-server-path", "want an absolute path, got %q", p.VhostServerPath)
-			}
-		}
+}
+
+func (v *ovsValidator) bridge(bi int, b OVSBridge) {
+	add, bridges := v.add, v.bridges
+	bf := fmt.Sprintf("bridges[%d]", bi)
+	switch {
+	case len(b.Name) > MaxNameLen:
+		add(bf+".name", "%s is longer than %d bytes (the bridge's internal netdev is a kernel interface: IFNAMSIZ); use a shorter name", shortValue(b.Name), MaxNameLen)
+	case !ovsNameRe.MatchString(b.Name):
+		add(bf+".name", "want a bridge name of letters, digits, '_', '.', '-' (starting with a letter or digit), got %q", b.Name)
 	}
-	return errs
+	if j, dup := bridges[b.Name]; dup && b.Name != "" {
+		add(bf+".name", "same name as bridges[%d]", j)
+	}
+	bridges[b.Name] = bi
+	if b.DatapathType != "" && !datapaths[b.DatapathType] {
+		add(bf+".datapath_type", "want netdev (OvS-DPDK) or system, got %q", b.DatapathType)
+	}
+	for pi, p := range b.Ports {
+		v.port(fmt.Sprintf("%s.ports[%d]", bf, pi), b, p)
+	}
+}
+
+func (v *ovsValidator) port(pf string, b OVSBridge, p OVSPort) {
+	add, ports, bridges, devargs := v.add, v.ports, v.bridges, v.devargs
+	if len(p.Name) > MaxNameLen {
+		add(pf+".name", "%s is longer than %d bytes (IFNAMSIZ, the kernel's interface name limit); use a shorter name", shortValue(p.Name), MaxNameLen)
+	} else if !ovsNameRe.MatchString(p.Name) {
+		add(pf+".name", "want a port name of letters, digits, '_', '.', '-' (starting with a letter or digit), got %q", p.Name)
+	} else if other, dup := ports[p.Name]; dup {
+		add(pf+".name", "port %q is already listed at %s", p.Name, other)
+	} else if _, clash := bridges[p.Name]; clash {
+		add(pf+".name", "port %q has a bridge's name", p.Name)
+	}
+	ports[p.Name] = pf
+	t := p.PortType()
+	if !portTypes[t] {
+		add(pf+".type", "want dpdk, dpdkvhostuser or dpdkvhostuserclient, got %q", p.Type)
+	}
+	if b.Datapath() != "netdev" {
+		add(pf+".type", "%s ports need a netdev bridge (datapath_type: netdev)", t)
+	}
+	switch {
+	case t == "dpdk" && p.Devargs == "":
+		add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0)")
+	case t != "dpdk" && p.Devargs != "":
+		add(pf+".devargs", "only dpdk ports take devargs")
+	case len(p.Devargs) > MaxDevargsLen:
+		add(pf+".devargs", "%s is longer than %d bytes; devargs are <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535]", shortValue(p.Devargs), MaxDevargsLen)
+	case strings.ContainsAny(p.Devargs, devargsBad):
+		add(pf+".devargs", "must not contain whitespace or quotes")
+	case len(strings.SplitN(p.Devargs, ",", 2)[0]) > MaxDevNameLen:
+		add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(strings.SplitN(p.Devargs, ",", 2)[0]), MaxDevNameLen)
+	case p.Devargs != "" && ovs.CheckDevargs(p.Devargs) != "":
+		add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), ovs.CheckDevargs(p.Devargs))
+	case p.Devargs != "":
+		if other, dup := devargs[p.Devargs]; dup {
+			add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
+		}
+		devargs[p.Devargs] = pf
+	}
+	if p.NRxq < 0 || p.NRxq > 1024 {
+		add(pf+".n_rxq", "want 1..1024, got %d", p.NRxq)
+	}
+	if p.MTURequest != 0 && (p.MTURequest < 68 || p.MTURequest > 65535) {
+		add(pf+".mtu_request", "want 68..65535, got %d", p.MTURequest)
+	}
+	switch {
+	case t == "dpdkvhostuserclient" && p.VhostServerPath == "":
+		add(pf+".vhost-server-path", "a dpdkvhostuserclient port needs the socket path the VM (QEMU) serves")
+	case t != "dpdkvhostuserclient" && p.VhostServerPath != "":
+		add(pf+".vhost-server-path", "only dpdkvhostuserclient ports take vhost-server-path")
+	case len(p.VhostServerPath) > MaxSocketPathLen:
+		add(pf+".vhost-server-path", "%s is longer than %d bytes (a unix socket path); use a shorter path", shortValue(p.VhostServerPath), MaxSocketPathLen)
+	case p.VhostServerPath != "" && !filepath.IsAbs(p.VhostServerPath):
+		add(pf+".vhost-server-path", "want an absolute path, got %q", p.VhostServerPath)
+	}
 }

@@ -363,39 +363,54 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			w.fail(n, path, "want a mapping (key: value), got %s", kindName(n))
-			return
+		w.walkStruct(n, t, path)
+	case reflect.Slice, reflect.Map:
+		w.walkCollection(n, t, path)
+	default:
+		w.checkScalar(n, t, path)
+	}
+}
+
+// walkStruct checks a mapping against a struct's yaml fields: unknown and
+// duplicate keys fail, known ones are walked.
+func (w *walker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		w.fail(n, path, "want a mapping (key: value), got %s", kindName(n))
+		return
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
 		}
-		fields := map[string]reflect.Type{}
-		var names []string
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-			if tag == "" || tag == "-" || !f.IsExported() {
-				continue
-			}
-			fields[tag] = f.Type
-			names = append(names, tag)
+		fields[tag] = f.Type
+		names = append(names, tag)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := k.Value
+		ft, ok := fields[key]
+		if !ok {
+			w.fail(k, join(path, key), "unknown field (known: %s)", strings.Join(names, ", "))
+			continue
 		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			key := k.Value
-			ft, ok := fields[key]
-			if !ok {
-				w.fail(k, join(path, key), "unknown field (known: %s)", strings.Join(names, ", "))
-				continue
-			}
-			if seen[key] {
-				w.fail(k, join(path, key), "duplicate key")
-				continue
-			}
-			seen[key] = true
-			w.lines[join(path, key)] = k.Line
-			w.walk(v, ft, join(path, key))
+		if seen[key] {
+			w.fail(k, join(path, key), "duplicate key")
+			continue
 		}
-	case reflect.Slice:
+		seen[key] = true
+		w.lines[join(path, key)] = k.Line
+		w.walk(v, ft, join(path, key))
+	}
+}
+
+// walkCollection walks a list's items or a map's values.
+func (w *walker) walkCollection(n *yaml.Node, t reflect.Type, path string) {
+	if t.Kind() == reflect.Slice {
 		if n.Kind != yaml.SequenceNode {
 			w.fail(n, path, "want a list, got %s", kindName(n))
 			return
@@ -405,17 +420,23 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			w.lines[p] = c.Line
 			w.walk(c, t.Elem(), p)
 		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			w.fail(n, path, "want a mapping (key: value), got %s", kindName(n))
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := join(path, k.Value)
-			w.lines[p] = k.Line
-			w.walk(v, t.Elem(), p)
-		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		w.fail(n, path, "want a mapping (key: value), got %s", kindName(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := join(path, k.Value)
+		w.lines[p] = k.Line
+		w.walk(v, t.Elem(), p)
+	}
+}
+
+// checkScalar checks a scalar node against a string, bool or number field.
+func (w *walker) checkScalar(n *yaml.Node, t reflect.Type, path string) {
+	switch t.Kind() {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			w.fail(n, path, "want a string, got %s", kindName(n))
