@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -89,5 +95,42 @@ func TestImportRules(t *testing.T) {
 	}
 	if len(pkgs["rig/bench/internal/dpdk"].CgoFiles) == 0 {
 		t.Errorf("bench/internal/dpdk has no cgo files: is the rule still checking the right package?")
+	}
+}
+
+// TestNoLongFunctions keeps every Go function outside tests at 80 lines or
+// fewer (docs/architecture.md): a longer one is split by role.
+func TestNoLongFunctions(t *testing.T) {
+	const limit = 80
+	fset := token.NewFileSet()
+	var long []string
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Body != nil {
+				if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > limit {
+					long = append(long, fmt.Sprintf("%s: %s is %d lines", strings.TrimPrefix(p, "../../"), fd.Name.Name, n))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(long) > 0 {
+		t.Errorf("functions over %d lines (split them by role):\n%s", limit, strings.Join(long, "\n"))
 	}
 }
