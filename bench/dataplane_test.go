@@ -33,7 +33,7 @@ func checkNoLoss(t *testing.T, r *Result, n uint64) {
 }
 
 // gen -> net_ring (a port whose tx ring is its rx ring) -> rx, one process.
-func TestLoopRingExactCountsFlowsSizes(t *testing.T) {
+func TestPrivilegedLoopRingExactCountsFlowsSizes(t *testing.T) {
 	needDataplane(t)
 	const n = 200000
 	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: n, FrameSize: 128,
@@ -89,7 +89,7 @@ func ipSum(h []byte) uint16 {
 }
 
 // gen -> memif server/client pair -> rx with 2 queues (2 streams) on one core.
-func TestLoopMemifPairTwoQueues(t *testing.T) {
+func TestPrivilegedLoopMemifPairTwoQueues(t *testing.T) {
 	needDataplane(t)
 	sock := sockPath(t, "m.sock")
 	const n = 300001
@@ -104,7 +104,7 @@ func TestLoopMemifPairTwoQueues(t *testing.T) {
 	}
 }
 
-func TestPcapReplayByteExact(t *testing.T) {
+func TestPrivilegedPcapReplayByteExact(t *testing.T) {
 	needDataplane(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "in.pcap")
@@ -130,7 +130,7 @@ func TestPcapReplayByteExact(t *testing.T) {
 }
 
 // Two processes: loop (gen+rx on memif servers) -> DUT fwd (memif clients).
-func TestFwdModesRewriteFrames(t *testing.T) {
+func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 	needDataplane(t)
 	for _, mode := range []string{"io", "mac", "macswap"} {
 		t.Run(mode, func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestFwdModesRewriteFrames(t *testing.T) {
 	}
 }
 
-func TestRateLimitWithin5Percent(t *testing.T) {
+func TestPrivilegedRateLimitWithin5Percent(t *testing.T) {
 	needDataplane(t)
 	const pps = 100000
 	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Rate: "100kpps", Duration: 2 * time.Second, RxD: 512, TxD: 512})
@@ -200,7 +200,7 @@ func TestRateLimitWithin5Percent(t *testing.T) {
 }
 
 // SIGINT mid-run: exit 0 within 1 s, hugepage files gone.
-func TestSIGINTStopsCleanly(t *testing.T) {
+func TestPrivilegedSIGINTStopsCleanly(t *testing.T) {
 	needDataplane(t)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", dir).CombinedOutput(); err != nil {
@@ -276,7 +276,7 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 }
 
 // rig bench gen in one process -> memif -> rig bench rx in another.
-func TestGenToRxTwoProcesses(t *testing.T) {
+func TestPrivilegedGenToRxTwoProcesses(t *testing.T) {
 	needDataplane(t)
 	sock := sockPath(t, "g.sock")
 	const n = 50000
@@ -303,7 +303,7 @@ func TestGenToRxTwoProcesses(t *testing.T) {
 
 // A failed rte_eal_init (here: a --vdev no driver parses) must not leave
 // its runtime dir (config, fbarrays: ~1.8 MB of tmpfs) behind.
-func TestEALInitFailureRemovesRuntimeDir(t *testing.T) {
+func TestPrivilegedEALInitFailureRemovesRuntimeDir(t *testing.T) {
 	needDataplane(t)
 	prefix := fmt.Sprintf("rigfail%d", os.Getpid())
 	rt := "/var/run/dpdk/" + prefix
@@ -321,7 +321,7 @@ func TestEALInitFailureRemovesRuntimeDir(t *testing.T) {
 // loop --rxq 2 alone (the default memif pair): both ports get 2 queues each
 // way, so the pair links up and every frame arrives (before: link down
 // after 10 s, blamed on the cable).
-func TestLoopRxQ2DefaultPair(t *testing.T) {
+func TestPrivilegedLoopRxQ2DefaultPair(t *testing.T) {
 	needDataplane(t)
 	const n = 100000
 	out := runHelper(t, Config{Role: RoleLoop, Count: n, RxQ: 2, RxD: 512, TxD: 512})
@@ -336,7 +336,7 @@ func TestLoopRxQ2DefaultPair(t *testing.T) {
 // tx back-pressures the generator). The loop must report exactly the DUT's
 // drops as lost, and every frame missing before the last one received as a
 // sequence gap.
-func TestLossFromDUTDropsIsExact(t *testing.T) {
+func TestPrivilegedLossFromDUTDropsIsExact(t *testing.T) {
 	needDataplane(t)
 	s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 	const n = 20000
@@ -421,7 +421,7 @@ func stampedFrame(stream uint16, seq uint64) []byte {
 //
 // A receiver tracking one sequence for all streams, or not taking a late
 // frame's gap back, or not counting gaps at all, gets other numbers.
-func TestSeqGapsAndReorderExact(t *testing.T) {
+func TestPrivilegedSeqGapsAndReorderExact(t *testing.T) {
 	needDataplane(t)
 	type sf struct {
 		stream uint16

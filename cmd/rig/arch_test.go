@@ -134,3 +134,54 @@ func TestNoLongFunctions(t *testing.T) {
 		t.Errorf("functions over %d lines (split them by role):\n%s", limit, strings.Join(long, "\n"))
 	}
 }
+
+// TestRootTestNames: a test that calls a privileged gate
+// (testutil.RequirePrivileged, or a helper that reserves real hugepages,
+// starts a real OvS or a DPDK dataplane) is named TestPrivileged…, so that
+// `go test -run Privileged` selects exactly the tests that need root.
+func TestRootTestNames(t *testing.T) {
+	gates := map[string]bool{"RequirePrivileged": true, "needDataplane": true, "Reserve": true, "Start": true}
+	fset := token.NewFileSet()
+	var wrong []string
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Test") || strings.HasPrefix(fd.Name.Name, "TestPrivileged") {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				name := ""
+				switch fn := call.Fun.(type) {
+				case *ast.Ident:
+					name = fn.Name
+				case *ast.SelectorExpr:
+					if x, ok := fn.X.(*ast.Ident); ok && (x.Name == "testutil" || x.Name == "hugetest" || x.Name == "ovstest") {
+						name = fn.Sel.Name
+					}
+				}
+				if gates[name] {
+					wrong = append(wrong, fmt.Sprintf("%s: %s calls %s", strings.TrimPrefix(p, "../../"), fd.Name.Name, name))
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Errorf("privileged tests not named TestPrivileged…:\n%s", strings.Join(wrong, "\n"))
+	}
+}

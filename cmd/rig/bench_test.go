@@ -62,7 +62,7 @@ func TestBenchThresholds(t *testing.T) {
 }
 
 // EAL is once per process: the end-to-end run re-execs this test binary.
-func TestBenchLoopEndToEndExitCodes(t *testing.T) {
+func TestPrivilegedBenchLoopEndToEndExitCodes(t *testing.T) {
 	if os.Getenv("RIG_CMD_BENCH_CHILD") != "" {
 		t.Skip("child")
 	}
@@ -94,11 +94,11 @@ func TestBenchLoopEndToEndExitCodes(t *testing.T) {
 	}
 }
 
-// TestBenchChild is the re-exec'd side of TestBenchLoopEndToEndExitCodes.
+// TestBenchChild is the re-exec'd side of TestPrivilegedBenchLoopEndToEndExitCodes.
 func TestBenchChild(t *testing.T) {
 	args := os.Getenv("RIG_CMD_BENCH_CHILD")
 	if args == "" {
-		t.Skip("helper for TestBenchLoopEndToEndExitCodes")
+		t.Skip("helper for TestPrivilegedBenchLoopEndToEndExitCodes")
 	}
 	os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 }
