@@ -1,0 +1,49 @@
+package labinfo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadAbsentIsNotALab(t *testing.T) {
+	in, err := Read(t.TempDir())
+	if in != nil || err != nil {
+		t.Fatalf("Read(empty root) = %v, %v; want nil, nil", in, err)
+	}
+}
+
+func TestWriteRead(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "run", "rig")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := &Info{Name: "a", Kind: "bf2-dpu", NetNS: "rig-lab-a", WireNetNS: "rig-lab-a-wire",
+		FirmwareState: "/run/rig/fw.json", Substitutions: map[string]string{"mlx5": "net_af_packet"}}
+	if err := Write(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "a" || got.WireNetNS != "rig-lab-a-wire" || got.Substitutions["mlx5"] != "net_af_packet" || got.SchemaVersion != SchemaVersion {
+		t.Fatalf("Read = %+v", got)
+	}
+}
+
+func TestReadDamaged(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, Path)
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, []byte("{"), 0o644)
+	if _, err := Read(root); err == nil || !strings.Contains(err.Error(), "rig lab down") {
+		t.Fatalf("Read(damaged) err = %v; want one that says to recreate the lab", err)
+	}
+	os.WriteFile(p, []byte(`{"schemaVersion":"rig.lab/v9"}`), 0o644)
+	if _, err := Read(root); err == nil || !strings.Contains(err.Error(), "rig.lab/v9") {
+		t.Fatalf("Read(other schema) err = %v", err)
+	}
+}
