@@ -377,6 +377,18 @@ func FormatSize(kb int64) string {
 	return fmt.Sprintf("%dK", kb)
 }
 
+// FormatAmount renders an amount of memory for people: "1.5 GiB", "512 MiB",
+// "96 kB".
+func FormatAmount(kb int64) string {
+	switch {
+	case kb >= 1<<20:
+		return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+	case kb >= 1<<10:
+		return fmt.Sprintf("%.0f MiB", float64(kb)/(1<<10))
+	}
+	return fmt.Sprintf("%d kB", kb)
+}
+
 // FormatSizes lists page sizes for messages: "2M, 1G" ("none" when empty).
 func FormatSizes(kbs []int64) string {
 	if len(kbs) == 0 {

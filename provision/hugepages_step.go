@@ -167,7 +167,7 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 		if memTotal > 0 && kb > memTotal {
 			return "", &Problem{Object: obj,
 				Err: fmt.Errorf("count %d x %s = %s is more than this machine's memory (MemTotal %s); nothing was written",
-					r.Count, hugepages.FormatSize(r.SizeKB), kbString(kb), kbString(memTotal)),
+					r.Count, hugepages.FormatSize(r.SizeKB), hugepages.FormatAmount(kb), hugepages.FormatAmount(memTotal)),
 				CauseText: "the kernel would first try to take all free memory for hugepages, starving everything else",
 				FixText:   fmt.Sprintf("ask for at most %d pages of %s, and leave memory for the system", memTotal/r.SizeKB, hugepages.FormatSize(r.SizeKB))}
 		}
@@ -182,24 +182,14 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 	}
 	if memTotal > 0 && totalKB > memTotal {
 		return "", &Problem{Object: "hugepages",
-			Err:     fmt.Errorf("the pools asked for total %s, more than this machine's memory (MemTotal %s); nothing was written", kbString(totalKB), kbString(memTotal)),
+			Err:     fmt.Errorf("the pools asked for total %s, more than this machine's memory (MemTotal %s); nothing was written", hugepages.FormatAmount(totalKB), hugepages.FormatAmount(memTotal)),
 			FixText: "lower the counts so that together they fit in RAM, with room left for the system"}
 	}
 	if memAvail > 0 && growKB > memAvail {
 		return fmt.Sprintf("WARNING: hugepages: growing the pools needs %s but only %s is available (MemAvailable); the kernel grants what it can, evicting caches, and rig reports any shortfall",
-			kbString(growKB), kbString(memAvail)), nil
+			hugepages.FormatAmount(growKB), hugepages.FormatAmount(memAvail)), nil
 	}
 	return "", nil
-}
-
-func kbString(kb int64) string {
-	switch {
-	case kb >= 1<<20:
-		return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-	case kb >= 1<<10:
-		return fmt.Sprintf("%.0f MiB", float64(kb)/(1<<10))
-	}
-	return fmt.Sprintf("%d kB", kb)
 }
 
 // planPools plans the pool sizes, or refuses sizes, nodes and shrinks the

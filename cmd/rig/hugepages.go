@@ -76,7 +76,7 @@ func writeHugepagesShow(w io.Writer, st *hugepages.State, rdErr, verify error) e
 			def = " (default)"
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%d\t%s\t%d\t%s\n", hugepages.FormatSize(p.SizeKB), def, node,
-			p.Total, p.Free, rsvd, p.Surplus, humanKB(int64(p.Total)*p.SizeKB))
+			p.Total, p.Free, rsvd, p.Surplus, hugepages.FormatAmount(int64(p.Total)*p.SizeKB))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n/proc/meminfo: HugePages_Total=%d HugePages_Free=%d HugePages_Rsvd=%d HugePages_Surp=%d Hugepagesize=%d kB\n",
@@ -230,16 +230,6 @@ func firstOr(kbs []int64, def int64) int64 {
 		return def
 	}
 	return kbs[0]
-}
-
-func humanKB(kb int64) string {
-	switch {
-	case kb >= 1<<20:
-		return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
-	case kb >= 1<<10:
-		return fmt.Sprintf("%.0f MiB", float64(kb)/(1<<10))
-	}
-	return fmt.Sprintf("%d kB", kb)
 }
 
 func newHugepagesSetCmd(a *app) *cobra.Command {
