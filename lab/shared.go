@@ -26,6 +26,11 @@ func lockState() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// HugepagesDir is made, when missing, as a mount point for the lab's own
+// hugetlbfs (rig's hugepages step mounts there inside the lab): /dev is
+// the host's devtmpfs, so a mkdir inside the lab would stay on the host.
+const HugepagesDir = "/dev/hugepages"
+
 func createdPath() string { return filepath.Join(StateRoot, ".created") }
 
 // ensureMountpoints makes the PrivateDirs that do not exist on the host
@@ -33,7 +38,7 @@ func createdPath() string { return filepath.Join(StateRoot, ".created") }
 // the last lab down removes them again.
 func ensureMountpoints() error {
 	var made []string
-	for _, d := range PrivateDirs() {
+	for _, d := range append(PrivateDirs(), HugepagesDir) {
 		if _, err := os.Lstat(d); err == nil {
 			continue
 		}
@@ -66,7 +71,8 @@ func cleanupShared() error {
 	var errs []error
 	if b, err := os.ReadFile(createdPath()); err == nil {
 		for _, d := range strings.Fields(string(b)) {
-			if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			// busy or not empty: someone on the host uses it now; leave it
+			if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.EBUSY) && !errors.Is(err, unix.ENOTEMPTY) {
 				errs = append(errs, fmt.Errorf("lab: remove mount point %s made by rig lab up: %w", d, err))
 			}
 		}
