@@ -65,7 +65,7 @@ func labUp(t *testing.T, bin, kind, name string) {
 // hostState is what a lab must leave as it found it.
 type hostState struct {
 	Mounts, NetNS, Links, Dirs []string
-	NrPages, FreePages       string
+	NrPages, FreePages         string
 }
 
 func snapshotHost(t *testing.T) hostState {
