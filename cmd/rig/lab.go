@@ -14,7 +14,7 @@ import (
 
 // JSON schema names of the lab commands (status and list share lab.StatusSchema).
 const (
-	labListSchema = "rig.lab.list/v1"
+	labListSchema = lab.StatusSchema // the same document family: status of every lab
 	labDownSchema = "rig.lab.down/v1"
 )
 
