@@ -49,7 +49,7 @@ func (m *Manager) Down(ctx context.Context, name string) (*DownReport, error) {
 	_, e2 := os.Lstat(l.NetNSPath())
 	_, e3 := os.Lstat(l.WireNetNSPath())
 	if e1 != nil && e2 != nil && e3 != nil {
-		return nil, notFound(name)
+		return nil, errors.Join(notFound(name), cleanupShared()) // lockState made StateRoot
 	}
 	return m.teardown(ctx, l)
 }

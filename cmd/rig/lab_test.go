@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,24 +63,52 @@ func labUp(t *testing.T, bin, kind, name string) {
 	t.Cleanup(func() { runBin(t, bin, "lab", "down", name) })
 }
 
-// hostState is what a lab must leave as it found it.
+// hostState is what a lab must leave as it found it. Other tests run
+// on this host at the same time (their own netns, links, mounts in temp
+// dirs, hugepage users), so it holds what a lab could leave: mounts on
+// rig-lab paths, the private dirs and /sys; rig-lab netns; host links named
+// like a card netdev; StateRoot; the hugepage pool.
 type hostState struct {
 	Mounts, NetNS, Links, Dirs []string
-	NrPages, FreePages         string
+	NrPages                    string
+	FreePages                  int
+}
+
+func labRelated(mountpoint string) bool {
+	if strings.Contains(mountpoint, "rig-lab") || strings.HasPrefix(mountpoint, "/sys") {
+		return true
+	}
+	for _, d := range lab.PrivateDirs() {
+		if mountpoint == d || strings.HasPrefix(mountpoint, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// hostMounts lists "MOUNTPOINT FSTYPE" of this mount namespace.
+func hostMounts(t *testing.T) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if _, post, ok := strings.Cut(line, " - "); ok && len(f) > 4 {
+			out = append(out, f[4]+" "+strings.Fields(post)[0])
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func snapshotHost(t *testing.T) hostState {
 	t.Helper()
 	var s hostState
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && !strings.HasPrefix(f[4], os.TempDir()) { // other tests' temp mounts come and go
-			_, post, _ := strings.Cut(line, " - ")
-			s.Mounts = append(s.Mounts, f[4]+" "+strings.Fields(post)[0])
+	for _, m := range hostMounts(t) {
+		if labRelated(strings.Fields(m)[0]) {
+			s.Mounts = append(s.Mounts, m)
 		}
 	}
 	ents, _ := os.ReadDir("/run/netns")
@@ -92,19 +121,25 @@ func snapshotHost(t *testing.T) hostState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range links {
-		s.Links = append(s.Links, l.Attrs().Name)
-	}
-	for _, d := range append(lab.PrivateDirs(), lab.StateRoot, lab.HugepagesDir) {
-		if _, err := os.Lstat(d); err == nil {
-			s.Dirs = append(s.Dirs, d)
+	cardNames := map[string]bool{}
+	for _, c := range card.Kinds() {
+		for _, n := range c.Netdevs {
+			cardNames[n.Name] = true
 		}
+	}
+	for _, l := range links {
+		if cardNames[l.Attrs().Name] || strings.HasPrefix(l.Attrs().Name, "rig-lab") {
+			s.Links = append(s.Links, l.Attrs().Name)
+		}
+	}
+	if _, err := os.Lstat(lab.StateRoot); err == nil {
+		s.Dirs = append(s.Dirs, lab.StateRoot)
 	}
 	hp := "/sys/kernel/mm/hugepages/hugepages-2048kB/"
 	nr, _ := os.ReadFile(hp + "nr_hugepages")
 	free, _ := os.ReadFile(hp + "free_hugepages")
-	s.NrPages, s.FreePages = strings.TrimSpace(string(nr)), strings.TrimSpace(string(free))
-	sort.Strings(s.Mounts)
+	s.NrPages = strings.TrimSpace(string(nr))
+	s.FreePages, _ = strconv.Atoi(strings.TrimSpace(string(free)))
 	sort.Strings(s.Links)
 	return s
 }
@@ -142,13 +177,21 @@ func isZombie(pid int) bool {
 	return len(f) == 0 || f[0] == "Z"
 }
 
+// same: everything equal, and at least as many free hugepages as before
+// (the lab's are back; other processes on the host may free more).
+func (s hostState) same(before hostState) bool {
+	a, b := s, before
+	a.FreePages, b.FreePages = 0, 0
+	return fmt.Sprint(a) == fmt.Sprint(b) && s.FreePages >= before.FreePages
+}
+
 // waitEqual polls until the host is as before (the kernel frees a mount
 // namespace's hugetlbfs pages once its last user is gone) or 20 s pass.
 func waitEqual(t *testing.T, before hostState) {
 	t.Helper()
 	var after hostState
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if after = snapshotHost(t); fmt.Sprint(after) == fmt.Sprint(before) {
+		if after = snapshotHost(t); after.same(before) {
 			return
 		}
 	}
@@ -156,11 +199,20 @@ func waitEqual(t *testing.T, before hostState) {
 		what     string
 		bef, aft any
 	}{{"mounts", before.Mounts, after.Mounts}, {"netns", before.NetNS, after.NetNS}, {"links", before.Links, after.Links},
-		{"dirs", before.Dirs, after.Dirs}, {"nr_hugepages", before.NrPages, after.NrPages}, {"free_hugepages", before.FreePages, after.FreePages}} {
+		{"dirs", before.Dirs, after.Dirs}, {"nr_hugepages", before.NrPages, after.NrPages}} {
 		if fmt.Sprint(d.bef) != fmt.Sprint(d.aft) {
 			t.Errorf("%s before the lab: %v\nafter down: %v", d.what, d.bef, d.aft)
 		}
 	}
+	if after.FreePages < before.FreePages {
+		t.Errorf("free 2 MiB hugepages: %d before the lab, %d after down", before.FreePages, after.FreePages)
+	}
+}
+
+// madeMountpoints is what Up noted it made (StateRoot/.created).
+func madeMountpoints() []string {
+	b, _ := os.ReadFile(filepath.Join(lab.StateRoot, ".created"))
+	return strings.Fields(string(b))
 }
 
 // hvPlaybook: a hugetlbfs mount inside the lab and the lab's OvS with DPDK
@@ -202,7 +254,7 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	warmNetns(t)
-	before := snapshotHost(t)
+	before, hostMounts0 := snapshotHost(t), hostMounts(t)
 	labUp(t, bin, "bf2-dpu", "lt-host")
 	code, out, errOut := runBin(t, bin, "lab", "exec", "lt-host", "--", bin, "up", "-p", pb)
 	if code != 0 || !strings.Contains(out, "restart (private instance in /var/run/openvswitch)") || !strings.Contains(out, "dpdk_initialized=true") {
@@ -212,9 +264,10 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "vnull0") || !strings.Contains(out, "unix:/var/run/openvswitch/db.sock") {
 		t.Fatalf("rig ovs status inside: exit %d\n%s", code, out)
 	}
-	if fmt.Sprint(snapshotHost(t).Mounts) != fmt.Sprint(before.Mounts) && strings.Contains(fmt.Sprint(snapshotHost(t).Mounts), "hugetlbfs") {
-		t.Errorf("the lab's hugetlbfs shows on the host: %v", snapshotHost(t).Mounts)
+	if b, u := strings.Count(fmt.Sprint(hostMounts0), "hugetlbfs"), strings.Count(fmt.Sprint(hostMounts(t)), "hugetlbfs"); u != b {
+		t.Errorf("hugetlbfs mounts on the host: %d before the lab, %d with the lab's OvS-DPDK running", b, u)
 	}
+	made := madeMountpoints()
 	st := labStatus(t, bin, "lt-host")
 	if len(st.Processes) < 2 {
 		t.Fatalf("lab processes: %+v, want ovsdb-server and ovs-vswitchd", st.Processes)
@@ -228,8 +281,16 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 		}
 	}
 	waitEqual(t, before)
+	for _, d := range made {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("%s, made by lab up as a mount point, is still there", d)
+		}
+	}
 	if code, _, errOut := runBin(t, bin, "lab", "down", "lt-host"); code != exitFailure || !strings.Contains(errOut, "no such lab") {
 		t.Errorf("second down: exit %d, %s", code, errOut)
+	}
+	if _, err := os.Lstat(lab.StateRoot); err == nil && len(before.Dirs) == 0 {
+		t.Errorf("down of a lab that is not up left %s behind", lab.StateRoot)
 	}
 }
 
