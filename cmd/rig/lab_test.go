@@ -268,6 +268,7 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 		t.Errorf("hugetlbfs mounts on the host: %d before the lab, %d with the lab's OvS-DPDK running", b, u)
 	}
 	made := madeMountpoints()
+	during := snapshotHost(t)
 	st := labStatus(t, bin, "lt-host")
 	if len(st.Processes) < 2 {
 		t.Fatalf("lab processes: %+v, want ovsdb-server and ovs-vswitchd", st.Processes)
@@ -281,6 +282,8 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 		}
 	}
 	waitEqual(t, before)
+	t.Logf("free 2 MiB hugepages: %d before the lab, %d with its OvS-DPDK running, %d after down; lab processes were %+v",
+		before.FreePages, during.FreePages, snapshotHost(t).FreePages, st.Processes)
 	for _, d := range made {
 		if _, err := os.Lstat(d); err == nil {
 			t.Errorf("%s, made by lab up as a mount point, is still there", d)
