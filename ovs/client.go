@@ -38,7 +38,9 @@ type Target struct {
 }
 
 // TargetFor resolves the --rundir / --db flags. rundir wins; --db alone
-// points at its socket's directory (private layout if conf.db lives there).
+// points at its socket's directory (private layout if conf.db lives there);
+// neither is the instance at /var/run/openvswitch, private if rig started
+// it there (defaultTarget).
 func TargetFor(h Host, rundir, db string) Target {
 	switch {
 	case rundir != "":
@@ -58,7 +60,20 @@ func TargetFor(h Host, rundir, db string) Target {
 	case db != "":
 		return Target{DB: db, RunDir: SystemRunDir, LogFile: SystemLogFile}
 	}
-	return Target{RunDir: SystemRunDir, LogFile: SystemLogFile}
+	return defaultTarget(h, SystemRunDir)
+}
+
+// defaultTarget is the instance at the default rundir dir. One that rig
+// started there (Daemon: conf.db and ovsdb-server.pid in the rundir, as
+// in a rig lab or after `rig ovs daemon start --rundir /var/run/openvswitch`)
+// is Private: restarted by pid, its log in the rundir. Debian's packaged
+// instance keeps conf.db in /etc/openvswitch, so it stays the system one
+// (systemd, /var/log/openvswitch).
+func defaultTarget(h Host, dir string) Target {
+	if h.LiveExists(filepath.Join(dir, "conf.db")) && h.LiveExists(filepath.Join(dir, "ovsdb-server.pid")) {
+		return Target{DB: "unix:" + filepath.Join(dir, "db.sock"), RunDir: dir, LogFile: filepath.Join(dir, "ovs-vswitchd.log"), Private: true}
+	}
+	return Target{RunDir: dir, LogFile: SystemLogFile}
 }
 
 // Client runs ovs-vsctl through the host exec seam.

@@ -72,3 +72,31 @@ func TestTargetForDBChecksLiveFiles(t *testing.T) {
 		t.Errorf("files only under the root: %+v, want the system instance's log", got)
 	}
 }
+
+// No flags: the default rundir holds a rig-started instance (conf.db and
+// ovsdb-server.pid there, live) → private, restarted by pid, log in the
+// rundir; a rundir with only a pidfile (Debian's instance keeps conf.db in
+// /etc/openvswitch) → the system instance.
+func TestDefaultTargetRecognisesRigStartedInstance(t *testing.T) {
+	dir := t.TempDir()
+	h := fakeRoot(t, nil)
+	if got := defaultTarget(h, dir); got.Private || got.DB != "" || got.LogFile != SystemLogFile || got.RunDir != dir {
+		t.Errorf("empty rundir: %+v, want the system instance", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ovsdb-server.pid"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultTarget(h, dir); got.Private {
+		t.Errorf("pidfile without conf.db: %+v, want the system instance", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "conf.db"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := Target{DB: "unix:" + dir + "/db.sock", RunDir: dir, LogFile: dir + "/ovs-vswitchd.log", Private: true}
+	if got := defaultTarget(h, dir); got != want {
+		t.Errorf("rig-started instance: %+v, want %+v", got, want)
+	}
+	if got := TargetFor(h, "", ""); got.RunDir != SystemRunDir {
+		t.Errorf("TargetFor with no flags: rundir %s, want %s", got.RunDir, SystemRunDir)
+	}
+}

@@ -11,4 +11,5 @@ func addCommands(root *cobra.Command, a *app) {
 	root.AddCommand(newBenchCmd(a))
 	root.AddCommand(newModeCmd(a), newFwSimCmd(a))
 	root.AddCommand(newOVSCmd(a))
+	root.AddCommand(newLabCmd(a))
 }

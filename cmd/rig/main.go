@@ -177,6 +177,10 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 }
 
 func main() {
+	// multi-call: inside a lab, mstconfig/mlxconfig are links to rig
+	if tool, ok := firmwareTool(os.Args[0]); ok {
+		os.Exit(runFirmwareTool(tool, os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

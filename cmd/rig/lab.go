@@ -1,0 +1,229 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rig/lab"
+	"rig/lab/card"
+)
+
+// JSON schema names of the lab commands (status and list share lab.StatusSchema).
+const (
+	labListSchema = lab.StatusSchema // the same document family: status of every lab
+	labDownSchema = "rig.lab.down/v1"
+)
+
+// newLabCmd is `rig lab`: the virtual BlueField.
+func newLabCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "A virtual BlueField/ConnectX on this host (namespaces, sysfs view, firmware tools, OvS) on which rig runs unchanged",
+		Long: `rig lab up KIND gives a virtual card: a network namespace (rig-lab-NAME) with the card's
+netdevs as veths whose far ends sit, same-named, in rig-lab-NAME-wire; a mount
+namespace with the card's sysfs view; mstconfig/mlxconfig answering from the
+lab's firmware state; the lab's own OvS at /var/run/openvswitch; and
+/run/rig/lab.json. Inside "rig lab exec NAME -- rig ...", rig needs no --root,
+--fw-sim or --rundir.
+
+Kinds: ` + kindList(),
+	}
+	cmd.AddCommand(newLabUpCmd(a), newLabDownCmd(a), newLabExecCmd(a), newLabStatusCmd(a), newLabListCmd(a),
+		newLabPowerCycleCmd(a), newLabLinkCmd(a))
+	cmd.AddCommand(newLabInternalCmds(a)...)
+	return cmd
+}
+
+func kindList() string {
+	var b strings.Builder
+	for _, c := range card.Kinds() {
+		fmt.Fprintf(&b, "\n  %-11s %s", c.Kind, c.Summary)
+	}
+	return b.String()
+}
+
+// labManager is the lab's manager for this rig binary.
+func (a *app) labManager() (*lab.Manager, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("lab: find the rig binary: %w", err)
+	}
+	return &lab.Manager{Binary: bin, Host: a.host()}, nil
+}
+
+// labNeedsRoot refuses a non-root user before anything is touched.
+func (a *app) labNeedsRoot() error {
+	if a.geteuid == nil || a.geteuid() == 0 {
+		return nil
+	}
+	return withCode(exitFailure, fmt.Errorf("%s needs root: a lab is network and mount namespaces, veths and mounts; run it as root", a.cmdPath))
+}
+
+// labError maps lab errors to exit codes: a bad name or kind is usage.
+func labError(err error) error {
+	var le *lab.Error
+	if errors.As(err, &le) {
+		return withCode(exitFailure, err)
+	}
+	return err
+}
+
+func newLabUpCmd(a *app) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "up KIND [--name NAME]",
+		Short: "Make a lab of KIND (" + strings.Join(card.KindNames(), ", ") + "); NAME defaults to KIND",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, ok := card.Lookup(args[0]); !ok {
+				return withCode(exitUsage, fmt.Errorf("lab up: unknown kind %q; kinds: %s", args[0], strings.Join(card.KindNames(), ", ")))
+			}
+			if name == "" {
+				name = args[0]
+			}
+			if err := lab.ValidateName(name); err != nil {
+				return withCode(exitUsage, fmt.Errorf("--name: %w", err))
+			}
+			if err := a.labNeedsRoot(); err != nil {
+				return err
+			}
+			m, err := a.labManager()
+			if err != nil {
+				return err
+			}
+			st, err := m.Up(cmd.Context(), args[0], name)
+			if err != nil {
+				return labError(err)
+			}
+			if a.json() {
+				return a.emitJSON(st)
+			}
+			fmt.Fprint(a.out, st.String())
+			fmt.Fprintf(a.out, "use it: rig lab exec %s -- rig inventory\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "lab name (default: KIND); it names rig-lab-NAME and rig-lab-NAME-wire")
+	return cmd
+}
+
+func newLabDownCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down NAME",
+		Short: "Remove a lab: its processes, mount namespace, network namespaces (veths), state",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lab.ValidateName(args[0]); err != nil {
+				return withCode(exitUsage, err)
+			}
+			if err := a.labNeedsRoot(); err != nil {
+				return err
+			}
+			m, err := a.labManager()
+			if err != nil {
+				return err
+			}
+			rep, err := m.Down(cmd.Context(), args[0])
+			if err != nil && rep == nil {
+				return labError(err)
+			}
+			if a.json() {
+				if jerr := a.emitJSON(map[string]any{"schemaVersion": labDownSchema, "name": rep.Name, "killed": rep.Killed, "removed": rep.Removed}); jerr != nil {
+					return jerr
+				}
+			} else {
+				for _, p := range rep.Killed {
+					fmt.Fprintf(a.out, "stopped %d %s (%s)\n", p.PID, p.Comm, p.Where)
+				}
+				for _, r := range rep.Removed {
+					fmt.Fprintf(a.out, "removed %s\n", r)
+				}
+				fmt.Fprintf(a.out, "lab %s is down\n", rep.Name)
+			}
+			return labError(err)
+		},
+	}
+}
+
+func newLabExecCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exec NAME -- COMMAND [ARG...]",
+		Short: "Run COMMAND inside the lab (its network and mount namespaces, its bin dir first on PATH)",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return withCode(exitUsage, fmt.Errorf("lab exec: want NAME -- COMMAND [ARG...], e.g. rig lab exec bf2-dpu -- rig inventory"))
+			}
+			l, err := lab.ForName(args[0])
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			if err := a.labNeedsRoot(); err != nil {
+				return err
+			}
+			return labError(l.Exec(args[1:]))
+		},
+	}
+}
+
+func newLabStatusCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show a lab (or every lab): namespaces, netdevs and their wire ends, RDMA port states, firmware mode, processes",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.labList()
+			}
+			if err := lab.ValidateName(args[0]); err != nil {
+				return withCode(exitUsage, err)
+			}
+			st, err := lab.StatusOf(args[0])
+			if err != nil {
+				return labError(err)
+			}
+			if a.json() {
+				return a.emitJSON(st)
+			}
+			fmt.Fprint(a.out, st.String())
+			if !st.Up {
+				return withCode(exitFailure, nil)
+			}
+			return nil
+		},
+	}
+}
+
+func newLabListCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the labs on this host",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return a.labList() },
+	}
+}
+
+func (a *app) labList() error {
+	labs, err := lab.List()
+	if err != nil {
+		return err
+	}
+	if a.json() {
+		return a.emitJSON(map[string]any{"schemaVersion": labListSchema, "labs": labs})
+	}
+	if len(labs) == 0 {
+		fmt.Fprintln(a.out, "no labs (rig lab up KIND makes one)")
+	}
+	for _, st := range labs {
+		state := "up"
+		if !st.Up {
+			state = "NOT UP"
+		}
+		fmt.Fprintf(a.out, "%-20s %-11s %-7s netns %s, wire %s\n", st.Name, st.Kind, state, st.NetNS, st.WireNetNS)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package lab
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Entering namespaces from Go (lab-notes.md, measured): setns(CLONE_NEWNS)
+// works only on a thread that first unshared CLONE_FS, and only that
+// thread moves. So every entry happens on a locked thread that is never
+// unlocked: its goroutine either execs (Exec) or ends, and Go then kills
+// the thread with its namespaces.
+
+// setnsFile joins the namespace of kind nstype that file p names.
+func setnsFile(p string, nstype int) error {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, nstype); err != nil {
+		return fmt.Errorf("setns %s: %w", p, err)
+	}
+	return nil
+}
+
+// enter moves the calling goroutine's thread into the lab's network and
+// mount namespaces (locked for good) and returns to the working directory.
+func (l Lab) enter() error {
+	runtime.LockOSThread()
+	wd, _ := os.Getwd()
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fmt.Errorf("unshare CLONE_FS: %w", err)
+	}
+	if err := setnsFile(l.NetNSPath(), unix.CLONE_NEWNET); err != nil {
+		return err
+	}
+	if err := setnsFile(l.MntPath(), unix.CLONE_NEWNS); err != nil {
+		return err
+	}
+	if wd != "" {
+		if err := unix.Chdir(wd); err != nil {
+			_ = unix.Chdir("/")
+		}
+	}
+	return nil
+}
+
+// runInside runs cmd inside the lab and waits for it.
+func (l Lab) runInside(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() {
+		if err := l.enter(); err != nil {
+			done <- fmt.Errorf("lab %s: enter: %w", l.Name, err)
+			return // the locked thread ends with this goroutine
+		}
+		done <- cmd.Run()
+	}()
+	return <-done
+}
+
+// labEnv is env with the lab's bin dir first on PATH.
+func (l Lab) labEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, "PATH="+l.BinDir()+":"+path)
+}
+
+// lookPath finds a command on the lab's PATH.
+func (l Lab) lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			for _, dir := range strings.Split(v, ":") {
+				p := dir + "/" + name
+				if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+					return p, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: not found on the lab's PATH", name)
+}
+
+// Exec replaces the calling process with argv run inside the lab (network
+// and mount namespace, PATH with the lab's bin dir first). It returns only
+// on failure.
+func (l Lab) Exec(argv []string) error {
+	if len(argv) == 0 {
+		return errors.New("lab exec: no command")
+	}
+	if !l.isUp() {
+		return notFound(l.Name)
+	}
+	env := l.labEnv(os.Environ())
+	bin, err := l.lookPath(argv[0], env)
+	if err != nil {
+		return &Error{Lab: l.Name, Err: err, FixText: "give the command's full path"}
+	}
+	done := make(chan error, 1)
+	go func() {
+		if err := l.enter(); err != nil {
+			done <- fmt.Errorf("lab %s: enter: %w", l.Name, err)
+			return
+		}
+		done <- unix.Exec(bin, argv, env)
+	}()
+	err = <-done
+	return fmt.Errorf("lab %s: exec %s: %w", l.Name, bin, err)
+}
+
+// startInit starts the lab's init (the rig binary's hidden `lab __init`)
+// in the lab's network namespace and a new mount namespace, waits for its
+// "ready", binds its mount namespace on MntPath, and lets it exit.
+func (l Lab) startInit(binary string) error {
+	cmd := exec.Command(binary, "lab", "__init", l.Name)
+	cmd.SysProcAttr = &unix.SysProcAttr{Cloneflags: unix.CLONE_NEWNS}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread joins the lab's netns
+		if err := setnsFile(l.NetNSPath(), unix.CLONE_NEWNET); err != nil {
+			started <- err
+			return
+		}
+		started <- cmd.Start()
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("lab %s: start init: %w", l.Name, err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		stdin.Close()
+		werr := cmd.Wait()
+		return fmt.Errorf("lab %s: init failed (%v): %s", l.Name, werr, strings.TrimSpace(line+stderr.String()))
+	}
+	if err := os.WriteFile(l.MntPath(), nil, 0o600); err != nil {
+		return err
+	}
+	bindErr := unix.Mount(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), l.MntPath(), "", unix.MS_BIND, "")
+	stdin.Close()
+	_, _ = io.Copy(io.Discard, stdout)
+	werr := cmd.Wait()
+	if bindErr != nil {
+		return fmt.Errorf("lab %s: bind the mount namespace on %s: %w", l.Name, l.MntPath(), bindErr)
+	}
+	if werr != nil {
+		return fmt.Errorf("lab %s: init: %w: %s", l.Name, werr, stderr.String())
+	}
+	return nil
+}
+
+// isMounted reports whether p is a mount point in this mount namespace
+// (mountinfo: a bind of the same filesystem has the same device).
+func isMounted(p string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	p = filepath.Clean(p)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 5 && unescapeMount(f[4]) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// isUp: both namespaces exist and the mount namespace is bound.
+func (l Lab) isUp() bool {
+	_, err1 := os.Stat(l.NetNSPath())
+	return err1 == nil && isMounted(l.MntPath())
+}

@@ -1,0 +1,225 @@
+package lab
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"rig/internal/host"
+	"rig/internal/labinfo"
+	"rig/lab/card"
+	"rig/lab/fwsim"
+	"rig/provision/mlxconfig"
+	"rig/provision/smartnic"
+)
+
+// StatusSchema names Status' and List's JSON shape.
+const StatusSchema = labinfo.SchemaVersion
+
+// Status is one lab as the host sees it.
+type Status struct {
+	SchemaVersion string           `json:"schemaVersion"`
+	Name          string           `json:"name"`
+	Kind          string           `json:"kind"`
+	Up            bool             `json:"up"`
+	NetNS         string           `json:"netns"`
+	WireNetNS     string           `json:"wireNetns"`
+	StateDir      string           `json:"stateDir"`
+	MountNS       string           `json:"mountNs"`
+	FirmwareState string           `json:"firmwareState"`
+	Netdevs       []NetdevStatus   `json:"netdevs"`
+	Firmware      []FirmwareStatus `json:"firmware"`
+	Processes     []Proc           `json:"processes"`
+	Problems      []string         `json:"problems,omitempty"`
+}
+
+// NetdevStatus is one card netdev: the lab's veth, its wire end, its RDMA port.
+type NetdevStatus struct {
+	Name      string `json:"name"`
+	AdminUp   bool   `json:"adminUp"`
+	Carrier   bool   `json:"carrier"`
+	WireUp    bool   `json:"wireUp"`
+	RDMAPort  string `json:"rdmaPort,omitempty"`
+	PortState string `json:"portState,omitempty"`
+	PhysState string `json:"physState,omitempty"`
+}
+
+// FirmwareStatus is one BlueField function's mode (ConnectX: no mode).
+type FirmwareStatus struct {
+	BDF      string `json:"bdf"`
+	DeviceID string `json:"deviceId"`
+	Current  string `json:"current,omitempty"`
+	Next     string `json:"next,omitempty"`
+	Pending  bool   `json:"pending"`
+}
+
+// StatusOf returns lab name's status; a lab with no state is an *Error
+// with NotFound.
+func StatusOf(name string) (*Status, error) {
+	l, err := ForName(name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(l.Dir); err != nil {
+		return nil, notFound(name)
+	}
+	st := l.status()
+	return &st, nil
+}
+
+// List returns every lab with state on this host.
+func List() ([]Status, error) {
+	names, err := Names()
+	if err != nil {
+		return nil, err
+	}
+	out := []Status{}
+	for _, n := range names {
+		out = append(out, Lab{Name: n, Dir: filepath.Join(StateRoot, n)}.status())
+	}
+	return out, nil
+}
+
+func (l Lab) status() Status {
+	st := Status{SchemaVersion: StatusSchema, Name: l.Name, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(),
+		StateDir: l.Dir, MountNS: l.MntPath(), FirmwareState: l.FirmwareState(), Up: l.isUp(),
+		Netdevs: []NetdevStatus{}, Firmware: []FirmwareStatus{}}
+	rec, err := l.readRecord()
+	if err != nil {
+		st.Problems = append(st.Problems, err.Error())
+		return st
+	}
+	st.Kind = rec.Kind
+	if !st.Up {
+		st.Problems = append(st.Problems, "not up: a namespace or the mount namespace bind is missing; `rig lab down "+l.Name+"` removes the rest")
+	}
+	c, _ := card.Lookup(rec.Kind)
+	st.Netdevs = l.netdevStatus(c, &st.Problems)
+	st.Firmware = l.firmwareStatus(&st.Problems)
+	st.Processes = l.procs()
+	if st.Processes == nil {
+		st.Processes = []Proc{}
+	}
+	return st
+}
+
+func (l Lab) netdevStatus(c card.Card, problems *[]string) []NetdevStatus {
+	labH, err1 := host.NetlinkHandle(l.NetNS())
+	wireH, err2 := host.NetlinkHandle(l.WireNetNS())
+	if err1 != nil || err2 != nil {
+		*problems = append(*problems, fmt.Sprintf("netns: %v %v", err1, err2))
+	}
+	out := []NetdevStatus{}
+	for _, n := range c.Netdevs {
+		ns := NetdevStatus{Name: n.Name}
+		if labH != nil {
+			if link, err := labH.LinkByName(n.Name); err == nil {
+				ns.AdminUp = link.Attrs().Flags&net.FlagUp != 0
+				ns.Carrier = link.Attrs().RawFlags&unix.IFF_LOWER_UP != 0
+			} else {
+				*problems = append(*problems, "netdev "+n.Name+": "+err.Error())
+			}
+		}
+		if wireH != nil {
+			if link, err := wireH.LinkByName(n.Name); err == nil {
+				ns.WireUp = link.Attrs().Flags&net.FlagUp != 0
+			}
+		}
+		if ib, ok := c.PortOf(n.Name); ok {
+			rel, _ := filepath.Rel(l.CardRoot(), c.PortDir(l.CardRoot(), ib))
+			ns.RDMAPort = ib.Name + "/1"
+			ns.PortState = l.readCard(filepath.Join(rel, "state"))
+			ns.PhysState = l.readCard(filepath.Join(rel, "phys_state"))
+		}
+		out = append(out, ns)
+	}
+	if labH != nil {
+		labH.Delete()
+	}
+	if wireH != nil {
+		wireH.Delete()
+	}
+	return out
+}
+
+func (l Lab) firmwareStatus(problems *[]string) []FirmwareStatus {
+	fs, err := fwsim.New(l.FirmwareState()).Load()
+	if err != nil {
+		*problems = append(*problems, err.Error())
+		return []FirmwareStatus{}
+	}
+	out := []FirmwareStatus{}
+	for _, bdf := range sortedKeys(fs.Devices) {
+		d := fs.Devices[bdf]
+		f := FirmwareStatus{BDF: bdf, DeviceID: d.DeviceID}
+		cur, next := map[string]int64{}, map[string]int64{}
+		for n, p := range d.Params {
+			cur[n], next[n] = p.Current, p.Next
+			f.Pending = f.Pending || p.Current != p.Next
+		}
+		id, _ := smartnic.ParseHexID("0x" + d.DeviceID)
+		model, _ := smartnic.LookupModel(id)
+		if gen, ok := mlxconfig.GenerationForModel(model.Name); ok {
+			f.Current, f.Next = string(mlxconfig.Classify(gen, cur)), string(mlxconfig.Classify(gen, next))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String is Status as text for people.
+func (st Status) String() string {
+	var b strings.Builder
+	state := "up"
+	if !st.Up {
+		state = "NOT UP"
+	}
+	fmt.Fprintf(&b, "lab %s: %s (%s)\n", st.Name, st.Kind, state)
+	fmt.Fprintf(&b, "  netns %s, wire netns %s, mount ns %s\n", st.NetNS, st.WireNetNS, st.MountNS)
+	fmt.Fprintf(&b, "  firmware state %s\n", st.FirmwareState)
+	for _, n := range st.Netdevs {
+		fmt.Fprintf(&b, "  net %-12s admin %s  carrier %s  wire end %s", n.Name, onOff(n.AdminUp, "up", "down"), onOff(n.Carrier, "yes", "no"), onOff(n.WireUp, "up", "down"))
+		if n.RDMAPort != "" {
+			fmt.Fprintf(&b, "  rdma %s: %s, %s", n.RDMAPort, n.PortState, n.PhysState)
+		}
+		b.WriteString("\n")
+	}
+	for _, f := range st.Firmware {
+		fmt.Fprintf(&b, "  firmware %s [15b3:%s]", f.BDF, f.DeviceID)
+		if f.Current != "" {
+			fmt.Fprintf(&b, " mode %s, next boot %s", f.Current, f.Next)
+		}
+		if f.Pending {
+			b.WriteString(" (pending: power-cycle to load)")
+		}
+		b.WriteString("\n")
+	}
+	for _, p := range st.Processes {
+		fmt.Fprintf(&b, "  process %d %s (%s)\n", p.PID, p.Comm, p.Where)
+	}
+	for _, p := range st.Problems {
+		fmt.Fprintf(&b, "  problem: %s\n", p)
+	}
+	return b.String()
+}
+
+func onOff(v bool, yes, no string) string {
+	if v {
+		return yes
+	}
+	return no
+}

@@ -1,0 +1,236 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"rig/internal/host"
+	"rig/lab/card"
+	"rig/lab/fwsim"
+	"rig/provision/mlxconfig"
+)
+
+// Tools are the names the lab's bin dir gives the rig binary: the
+// firmware tools (answered from the lab's firmware state) and rig itself.
+func Tools() []string { return []string{"mstconfig", "mlxconfig", "mstprivhost", "mlxprivhost", "rig"} }
+
+// Manager makes and removes labs. Binary is the rig binary: the lab's
+// init, its OvS starter and its firmware tools are that binary.
+type Manager struct {
+	Binary string
+	Host   *host.Host // exec seam for `ip netns`; host.New("/") by default
+}
+
+func (m *Manager) run(ctx context.Context, name string, args ...string) error {
+	h := m.Host
+	if h == nil {
+		h = host.New("/")
+	}
+	_, err := h.Run(ctx, name, args...)
+	return err
+}
+
+// Up makes lab name of kind. A lab of that name already up is an *Error
+// with Exists; a failure half way removes what was made.
+func (m *Manager) Up(ctx context.Context, kind, name string) (*Status, error) {
+	c, ok := card.Lookup(kind)
+	if !ok {
+		return nil, fmt.Errorf("lab: unknown kind %q; kinds: %s", kind, strings.Join(card.KindNames(), ", "))
+	}
+	l, err := ForName(name)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockState()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Lstat(l.Dir); err == nil {
+		r, _ := l.readRecord()
+		return nil, &Error{Lab: name, Exists: true, Err: fmt.Errorf("already up (kind %s)", r.Kind),
+			FixText: "use it (`rig lab exec " + name + " -- …`), or `rig lab down " + name + "` first, or pick another --name"}
+	}
+	for _, ns := range []string{l.NetNSPath(), l.WireNetNSPath()} {
+		if _, err := os.Lstat(ns); err == nil {
+			return nil, &Error{Lab: name, Exists: true, Err: fmt.Errorf("%s exists but the lab has no state in %s", ns, l.Dir),
+				FixText: "`rig lab down " + name + "` removes what is left"}
+		}
+	}
+	if err := m.create(ctx, l, c); err != nil {
+		_, derr := m.teardown(ctx, l)
+		return nil, errors.Join(err, derr)
+	}
+	st := l.status()
+	return &st, nil
+}
+
+// create makes the lab's state dir, namespaces, veths, mount namespace and OvS.
+func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
+	if err := l.makeStateDir(); err != nil {
+		return err
+	}
+	if err := l.writeRecord(record{Name: l.Name, Kind: c.Kind, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(), Binary: m.Binary}); err != nil {
+		return err
+	}
+	if err := c.Write(l.CardRoot(), true); err != nil {
+		return err
+	}
+	if err := l.initFirmware(c); err != nil {
+		return err
+	}
+	if err := l.makeBin(m.Binary); err != nil {
+		return err
+	}
+	if err := ensureMountpoints(); err != nil {
+		return err
+	}
+	for _, ns := range []string{l.NetNS(), l.WireNetNS()} {
+		if err := m.run(ctx, "ip", "netns", "add", ns); err != nil {
+			return fmt.Errorf("lab %s: %w", l.Name, err)
+		}
+	}
+	if err := l.makeVeths(c); err != nil {
+		return err
+	}
+	if err := l.startInit(m.Binary); err != nil {
+		return err
+	}
+	return l.startOVS(ctx, m.Binary)
+}
+
+// makeStateDir makes StateRoot/NAME, root only, as a private bind of
+// itself: a mount namespace can be bound only on a file of a private mount.
+func (l Lab) makeStateDir() error {
+	if err := os.MkdirAll(StateRoot, 0o700); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	if err := os.Mkdir(l.Dir, 0o700); err != nil {
+		return fmt.Errorf("lab %s: %w", l.Name, err)
+	}
+	if err := unix.Mount(l.Dir, l.Dir, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("lab %s: bind %s: %w", l.Name, l.Dir, err)
+	}
+	if err := unix.Mount("", l.Dir, "", unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("lab %s: make %s private: %w", l.Name, l.Dir, err)
+	}
+	return os.Mkdir(l.stash(), 0o700)
+}
+
+// initFirmware writes the firmware state: every NIC function of the card
+// in the card's starting mode.
+func (l Lab) initFirmware(c card.Card) error {
+	devs := map[string]*fwsim.Device{}
+	for _, f := range c.Firmware {
+		mode := mlxconfig.ModeDPU
+		if c.FwMode != "" {
+			var err error
+			if mode, err = mlxconfig.ParseDPUMode(c.FwMode); err != nil {
+				return err
+			}
+		}
+		d, err := fwsim.NewDevice(f.DeviceID, mode)
+		if err != nil {
+			return fmt.Errorf("lab %s: firmware %s: %w", l.Name, f.BDF, err)
+		}
+		devs[f.BDF] = d
+	}
+	return fwsim.New(l.FirmwareState()).Init(devs)
+}
+
+// makeBin links the lab's tools to the rig binary.
+func (l Lab) makeBin(binary string) error {
+	if err := os.Mkdir(l.BinDir(), 0o755); err != nil {
+		return err
+	}
+	for _, t := range Tools() {
+		if err := os.Symlink(binary, filepath.Join(l.BinDir(), t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeVeths creates each card netdev as a veth in the lab's namespace
+// (the card's name, MAC and ifindex) with its peer, of the same name, in
+// the wire namespace; both ends up unless the card has the port admin-down
+// (then only the wire end is up).
+func (l Lab) makeVeths(c card.Card) error {
+	labH, err := host.NetlinkHandle(l.NetNS())
+	if err != nil {
+		return err
+	}
+	defer labH.Delete()
+	wireH, err := host.NetlinkHandle(l.WireNetNS())
+	if err != nil {
+		return err
+	}
+	defer wireH.Delete()
+	wireNS, err := netns.GetFromName(l.WireNetNS())
+	if err != nil {
+		return err
+	}
+	defer wireNS.Close()
+	for _, lo := range []*netlink.Handle{labH, wireH} {
+		if link, err := lo.LinkByName("lo"); err == nil {
+			_ = lo.LinkSetUp(link)
+		}
+	}
+	for _, n := range c.Netdevs {
+		mac, err := net.ParseMAC(n.MAC)
+		if err != nil {
+			return fmt.Errorf("card %s: netdev %s: %w", c.Kind, n.Name, err)
+		}
+		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: n.Name, HardwareAddr: mac, Index: n.Ifindex},
+			PeerName: n.Name, PeerNamespace: netlink.NsFd(int(wireNS))}
+		if err := labH.LinkAdd(v); err != nil {
+			return fmt.Errorf("lab %s: veth %s: %w", l.Name, n.Name, err)
+		}
+		if err := setUp(wireH, n.Name, true); err != nil {
+			return err
+		}
+		if err := setUp(labH, n.Name, n.AdminUp()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setUp(h *netlink.Handle, name string, up bool) error {
+	link, err := h.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("netdev %s: %w", name, err)
+	}
+	if up {
+		err = h.LinkSetUp(link)
+	} else {
+		err = h.LinkSetDown(link)
+	}
+	if err != nil {
+		return fmt.Errorf("netdev %s: set up=%v: %w", name, up, err)
+	}
+	return nil
+}
+
+// startOVS runs `rig lab __ovs NAME start` inside the lab: ovsdb-server
+// and ovs-vswitchd-dpdk with their files in /var/run/openvswitch there.
+func (l Lab) startOVS(ctx context.Context, binary string) error {
+	cmd := exec.CommandContext(ctx, binary, "lab", "__ovs", l.Name, "start")
+	cmd.Env = l.labEnv(os.Environ())
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := l.runInside(cmd); err != nil {
+		return fmt.Errorf("lab %s: start OvS: %w: %s", l.Name, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
