@@ -367,4 +367,3 @@ func checkDelFlows(t *testing.T, c *ovs.Client, br string, cookie, other uint64)
 		t.Errorf("ports with prefix v: %v %v", leftovers, err)
 	}
 }
-
