@@ -166,10 +166,10 @@ func ReadNetdevFunction(h Host, netdev string) (NetdevFunction, error) {
 
 // NetdevError is a netdev rig cannot resolve to mlx5 devargs.
 type NetdevError struct {
-	Netdev   string
-	Found    string
-	Why      string
-	FixText  string
+	Netdev  string
+	Found   string
+	Why     string
+	FixText string
 }
 
 func (e *NetdevError) Error() string {
