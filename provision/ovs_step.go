@@ -480,9 +480,6 @@ func describePort(p playbooks.OVSPort, devargs string) string {
 	if devargs != "" {
 		parts = append(parts, "devargs="+devargs)
 	}
-	if p.Netdev != "" {
-		parts = append(parts, "(netdev "+p.Netdev+")")
-	}
 	if p.NRxq > 0 {
 		parts = append(parts, "n_rxq="+strconv.Itoa(p.NRxq))
 	}
@@ -491,6 +488,9 @@ func describePort(p playbooks.OVSPort, devargs string) string {
 	}
 	if p.VhostServerPath != "" {
 		parts = append(parts, "vhost-server-path="+p.VhostServerPath)
+	}
+	if p.Netdev != "" {
+		parts = append(parts, "(netdev "+p.Netdev+")")
 	}
 	return strings.Join(parts, " ")
 }
