@@ -14,11 +14,15 @@ import (
 // that would land on this machine while the root is a fixture is planned
 // (shown), and the apply refuses before its first write.
 
-// refusedPlan checks a plan whose ops are all refused, naming what.
+// refusedPlan checks a plan whose ops are all refused, naming what, and
+// that says so in its notes (what rig plan shows).
 func refusedPlan(t *testing.T, p Plan, want string) {
 	t.Helper()
 	if len(p.Ops) == 0 {
 		t.Fatal("no ops planned")
+	}
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "apply refuses") {
+		t.Errorf("plan notes do not show the refusal: %q", p.Notes)
 	}
 	for _, op := range p.Ops {
 		if op.Refused == nil || !strings.Contains(op.Refused.Error(), want) {

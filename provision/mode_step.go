@@ -252,6 +252,7 @@ func (s *modeStep) planDevice(ctx context.Context, dm *deviceMode, plan *Plan) e
 		plan.add(func(ctx context.Context) error { return s.write(ctx, bdf, diff) }, changes...)
 		if s.fixture != "" {
 			plan.Ops[len(plan.Ops)-1].Refused = refuseLiveWrite(obj, s.fixture, "would run "+s.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: under --root %s the %s set would write this machine's firmware; apply refuses it (give --fw-sim FILE for the simulator)", obj, s.fixture, s.tool))
 		}
 		plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s): running %s mode, next boot %s mode; want %s", dm.dev.BDF, dm.dev.Generation, st.Current, st.Next, s.want))
 		addPending(plan, fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", dm.dev.BDF, s.want, powerCycleNote))

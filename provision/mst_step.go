@@ -132,6 +132,7 @@ func (s *mstStep) Check(ctx context.Context) (Plan, error) {
 		plan.add(s.start, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
 		if s.fixture != "" {
 			plan.Ops[0].Refused = refuseLiveWrite("mst", s.fixture, "would load MFT's kernel modules and create /dev/mst on this machine", "")
+			plan.Notes = append(plan.Notes, "mst: under --root "+s.fixture+" `mst start` would load MFT's modules on this machine; apply refuses it")
 		}
 	case len(st.nodes) == 0:
 		plan.Notes = append(plan.Notes, "NVIDIA MFT installed but /dev/mst is empty and mst.start is false: MFT tools need `mst start`; mstflint tools work by PCI BDF")
