@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"rig/ovs"
 )
 
 // The embedded playbooks that replay the seeds: each parses and
@@ -168,4 +170,24 @@ func checkFormat(t *testing.T, name string, c map[string]any, o *OVSSpec) {
 	default:
 		t.Errorf("%s: check.topology %v", name, c["topology"])
 	}
+}
+
+// FuzzCheckMLX5Args: never panics; what it accepts, appended to a PCI
+// address, is valid devargs syntax and names no representor.
+func FuzzCheckMLX5Args(f *testing.F) {
+	for _, s := range []string{"txq_inline_max=1024", "mprq_en=1,rxqs_min_mprq=1", "representor=[0]", "a", "a=,b=[1,2]", ",", "x=1,,y=2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, a string) {
+		if CheckMLX5Args(a) != "" {
+			return
+		}
+		d := "0000:03:00.0," + a
+		if msg := ovs.CheckDevargs(d); msg != "" {
+			t.Fatalf("%q accepted, but %q: %s", a, d, msg)
+		}
+		if strings.Contains(","+a, ",representor=") {
+			t.Fatalf("%q accepted with a representor", a)
+		}
+	})
 }
