@@ -152,7 +152,13 @@ func TestOVSStepNetdevRefused(t *testing.T) {
 	spec.Bridges[0].Ports = []playbooks.OVSPort{{Name: "a", Netdev: "p0"}, {Name: "b", Devargs: "0000:03:00.0"}}
 	step, _ = NewOVSStep(&Env{Host: h}, spec)
 	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
-	mustFailNoCause(t, rep, "ovs port b: devargs 0000:03:00.0 are port a's too")
+	mustFailNoCause(t, rep, "ovs port b: devargs 0000:03:00.0 name the device of port a too")
+	// in a lab, a raw vdev with the name the substitute takes
+	hl := netdevRoot(t, f, true)
+	spec.Bridges[0].Ports = []playbooks.OVSPort{{Name: "a", Devargs: "net_af_packet_p0,iface=x"}, {Name: "b", Netdev: "p0"}}
+	step, _ = NewOVSStep(&Env{Host: hl}, spec)
+	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
+	mustFailNoCause(t, rep, "ovs port b: devargs net_af_packet_p0,iface=p0 name the device of port a too")
 }
 
 func mustFailNoCause(t *testing.T, rep *Report, text string) {

@@ -240,11 +240,17 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 			if d == "" {
 				continue
 			}
-			if other, dup := owner[d]; dup {
-				return nil, &Problem{Object: "ovs port " + p.Name, Err: fmt.Errorf("devargs %s are port %s's too", d, other),
+			// a vdev's name is its identity in DPDK (a PCI function may
+			// back several ports: the uplink and its representors)
+			key := d
+			if name, _, _ := strings.Cut(d, ","); !isPCI(name) {
+				key = name
+			}
+			if other, dup := owner[key]; dup {
+				return nil, &Problem{Object: "ovs port " + p.Name, Err: fmt.Errorf("devargs %s name the device of port %s too", d, other),
 					FixText: "one device cannot back two ports: name another netdev or devargs for one of them"}
 			}
-			owner[d], out[p.Name] = p.Name, d
+			owner[key], out[p.Name] = p.Name, d
 		}
 	}
 	return out, nil
@@ -526,3 +532,5 @@ func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSe
 	}
 	return ch, fix
 }
+
+func isPCI(dev string) bool { _, ok := ovs.PCIAddress(dev); return ok }
