@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"rig/ovs"
 )
@@ -34,6 +35,10 @@ import (
 //	          mtu_request: 9000
 //	        - name: pf0hpf
 //	          devargs: "0000:03:00.0,representor=[65535]"
+//	        - name: p1
+//	          netdev: p1              # instead of devargs: rig resolves the netdev's
+//	                                  # mlx5 devargs at check time (ovs.ResolveNetdev)
+//	          mlx5_args: "txq_inline_max=1024"  # with netdev: appended mlx5 PMD options
 type OVSSpec struct {
 	Config  OVSConfig   `yaml:"config"`
 	Prune   bool        `yaml:"prune"`
@@ -89,9 +94,18 @@ func (b OVSBridge) Datapath() string {
 
 // OVSPort is one port (with its one interface of the same name).
 type OVSPort struct {
-	Name            string `yaml:"name"`
-	Type            string `yaml:"type"`
-	Devargs         string `yaml:"devargs"`
+	Name    string `yaml:"name"`
+	Type    string `yaml:"type"`
+	Devargs string `yaml:"devargs"`
+	// Netdev names the kernel netdev (p0, pf0hpf, enp59s0f0np0) whose mlx5
+	// devargs rig resolves from sysfs at check time; exactly one of Devargs
+	// and Netdev for a dpdk port. In a virtual lab the port attaches
+	// through af_packet on that netdev instead, and rig says so.
+	Netdev string `yaml:"netdev"`
+	// MLX5Args are mlx5 PMD options ("key=value,...", DPDK's mlx5 guide)
+	// appended to the devargs a Netdev resolves to; dropped, and said so,
+	// where a lab substitutes af_packet for mlx5.
+	MLX5Args        string `yaml:"mlx5_args"`
 	NRxq            int    `yaml:"n_rxq"`
 	MTURequest      int    `yaml:"mtu_request"`
 	VhostServerPath string `yaml:"vhost-server-path"`
@@ -147,7 +161,7 @@ func shortValue(v string) string {
 
 // Validate checks the section's values.
 func (s *OVSSpec) Validate() []FieldError {
-	v := &ovsValidator{bridges: map[string]int{}, ports: map[string]string{}, devargs: map[string]string{}}
+	v := &ovsValidator{bridges: map[string]int{}, ports: map[string]string{}, devargs: map[string]string{}, netdevs: map[string]string{}}
 	v.config(s.Config)
 	for bi, b := range s.Bridges {
 		v.bridge(bi, b)
@@ -162,6 +176,7 @@ type ovsValidator struct {
 	bridges map[string]int    // bridge name -> index
 	ports   map[string]string // port name -> field
 	devargs map[string]string // devargs -> field
+	netdevs map[string]string // netdev -> field
 }
 
 func (v *ovsValidator) add(f, format string, a ...any) {
@@ -226,7 +241,7 @@ func (v *ovsValidator) bridge(bi int, b OVSBridge) {
 }
 
 func (v *ovsValidator) port(pf string, b OVSBridge, p OVSPort) {
-	add, ports, bridges, devargs := v.add, v.ports, v.bridges, v.devargs
+	add, ports, bridges := v.add, v.ports, v.bridges
 	if len(p.Name) > MaxNameLen {
 		add(pf+".name", "%s is longer than %d bytes (IFNAMSIZ, the kernel's interface name limit); use a shorter name", shortValue(p.Name), MaxNameLen)
 	} else if !ovsNameRe.MatchString(p.Name) {
@@ -244,25 +259,7 @@ func (v *ovsValidator) port(pf string, b OVSBridge, p OVSPort) {
 	if b.Datapath() != "netdev" {
 		add(pf+".type", "%s ports need a netdev bridge (datapath_type: netdev)", t)
 	}
-	switch {
-	case t == "dpdk" && p.Devargs == "":
-		add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0)")
-	case t != "dpdk" && p.Devargs != "":
-		add(pf+".devargs", "only dpdk ports take devargs")
-	case len(p.Devargs) > MaxDevargsLen:
-		add(pf+".devargs", "%s is longer than %d bytes; devargs are <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535]", shortValue(p.Devargs), MaxDevargsLen)
-	case strings.ContainsAny(p.Devargs, devargsBad):
-		add(pf+".devargs", "must not contain whitespace or quotes")
-	case len(strings.SplitN(p.Devargs, ",", 2)[0]) > MaxDevNameLen:
-		add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(strings.SplitN(p.Devargs, ",", 2)[0]), MaxDevNameLen)
-	case p.Devargs != "" && ovs.CheckDevargs(p.Devargs) != "":
-		add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), ovs.CheckDevargs(p.Devargs))
-	case p.Devargs != "":
-		if other, dup := devargs[p.Devargs]; dup {
-			add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
-		}
-		devargs[p.Devargs] = pf
-	}
+	v.portDevice(pf, t, p)
 	if p.NRxq < 0 || p.NRxq > 1024 {
 		add(pf+".n_rxq", "want 1..1024, got %d", p.NRxq)
 	}
@@ -278,5 +275,91 @@ func (v *ovsValidator) port(pf string, b OVSBridge, p OVSPort) {
 		add(pf+".vhost-server-path", "%s is longer than %d bytes (a unix socket path); use a shorter path", shortValue(p.VhostServerPath), MaxSocketPathLen)
 	case p.VhostServerPath != "" && !filepath.IsAbs(p.VhostServerPath):
 		add(pf+".vhost-server-path", "want an absolute path, got %q", p.VhostServerPath)
+	}
+}
+
+// portDevice checks what backs a port: devargs or a netdev (exactly one
+// for a dpdk port, neither for a vhost-user port) and mlx5_args.
+func (v *ovsValidator) portDevice(pf, t string, p OVSPort) {
+	add := v.add
+	switch {
+	case t == "dpdk" && p.Devargs == "" && p.Netdev == "":
+		add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0); or give netdev: NAME (p0, pf0hpf) and rig resolves its devargs")
+	case t == "dpdk" && p.Devargs != "" && p.Netdev != "":
+		add(pf+".netdev", "give devargs or netdev, not both: netdev %q resolves to its own devargs; to pass mlx5 options with a netdev use mlx5_args", p.Netdev)
+	case t != "dpdk" && p.Netdev != "":
+		add(pf+".netdev", "only dpdk ports take netdev")
+	case p.Netdev != "":
+		v.netdev(pf, p)
+	default:
+		v.rawDevargs(pf, t, p)
+	}
+	if p.MLX5Args != "" && p.Netdev == "" {
+		add(pf+".mlx5_args", "mlx5_args go with netdev (they are appended to the devargs it resolves to); with devargs write the options into devargs")
+	}
+}
+
+// netdev checks a netdev name (the kernel's dev_valid_name rules) and
+// mlx5_args.
+func (v *ovsValidator) netdev(pf string, p OVSPort) {
+	add := v.add
+	switch n := p.Netdev; {
+	case len(n) > MaxNameLen:
+		add(pf+".netdev", "%s is longer than %d bytes (IFNAMSIZ); a netdev name is what `ip link` shows, e.g. p0", shortValue(n), MaxNameLen)
+	case n == "." || n == ".." || strings.ContainsAny(n, "/: \t\n\"'") || !utf8.ValidString(n):
+		add(pf+".netdev", "%s is not a netdev name (no '/', ':', whitespace or quotes; not . or ..); write the name `ip link` shows, e.g. p0 or pf0hpf", shortValue(n))
+	case strings.ContainsAny(n, ",=[]"):
+		add(pf+".netdev", "%s: rig cannot pass a netdev name with ',', '=', '[' or ']' through DPDK devargs; rename the netdev or give devargs", shortValue(n))
+	default:
+		if other, dup := v.netdevs[n]; dup {
+			add(pf+".netdev", "netdev %q already backs %s (one device cannot back two ports)", n, other)
+		}
+		v.netdevs[n] = pf
+	}
+	if p.MLX5Args == "" {
+		return
+	}
+	if msg := CheckMLX5Args(p.MLX5Args); msg != "" {
+		add(pf+".mlx5_args", "%s: %s; write key=value pairs separated by commas, e.g. txq_inline_max=1024,txq_mpw_en=1", shortValue(p.MLX5Args), msg)
+	}
+}
+
+// CheckMLX5Args checks mlx5_args: key=value pairs (DPDK devargs syntax)
+// that do not name the device or a representor (the netdev decides
+// those). It returns "" when they are fine.
+func CheckMLX5Args(a string) string {
+	if len(a) > MaxDevargsLen {
+		return fmt.Sprintf("longer than %d bytes", MaxDevargsLen)
+	}
+	if msg := ovs.CheckDevargs("net_x," + a); msg != "" {
+		return msg
+	}
+	for _, kv := range strings.Split(a, ",") {
+		if k, _, _ := strings.Cut(kv, "="); k == "representor" || k == "class" {
+			return fmt.Sprintf("%s is decided by the netdev, not by mlx5_args", k)
+		}
+	}
+	return ""
+}
+
+// rawDevargs checks raw devargs.
+func (v *ovsValidator) rawDevargs(pf, t string, p OVSPort) {
+	add, devargs := v.add, v.devargs
+	switch {
+	case t != "dpdk" && p.Devargs != "":
+		add(pf+".devargs", "only dpdk ports take devargs")
+	case len(p.Devargs) > MaxDevargsLen:
+		add(pf+".devargs", "%s is longer than %d bytes; devargs are <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535]", shortValue(p.Devargs), MaxDevargsLen)
+	case strings.ContainsAny(p.Devargs, devargsBad):
+		add(pf+".devargs", "must not contain whitespace or quotes")
+	case len(strings.SplitN(p.Devargs, ",", 2)[0]) > MaxDevNameLen:
+		add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(strings.SplitN(p.Devargs, ",", 2)[0]), MaxDevNameLen)
+	case p.Devargs != "" && ovs.CheckDevargs(p.Devargs) != "":
+		add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), ovs.CheckDevargs(p.Devargs))
+	case p.Devargs != "":
+		if other, dup := devargs[p.Devargs]; dup {
+			add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
+		}
+		devargs[p.Devargs] = pf
 	}
 }

@@ -142,3 +142,62 @@ func TestParseOVSLimits(t *testing.T) {
 		t.Errorf("error echoes the huge values (%d bytes)", len(msg))
 	}
 }
+
+// Ports named by netdev: exactly one of devargs and netdev for a dpdk
+// port, valid names, one netdev per port, mlx5_args only with netdev.
+func TestParseOVSNetdevPorts(t *testing.T) {
+	src := `ovs:
+  bridges:
+    - name: br0
+      ports:
+        - name: a
+          netdev: p0
+          mlx5_args: "txq_inline_max=1024,txq_mpw_en=1"
+        - name: b
+          netdev: p1
+          devargs: "0000:03:00.1"
+        - name: c
+          netdev: p0
+        - name: d
+          type: dpdkvhostuser
+          netdev: p2
+        - name: e
+          devargs: net_null0
+          mlx5_args: "txq_mpw_en=1"
+        - name: f
+          netdev: "../x"
+        - name: g
+          netdev: "a,b"
+        - name: h
+          netdev: pf0hpf
+          mlx5_args: "representor=[0]"
+        - name: i
+          netdev: pf1hpf
+          mlx5_args: "txq_mpw_en"
+`
+	_, err := Parse("n.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"n.yaml:9: ovs.bridges[0].ports[1].netdev: give devargs or netdev, not both",
+		`n.yaml:12: ovs.bridges[0].ports[2].netdev: netdev "p0" already backs bridges[0].ports[0]`,
+		"n.yaml:15: ovs.bridges[0].ports[3].netdev: only dpdk ports take netdev",
+		"n.yaml:18: ovs.bridges[0].ports[4].mlx5_args: mlx5_args go with netdev",
+		`n.yaml:20: ovs.bridges[0].ports[5].netdev: "../x" is not a netdev name`,
+		`n.yaml:22: ovs.bridges[0].ports[6].netdev: "a,b": rig cannot pass a netdev name with ','`,
+		"n.yaml:25: ovs.bridges[0].ports[7].mlx5_args: \"representor=[0]\": representor is decided by the netdev",
+		`n.yaml:28: ovs.bridges[0].ports[8].mlx5_args: "txq_mpw_en": argument "txq_mpw_en" is not key=value`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "ovs.bridges[0].ports[0].") {
+		t.Errorf("port a (netdev p0 with mlx5_args) is valid:\n%s", msg)
+	}
+	if n := strings.Count(msg, "\n") + 1; n != 8 {
+		t.Errorf("%d errors, want 8:\n%s", n, msg)
+	}
+}

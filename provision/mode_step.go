@@ -30,6 +30,10 @@ type modeStep struct {
 	want    mlxconfig.DPUMode
 	devices []string // explicit BDFs; empty = auto
 	tool    string   // resolved config tool (mstconfig or mlxconfig)
+	// fixture is --root when it names a fixture and the firmware tools are
+	// the real ones (no --fw-sim): a write would change this machine's
+	// firmware, so the apply refuses it.
+	fixture string
 }
 
 // NewModeStep builds the mode step for a playbook's `mode` section.
@@ -44,6 +48,9 @@ func NewModeStep(env *Env, spec *playbooks.ModeSpec) (Step, error) {
 		return nil, fmt.Errorf("mode: %w", err)
 	}
 	s := &modeStep{h: h, want: m}
+	if !env.FirmwareSim {
+		s.fixture = env.FixtureRoot
+	}
 	if !spec.AutoDevices() {
 		for _, d := range spec.Devices {
 			s.devices = append(s.devices, mlxconfig.NormalizeBDF(d))
@@ -243,6 +250,10 @@ func (s *modeStep) planDevice(ctx context.Context, dm *deviceMode, plan *Plan) e
 		}
 		bdf := dm.dev.BDF
 		plan.add(func(ctx context.Context) error { return s.write(ctx, bdf, diff) }, changes...)
+		if s.fixture != "" {
+			plan.Ops[len(plan.Ops)-1].Refused = refuseLiveWrite(obj, s.fixture, "would run "+s.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: under --root %s the %s set would write this machine's firmware; apply refuses it (give --fw-sim FILE for the simulator)", obj, s.fixture, s.tool))
+		}
 		plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s): running %s mode, next boot %s mode; want %s", dm.dev.BDF, dm.dev.Generation, st.Current, st.Next, s.want))
 		addPending(plan, fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", dm.dev.BDF, s.want, powerCycleNote))
 		return nil

@@ -23,11 +23,14 @@ import (
 type mstStep struct {
 	h    *host.Host
 	spec *playbooks.MSTSpec
+	// fixture is --root when it names a fixture: `mst start` would load
+	// modules on this machine, so the apply refuses it.
+	fixture string
 }
 
 // NewMSTStep builds the mst step.
 func NewMSTStep(env *Env, spec *playbooks.MSTSpec) (Step, error) {
-	return &mstStep{h: env.Host, spec: spec}, nil
+	return &mstStep{h: env.Host, spec: spec, fixture: env.FixtureRoot}, nil
 }
 
 func (s *mstStep) Name() string { return "mst" }
@@ -127,6 +130,10 @@ func (s *mstStep) Check(ctx context.Context) (Plan, error) {
 			want = append(want, "/dev/mst/"+f.MSTName)
 		}
 		plan.add(s.start, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
+		if s.fixture != "" {
+			plan.Ops[0].Refused = refuseLiveWrite("mst", s.fixture, "would load MFT's kernel modules and create /dev/mst on this machine", "")
+			plan.Notes = append(plan.Notes, "mst: under --root "+s.fixture+" `mst start` would load MFT's modules on this machine; apply refuses it")
+		}
 	case len(st.nodes) == 0:
 		plan.Notes = append(plan.Notes, "NVIDIA MFT installed but /dev/mst is empty and mst.start is false: MFT tools need `mst start`; mstflint tools work by PCI BDF")
 	default:

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"rig/internal/host"
+	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
 )
@@ -25,6 +26,11 @@ type ovsStep struct {
 	// the re-check reports a DPDK init failure instead of asking for
 	// another restart.
 	restarted bool
+	// fixture is --root when it names a fixture and no instance was given
+	// (--rundir, --db): the system OvS is this machine's, not the
+	// fixture's, so the step plans against an empty database and refuses
+	// every write.
+	fixture string
 }
 
 // NewOVSStep builds the step. rundir (a private instance from `rig ovs
@@ -32,7 +38,11 @@ type ovsStep struct {
 // means the system one, restarted through systemd.
 func NewOVSStep(env *Env, spec *playbooks.OVSSpec) (Step, error) {
 	h := env.Host
-	return &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))}, nil
+	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))}
+	if env.FixtureRoot != "" && env.OVSRunDir == "" && env.OVSDB == "" {
+		s.fixture = env.FixtureRoot
+	}
+	return s, nil
 }
 
 func (s *ovsStep) Name() string { return "ovs" }
@@ -107,8 +117,9 @@ func diagProblem(d ovs.Diagnosis) *Problem {
 type ovsDiff struct {
 	st           *ovs.State
 	acts         []ovsAction
-	restart      string          // why ovs-vswitchd restarts ("" = it does not)
-	changedPorts map[string]bool // ports with a planned write
+	restart      string            // why ovs-vswitchd restarts ("" = it does not)
+	changedPorts map[string]bool   // ports with a planned write
+	devargs      map[string]string // port -> devargs (given, or resolved from its netdev)
 }
 
 func (d *ovsDiff) add(phase int, do func(ctx context.Context) error, changes ...Change) {
@@ -119,25 +130,18 @@ func (d *ovsDiff) add(phase int, do func(ctx context.Context) error, changes ...
 // order) or an explained error.
 func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 	var plan Plan
-	if err := s.checkCPUMasks(); err != nil {
+	if err := s.checkCPUMasks(&plan); err != nil {
 		return plan, err
 	}
-	st, err := s.c.ReadState(ctx)
+	devargs, err := s.resolvePorts(&plan)
 	if err != nil {
-		return plan, s.unreachable(err)
+		return plan, err
 	}
-	ps := s.c.VswitchdStatus()
-	resume := ""
-	if !ps.Alive {
-		marker, ok := s.c.InterruptedRestart()
-		if !ok {
-			return plan, diagProblem(s.c.VswitchdDown(ps, st))
-		}
-		// rig itself stopped it and was interrupted before starting it
-		// again: finish that restart rather than ask for a manual start
-		resume = "ovs-vswitchd is down because an earlier rig run stopped it to restart it and was interrupted (" + marker + "); starting it finishes that restart"
+	st, resume, err := s.readState(ctx, &plan)
+	if err != nil {
+		return plan, err
 	}
-	d := &ovsDiff{st: st, changedPorts: map[string]bool{}}
+	d := &ovsDiff{st: st, changedPorts: map[string]bool{}, devargs: devargs}
 	if err := s.planConfig(d, resume); err != nil {
 		return plan, err
 	}
@@ -147,12 +151,16 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 	}
 	sort.SliceStable(d.acts, func(i, j int) bool { return d.acts[i].phase < d.acts[j].phase })
 	for _, a := range d.acts {
-		plan.Ops = append(plan.Ops, s.op(a))
+		op := s.op(a)
+		if s.fixture != "" {
+			op.Refused = s.refuseFixture(a.changes[len(a.changes)-1])
+		}
+		plan.Ops = append(plan.Ops, op)
 	}
 	if err := s.checkAttached(d, &plan); err != nil {
 		return plan, err
 	}
-	if plan.Satisfied() {
+	if plan.Satisfied() && s.fixture == "" {
 		n := 0
 		for _, b := range s.spec.Bridges {
 			n += len(b.Ports)
@@ -160,6 +168,92 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("ovs: dpdk_initialized=%v (%s), %d bridge(s), %d port(s) attached", st.DPDKInitialized, st.DPDKVersion, len(s.spec.Bridges), n))
 	}
 	return plan, nil
+}
+
+// readState reads OvS and whether ovs-vswitchd is down because rig was
+// interrupted restarting it (resume says so). Under a fixture root with no
+// instance given it reads nothing: the state is an empty database.
+func (s *ovsStep) readState(ctx context.Context, plan *Plan) (*ovs.State, string, error) {
+	if s.fixture != "" {
+		plan.Notes = append(plan.Notes, "ovs: --root "+s.fixture+" is a fixture, and the system Open vSwitch is this machine's, not the fixture's: "+
+			"planned against an empty database; apply refuses (give --rundir or --db to plan and apply against an instance)")
+		return &ovs.State{OtherConfig: map[string]string{}}, "", nil
+	}
+	st, err := s.c.ReadState(ctx)
+	if err != nil {
+		return nil, "", s.unreachable(err)
+	}
+	ps := s.c.VswitchdStatus()
+	if ps.Alive {
+		return st, "", nil
+	}
+	marker, ok := s.c.InterruptedRestart()
+	if !ok {
+		return nil, "", diagProblem(s.c.VswitchdDown(ps, st))
+	}
+	// rig itself stopped it and was interrupted before starting it
+	// again: finish that restart rather than ask for a manual start
+	return st, "ovs-vswitchd is down because an earlier rig run stopped it to restart it and was interrupted (" + marker + "); starting it finishes that restart", nil
+}
+
+// refuseFixture is the refusal of a write under a fixture root.
+func (s *ovsStep) refuseFixture(c Change) error {
+	return refuseLiveWrite(c.Object, s.fixture, "write ("+c.Action+") would reach this machine's Open vSwitch",
+		"or give --rundir DIR (a private instance from `rig ovs daemon start`) or --db to apply against that instance")
+}
+
+// resolvePorts returns every port's devargs: given, or resolved from its
+// netdev (ovs.ResolveNetdev: mlx5 devargs from sysfs, or the af_packet
+// vdev a virtual lab puts in their place, which goes into the plan's
+// notes and substitutions). Two ports on one device are refused.
+func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
+	root := s.h.Root
+	if root == "" {
+		root = "/"
+	}
+	var lab *labinfo.Info
+	out, owner := map[string]string{}, map[string]string{}
+	for _, b := range s.spec.Bridges {
+		for _, p := range b.Ports {
+			d := p.Devargs
+			if p.Netdev != "" {
+				if lab == nil {
+					var err error
+					if lab, err = labinfo.Read(root); err != nil {
+						return nil, &Problem{Object: "ovs port " + p.Name, Err: err, FixText: "recreate the lab: `rig lab down NAME`, `rig lab up KIND --name NAME`"}
+					}
+				}
+				np, err := ovs.ResolveNetdev(s.h, lab, ovs.NetdevRequest{Netdev: p.Netdev, MLX5Args: p.MLX5Args, NRxq: p.NRxq, MTU: p.MTURequest})
+				var ne *ovs.NetdevError
+				if errors.As(err, &ne) {
+					return nil, &Problem{Object: "ovs port " + p.Name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
+				} else if err != nil {
+					return nil, fmt.Errorf("ovs port %s: %w", p.Name, err)
+				}
+				d = np.Devargs
+				plan.Notes = append(plan.Notes, np.String())
+				if np.Substituted {
+					plan.Substitutions = append(plan.Substitutions, Substitution{Object: "ovs port " + p.Name, Netdev: p.Netdev,
+						Hardware: np.Hardware, Substitute: np.Devargs, Reason: np.Reason, Text: np.String()})
+				}
+			}
+			if d == "" {
+				continue
+			}
+			// a vdev's name is its identity in DPDK (a PCI function may
+			// back several ports: the uplink and its representors)
+			key := d
+			if name, _, _ := strings.Cut(d, ","); !isPCI(name) {
+				key = name
+			}
+			if other, dup := owner[key]; dup {
+				return nil, &Problem{Object: "ovs port " + p.Name, Err: fmt.Errorf("devargs %s name the device of port %s too", d, other),
+					FixText: "one device cannot back two ports: name another netdev or devargs for one of them"}
+			}
+			owner[key], out[p.Name] = p.Name, d
+		}
+	}
+	return out, nil
 }
 
 // planConfig plans the DPDK other_config keys (one write for all) and the
@@ -230,7 +324,8 @@ func (s *ovsStep) planBridges(d *ovsDiff) {
 // planPort plans one wanted port: add it, move it, or fix its columns.
 func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 	pobj := "ovs port " + p.Name
-	settings := ovs.IfaceSettings{Type: p.PortType(), Devargs: p.Devargs, MTURequest: p.MTURequest, VhostServerPath: p.VhostServerPath}
+	devargs := d.devargs[p.Name]
+	settings := ovs.IfaceSettings{Type: p.PortType(), Devargs: devargs, MTURequest: p.MTURequest, VhostServerPath: p.VhostServerPath}
 	if p.NRxq > 0 {
 		settings.NRxq = strconv.Itoa(p.NRxq)
 	}
@@ -239,12 +334,12 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 	switch {
 	case !exists:
 		d.changedPorts[p.Name] = true
-		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p)})
+		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
 	case curBr != bridge:
 		d.changedPorts[p.Name] = true
 		d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) },
 			Change{Object: pobj, Action: "move port", From: curBr, To: bridge})
-		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p)})
+		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
 	default:
 		ifc, _ := d.st.Interface(p.Name)
 		var cur ovs.Interface
@@ -324,7 +419,7 @@ func (s *ovsStep) checkAttached(d *ovsDiff, plan *Plan) error {
 // checkCPUMasks refuses, before OvS is touched, CPU masks naming CPUs the
 // host does not have online: ovs-vswitchd accepts such a pmd-cpu-mask
 // silently and runs no PMD thread on the missing CPUs.
-func (s *ovsStep) checkCPUMasks() error {
+func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 	want := s.spec.Config.OtherConfig()
 	for _, key := range []string{"pmd-cpu-mask", "dpdk-lcore-mask"} {
 		mask, ok := want[key]
@@ -333,6 +428,10 @@ func (s *ovsStep) checkCPUMasks() error {
 		}
 		obj := "ovs other_config:" + key
 		why, err := ovs.CheckCPUMask(s.h, key, mask)
+		if err != nil && s.fixture != "" {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s %s not checked against the online CPUs: %v (the fixture has no CPU list)", obj, mask, err))
+			continue
+		}
 		if err != nil {
 			return &Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
 				CauseText: "the host's online CPU list is unreadable", FixText: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
@@ -382,10 +481,10 @@ func (s *ovsStep) onlineCPUs() (map[int]bool, error) {
 	return m, err
 }
 
-func describePort(p playbooks.OVSPort) string {
+func describePort(p playbooks.OVSPort, devargs string) string {
 	parts := []string{"type=" + p.PortType()}
-	if p.Devargs != "" {
-		parts = append(parts, "devargs="+p.Devargs)
+	if devargs != "" {
+		parts = append(parts, "devargs="+devargs)
 	}
 	if p.NRxq > 0 {
 		parts = append(parts, "n_rxq="+strconv.Itoa(p.NRxq))
@@ -395,6 +494,9 @@ func describePort(p playbooks.OVSPort) string {
 	}
 	if p.VhostServerPath != "" {
 		parts = append(parts, "vhost-server-path="+p.VhostServerPath)
+	}
+	if p.Netdev != "" {
+		parts = append(parts, "(netdev "+p.Netdev+")")
 	}
 	return strings.Join(parts, " ")
 }
@@ -430,3 +532,5 @@ func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSe
 	}
 	return ch, fix
 }
+
+func isPCI(dev string) bool { _, ok := ovs.PCIAddress(dev); return ok }

@@ -134,6 +134,10 @@ func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
 	if len(down) > 0 {
 		// one op: set every netdev up, then wait for the ports together
 		plan.add(func(ctx context.Context) error { return s.raise(ctx, down) }, changes...)
+		if a, ok := s.links.(sysfsAdmin); ok {
+			plan.Ops[len(plan.Ops)-1].Refused = a.refusal(down[0].netdev)
+			plan.Notes = append(plan.Notes, "rdma: under --root "+s.h.Root+" the netdevs are a fixture's; setting them up would be netlink on this machine: apply refuses (give --netns where the netdevs live)")
+		}
 	}
 	return plan, nil
 }
@@ -259,6 +263,13 @@ func (a sysfsAdmin) AdminUp(name string) (bool, error) {
 	return up, err
 }
 
-func (a sysfsAdmin) SetUp(name string) error {
-	return fmt.Errorf("host root %s is not the live system: no netdev %s to set up; run on the host, or give --netns where the netdev lives", a.h.Root, name)
+func (a sysfsAdmin) SetUp(name string) error { return a.refusal(name) }
+
+// refusal is why a fixture's netdev cannot be set up: the fixture has no
+// kernel behind it, and netlink would act on this machine.
+func (a sysfsAdmin) refusal(name string) error {
+	return &Problem{Object: "rdma: netdev " + name,
+		Err:       fmt.Errorf("refused: host root %s is not the live system: setting netdev %s up would be a netlink write on this machine", a.h.Root, name),
+		CauseText: "--root is for read-only work on a fixture tree (inventory, rdma links, plan)",
+		FixText:   "run rig up without --root on the host itself, or give --netns NAME where the netdev lives"}
 }

@@ -22,11 +22,13 @@ type StepResult struct {
 	Changes    []Change      `json:"changes,omitempty"`
 	Pending    string        `json:"pending,omitempty"`
 	Notes      []string      `json:"notes,omitempty"`
-	Phase      string        `json:"phase,omitempty"` // failed steps: check, apply or verify (Apply succeeded)
-	Error      string        `json:"error,omitempty"`
-	Cause      string        `json:"cause,omitempty"`
-	Fix        string        `json:"fix,omitempty"`
-	Err        error         `json:"-"`
+	// Substitutions: hardware a virtual lab stood in for (see Substitution).
+	Substitutions []Substitution `json:"substitutions,omitempty"`
+	Phase         string         `json:"phase,omitempty"` // failed steps: check, apply or verify (Apply succeeded)
+	Error         string         `json:"error,omitempty"`
+	Cause         string         `json:"cause,omitempty"`
+	Fix           string         `json:"fix,omitempty"`
+	Err           error          `json:"-"`
 }
 
 func (r *StepResult) setErr(err error) {

@@ -178,7 +178,7 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 		res.setErr(&StepError{Step: s.Name(), Phase: "check", Err: err})
 		return
 	}
-	res.Notes = plan.Notes
+	res.Notes, res.Substitutions = plan.Notes, plan.Substitutions
 	if plan.Satisfied() {
 		res.Pending = plan.Pending
 		if plan.Pending != "" {
@@ -218,7 +218,7 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 			Err: fmt.Errorf("still differs: %s", strings.Join(left, "; "))})
 		return
 	}
-	res.Notes = after.Notes // what the verifying check saw, not the stale pre-apply facts
+	res.Notes, res.Substitutions = after.Notes, after.Substitutions // what the verifying check saw, not the stale pre-apply facts
 	if after.Pending != "" {
 		res.Status = StatusPendingReboot
 		res.Pending = after.Pending

@@ -51,6 +51,22 @@ type Plan struct {
 	// Notes are facts worth showing that are not changes (e.g. "mst: MFT not
 	// installed; mstflint addresses devices by PCI BDF").
 	Notes []string
+	// Substitutions are what the step put in place of hardware that cannot
+	// exist here (a virtual lab); each is also one of Notes.
+	Substitutions []Substitution
+}
+
+// Substitution is one thing a step uses in place of what the playbook
+// names on hardware: in a virtual lab, an af_packet vdev on the same
+// netdev for an mlx5 port. The report carries it per port (JSON
+// "substitutions") and shows Text.
+type Substitution struct {
+	Object     string `json:"object"`             // "ovs port p0"
+	Netdev     string `json:"netdev,omitempty"`   // "p0"
+	Hardware   string `json:"hardware,omitempty"` // what hardware would take: "0000:03:00.0" ("" when the lab shows no mlx5 function)
+	Substitute string `json:"substitute"`         // what is used: "net_af_packet_p0,iface=p0"
+	Reason     string `json:"reason"`
+	Text       string `json:"text"` // "p0: mlx5 devargs 0000:03:00.0 substituted by ..."
 }
 
 // Changes lists every change of the plan's operations, in order.
@@ -156,4 +172,16 @@ type explained interface {
 	error
 	Cause() string
 	Fix() string
+}
+
+// refuseLiveWrite is the refusal of a write that would land on this
+// machine while --root names a fixture (Env.FixtureRoot): the plan shows
+// the op, the apply refuses before its first write.
+func refuseLiveWrite(object, root, what, orFix string) error {
+	fix := "run rig up without --root on the host itself"
+	if orFix != "" {
+		fix += ", " + orFix
+	}
+	return &Problem{Object: object, Err: fmt.Errorf("refused: --root %s reads a fixture, and this %s", root, what),
+		CauseText: "--root is for read-only work on a fixture tree (inventory, mst status, rdma links, plan)", FixText: fix}
 }

@@ -18,6 +18,15 @@ type Env struct {
 	// NetNS is the network namespace (a name under /run/netns) whose
 	// netdevs the rdma step reads and sets up; "" = rig's own.
 	NetNS string
+	// FixtureRoot is --root when it is not "/": the steps read a fixture
+	// tree, so a write that would land on this machine (a mount, netlink,
+	// ovs-vsctl, mst start, a firmware tool) is planned, shown and refused
+	// at apply. Writes under the root itself (sysfs files of a fake kernel
+	// tree) stay allowed. Tests that model a live host leave it empty.
+	FixtureRoot string
+	// FirmwareSim: the firmware tools are the simulator (--fw-sim), so a
+	// firmware write under a fixture root changes only its state file.
+	FirmwareSim bool
 	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
 	Now   func() time.Time
 	Sleep func(time.Duration)

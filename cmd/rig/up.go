@@ -150,7 +150,8 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, NetNS: f.netns}
+	env := a.env()
+	env.OVSRunDir, env.OVSDB, env.NetNS = f.rundir, f.db, f.netns
 	return a.provision(cmd.Context(), pb, env, mode, sel)
 }
 
@@ -162,7 +163,19 @@ func (a *app) provisionSection(ctx context.Context, pb *playbooks.Playbook, dryR
 	if dryRun {
 		mode = provision.RunPlan
 	}
-	return a.provision(ctx, pb, &provision.Env{Host: a.host()}, mode, provision.Selection{})
+	return a.provision(ctx, pb, a.env(), mode, provision.Selection{})
+}
+
+// env is the steps' environment from the global flags: the host seam, and
+// --root as a fixture (writes that would reach this machine are refused)
+// unless it is "/".
+func (a *app) env() *provision.Env {
+	h := a.host()
+	env := &provision.Env{Host: h, FirmwareSim: a.fwSim != ""}
+	if !h.IsRealRoot() {
+		env.FixtureRoot = h.Root
+	}
+	return env
 }
 
 // provision builds the playbook's steps, refuses a bad selection (exit 2)
