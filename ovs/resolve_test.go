@@ -12,7 +12,7 @@ import (
 	"rig/internal/labinfo"
 )
 
-func fixture(name string) *host.Host { return host.New(filepath.Join("..", "testdata", "hosts", name)) }
+func hostFixture(name string) *host.Host { return host.New(filepath.Join("..", "testdata", "hosts", name)) }
 
 // The fixture roots' sysfs, resolved as on hardware.
 func TestResolveNetdevFixtures(t *testing.T) {
@@ -29,7 +29,7 @@ func TestResolveNetdevFixtures(t *testing.T) {
 		{"cx6dx-host", "enp59s0f0np0", "txq_inline_max=1024,txq_mpw_en=1", "0000:3b:00.0,txq_inline_max=1024,txq_mpw_en=1"},
 		{"cx6dx-host", "enp59s0f1np1", "", "0000:3b:00.1"},
 	} {
-		np, err := ResolveNetdev(fixture(c.root), nil, NetdevRequest{Netdev: c.netdev, MLX5Args: c.args})
+		np, err := ResolveNetdev(hostFixture(c.root), nil, NetdevRequest{Netdev: c.netdev, MLX5Args: c.args})
 		if err != nil {
 			t.Errorf("%s %s: %v", c.root, c.netdev, err)
 			continue
@@ -51,7 +51,7 @@ func TestResolveNetdevRefusals(t *testing.T) {
 		{"cx6dx-host", "enp59s0f0v0", "no phys_port_name", "PCI function 0000:3b:00.2, driver mlx5_core, phys_port_name none", `"0000:3b:00.2"`},
 		{"cx6dx-host", "nope0", "no netdev nope0", "nothing in this host", "ip link"},
 	} {
-		_, err := ResolveNetdev(fixture(c.root), nil, NetdevRequest{Netdev: c.netdev})
+		_, err := ResolveNetdev(hostFixture(c.root), nil, NetdevRequest{Netdev: c.netdev})
 		var ne *NetdevError
 		if !errors.As(err, &ne) {
 			t.Errorf("%s %s: err %v, want a *NetdevError", c.root, c.netdev, err)
