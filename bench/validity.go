@@ -41,7 +41,11 @@ func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 		bad = append(bad, fmt.Sprintf("%d of %d received frames are older than expected (over %.0f%%): duplicates or stale buffers, not a path that forwards (rig sends one sequence per flow)", r.Reordered, r.Received, reorderLimit*100))
 	}
 	if askedPPS > 0 && (c.Role == RoleGen || c.Role == RoleLoop) && r.DurationS > 0 && r.Sent > 0 {
-		got := float64(r.Sent) / max(r.DurationS-slack.Seconds(), r.DurationS/2)
+		secs := max(r.DurationS-slack.Seconds(), r.DurationS/2)
+		if r.SendS > 0 {
+			secs = r.SendS // the generators' own span: no start-up or poll in it
+		}
+		got := float64(r.Sent) / secs
 		if got < askedPPS*(1-RateTolerance) {
 			bad = append(bad, fmt.Sprintf("asked --rate %s (%.3f Mpps) but sent %.3f Mpps, more than %.0f%% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate", c.Rate, askedPPS/1e6, got/1e6, RateTolerance*100))
 		}

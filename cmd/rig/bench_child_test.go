@@ -38,13 +38,13 @@ func TestPrivilegedBenchChildRing(t *testing.T) {
 		t.Fatalf("ring loop: %+v, %v", r, err)
 	}
 	// a vdev EAL cannot probe: the child's error, with cause and fix
-	_, err = ch.Run(ctx, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_virtio_user0,path=/nonexistent/dir/v.sock"}, Count: 10})
+	_, err = ch.Run(ctx, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_af_packet0,iface=rignosuchif0"}, Count: 10, NoHuge: true})
 	var cf interface {
 		Cause() string
 		Fix() string
 	}
-	if err == nil || !strings.Contains(err.Error(), "net_virtio_user0") || !errors.As(err, &cf) || cf.Fix() == "" {
-		t.Fatalf("bad vdev: %v, want a failure naming net_virtio_user0 with a fix", err)
+	if err == nil || !strings.Contains(err.Error(), "port net_af_packet0: probe failed") || !errors.As(err, &cf) || cf.Fix() == "" {
+		t.Fatalf("bad vdev: %v, want a failure naming net_af_packet0 with a fix", err)
 	}
 	// until SIGINT: cancelling ctx stops it with a partial result
 	ictx, cancel := context.WithCancel(ctx)
