@@ -116,3 +116,26 @@ func TestPrivilegedLoopThroughOVSMemif(t *testing.T) {
 		{"m1", "type=dpdk", "options:dpdk-devargs=net_memif_m1,role=server,id=0,socket=" + m1}})
 	checkThroughOVS(t, d, Config{RxQ: 2, TxQ: 1, VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}})
 }
+
+// A memif client with more tx queues than OvS's port has rx queues: OvS's
+// memif server refuses its rings. The run fails at once, naming the ports
+// and the PMD's reason, not with a 0 Mpps result.
+func TestPrivilegedMemifRefusedByOVSNamesPort(t *testing.T) {
+	d := startOVSDPDK(t)
+	m0, m1 := filepath.Join(d.Dir, "m0.sock"), filepath.Join(d.Dir, "m1.sock")
+	addPorts(t, d, [2][]string{
+		{"m0", "type=dpdk", "options:dpdk-devargs=net_memif_m0,role=server,id=0,socket=" + m0},
+		{"m1", "type=dpdk", "options:dpdk-devargs=net_memif_m1,role=server,id=0,socket=" + m1}})
+	start := time.Now()
+	out, err := startHelper(t, Config{Role: RoleLoop, Count: 1000, RxQ: 2, TxQ: 2, Lcores: "0@1,1@0",
+		VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}).wait(60 * time.Second)
+	if err == nil || out.Result != nil || !strings.Contains(out.Err, "port net_memif0") || !strings.Contains(out.Cause, "Invalid ring index") || !strings.Contains(out.Fix, "--rxq 2 --txq 1") {
+		t.Fatalf("exit %v: %q, cause %q, fix %q; want a failure naming net_memif0 with the server's reason", err, out.Err, out.Cause, out.Fix)
+	}
+	if time.Since(start) > 9*time.Second {
+		t.Logf("note: took %v: the refusal was not seen before the link wait ran out", time.Since(start))
+	}
+	if st := d.Status(); !st.Vswitchd.Alive {
+		t.Errorf("ovs-vswitchd died: %+v", st.Vswitchd)
+	}
+}
