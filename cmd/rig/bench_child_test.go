@@ -89,3 +89,27 @@ func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
 		t.Error("in the host netns dpa/dpb do not exist: want an error")
 	}
 }
+
+// net_null "receives" whatever its buffers held: rig says the numbers
+// cannot be right and exits 5, whatever --max-loss says, with no % of line.
+func TestPrivilegedBenchInvalidMeasurementExit5(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$")
+	cmd.Env = append(os.Environ(), "RIG_CMD_BENCH_CHILD="+strings.Join([]string{"bench", "loop", "--vdev", "net_null0", "--vdev", "net_null1",
+		"--duration", "1s", "--no-huge", "--max-loss", "0"}, "\x1f"))
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != exitInvalid {
+		t.Fatalf("net_null loop: %v, want exit %d\n%s%s", err, exitInvalid, o.String(), e.String())
+	}
+	if !strings.Contains(o.String(), "INVALID MEASUREMENT: ") || !strings.Contains(e.String(), "invalid measurement") {
+		t.Errorf("want the reason on stdout and stderr:\n%s%s", o.String(), e.String())
+	}
+	for _, l := range strings.Split(o.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "net_null") && !strings.Contains(l, " - ") {
+			t.Errorf("a %% of line from net_null's made-up speed: %q", l)
+		}
+	}
+}
