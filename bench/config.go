@@ -111,10 +111,12 @@ func (c *Config) Defaults() {
 	if c.Role == RoleFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
-	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
+	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 && !c.throughSwitch() {
 		// each generator queue needs a receiving queue, and a memif pair
 		// connects only with as many rings each way (else its link stays
-		// down): both ports get the larger count, one gen and one rx each
+		// down): both ports get the larger count, one gen and one rx each.
+		// Through a switch (OvS) the counts are the switch's to match:
+		// kept as given (see memifQueueHint)
 		q := max(c.RxQ, c.TxQ)
 		c.RxQ, c.TxQ = q, q
 	}
@@ -170,7 +172,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL} {
+	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -336,8 +338,15 @@ func (c *Config) EALArgs(mem Memory) []string {
 	if !pci {
 		args = append(args, "--no-pci")
 	}
+	memif := false
 	for _, v := range c.VDevs {
 		args = append(args, "--vdev", v)
+		memif = memif || strings.HasPrefix(v, "net_memif")
+	}
+	if memif {
+		// the memif PMD says why a peer disconnected at INFO only: let
+		// INFO through (global 7) for memif alone, every other type at 5
+		args = append(args, "--log-level", "7", "--log-level", "*:5", "--log-level", "pmd.net.memif:7")
 	}
 	args = append(args, mem.Args...)
 	return append(args, c.EAL...)

@@ -65,17 +65,23 @@ type monitor struct {
 	// rx only: rates over first..last frame seen, not over idle waiting
 	firstRx, lastRx time.Duration
 	prevRx          uint64
+	linkLost        map[string]bool
 }
 
 func newMonitor(c *Config, units []workUnit, ports []openPort, res *Result, prog Progress, start time.Time) *monitor {
 	// poll fast only when a count must be noticed promptly: every wakeup of
 	// this thread preempts whatever runs on the main lcore's CPU (on a 2-core
 	// box, a peer process's lcore)
-	poll := 50 * time.Millisecond
+	return &monitor{c: c, units: units, ports: ports, res: res, prog: prog, start: start, poll: pollInterval(c)}
+}
+
+// pollInterval is how often the monitor reads the counters: fast only when
+// a --count must be noticed promptly.
+func pollInterval(c *Config) time.Duration {
 	if c.Count > 0 {
-		poll = 10 * time.Millisecond
+		return 10 * time.Millisecond
 	}
-	return &monitor{c: c, units: units, ports: ports, res: res, prog: prog, start: start, poll: poll}
+	return 50 * time.Millisecond
 }
 
 // run polls counters, prints live rates and decides when to stop. It
@@ -105,6 +111,7 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 			}
 			el := time.Since(m.start)
 			m.seeRx(sum(t.rx), el)
+			m.watchLinks(el)
 			switch {
 			case c.Duration > 0 && el >= c.Duration:
 				m.halt()
@@ -200,5 +207,21 @@ func (m *monitor) printSample(t, last totals, secs, at float64) {
 		fmt.Fprintf(m.prog.W, "\r\033[K%s", line)
 	} else {
 		fmt.Fprintln(m.prog.W, line)
+	}
+}
+
+// watchLinks notes a port toward another process (memif, virtio-user)
+// whose link goes down while the run runs: its peer went away (e.g.
+// ovs-vswitchd died), and the numbers after that moment mean nothing.
+func (m *monitor) watchLinks(el time.Duration) {
+	for _, p := range m.ports {
+		if (p.drv != "net_memif" && p.drv != "net_virtio_user") || m.linkLost[p.name] || linkUp(p) {
+			continue
+		}
+		if m.linkLost == nil {
+			m.linkLost = map[string]bool{}
+		}
+		m.linkLost[p.name] = true
+		m.res.linkDrops = append(m.res.linkDrops, fmt.Sprintf("port %s: link went down %.1f s into the run: its peer closed the connection or died (through OvS: is ovs-vswitchd still running? see its log)", p.name, el.Seconds()))
 	}
 }

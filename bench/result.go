@@ -20,6 +20,7 @@ type Result struct {
 	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
 	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
 	DurationS       float64     `json:"durationSeconds"`
+	SendS           float64     `json:"sendSeconds,omitempty"` // gen/loop: first to last accepted burst of the generators
 	LinkSpeedGbps   float64     `json:"linkSpeedGbps,omitempty"`
 	LinkSpeedSource string      `json:"linkSpeedSource,omitempty"` // flag or port
 	Memory          string      `json:"memory"`
@@ -37,7 +38,12 @@ type Result struct {
 	Interrupted     bool        `json:"interrupted,omitempty"`
 	LatWarmupS      float64     `json:"-"`
 	Warnings        []string    `json:"warnings,omitempty"`
-	Captured        []Frame     `json:"-"`
+	// Invalid says why the numbers cannot be right (received more than
+	// sent, frames without rig's stamp, the asked rate not reached, a link
+	// lost during the run); empty: a measurement. rig exits 5 when set.
+	Invalid   []string `json:"invalid,omitempty"`
+	linkDrops []string // ports whose link went down while the run ran
+	Captured  []Frame  `json:"-"`
 }
 
 // Frame is one captured frame (tests, --capture).
@@ -164,6 +170,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
+	r.printInvalid(w)
 }
 
 func (r *Result) frameNote() string {

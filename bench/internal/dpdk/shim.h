@@ -31,6 +31,7 @@ struct rig_counters {
 	uint64_t lat_min, lat_max, lat_sum; /* TSC cycles */
 	uint64_t lat_n;          /* rx: latency samples since the last reset */
 	uint64_t done;           /* gen: count reached */
+	uint64_t tx_first_tsc, tx_last_tsc; /* gen: TSC of the first and the last accepted burst */
 	uint64_t hist[RIG_HIST_N];
 };
 
@@ -58,6 +59,8 @@ int rig_eal_cleanup(void);
 const char *rig_eal_runtime_dir(void);
 const char *rig_strerror(int err);
 int rig_errno(void);
+uint64_t rig_log_mark(void);
+int rig_log_since(uint64_t mark, char *out, int out_len);
 
 void *rig_mempool_create(const char *name, uint32_t n, uint32_t cache, uint32_t data_room);
 void rig_mempool_free(void *mp);
