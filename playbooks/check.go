@@ -64,7 +64,7 @@ const (
 	DefaultCheckDuration  = 5 * time.Second
 	DefaultCheckWarmup    = time.Second
 	MaxCheckDuration      = time.Hour
-	MaxCheckFlows         = 65536
+	MaxCheckFlows         = 64512 // source ports 1024..65535
 	MaxCheckCores         = 64
 )
 

@@ -73,7 +73,7 @@ func TestParseCheckErrors(t *testing.T) {
 		{"rate", checkOVS + "check:\n  rate: fast\n", `c.yaml:10: check.rate: want "" (as fast as possible) or a rate like 1Mpps`},
 		{"rate pct", checkOVS + "check:\n  rate: 150%\n", "c.yaml:10: check.rate: want more than 0 (and at most 100%), got 150%"},
 		{"rate zero", checkOVS + "check:\n  rate: 0Mpps\n", "c.yaml:10: check.rate: want more than 0"},
-		{"flows", checkOVS + "check:\n  flows: -1\n", "c.yaml:10: check.flows: want 1..65536 distinct 5-tuples, got -1"},
+		{"flows", checkOVS + "check:\n  flows: -1\n", "c.yaml:10: check.flows: want 1..64512 distinct 5-tuples, got -1"},
 		{"cores", checkOVS + "check:\n  cores: 100\n", "c.yaml:10: check.cores: want 1..64 dataplane cores, got 100"},
 		{"threshold", checkOVS + "check:\n  thresholds:\n    max_loss_pct: 101\n", "c.yaml:11: check.thresholds.max_loss_pct: want 0 (not checked) up to 100, got 101"},
 		{"threshold neg", checkOVS + "check:\n  thresholds:\n    min_mpps: -1\n", "c.yaml:11: check.thresholds.min_mpps: want 0 (not checked) up to 10000, got -1"},
