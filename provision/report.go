@@ -52,7 +52,7 @@ type Summary struct {
 	WouldChange    int  `json:"wouldChange"`
 	PendingReboot  int  `json:"pendingReboot"`
 	Failed         int  `json:"failed"`
-	BelowThreshold int  `json:"belowThreshold"`
+	BelowThreshold int  `json:"belowThreshold,omitempty"`
 	NotRun         int  `json:"notRun"`
 	Changes        int  `json:"changes"`
 	Success        bool `json:"success"`
