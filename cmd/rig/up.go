@@ -150,7 +150,7 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, NetNS: f.netns}
+	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, NetNS: f.netns, Dataplane: a.dataplane()}
 	return a.provision(cmd.Context(), pb, env, mode, sel)
 }
 
@@ -216,13 +216,24 @@ func (a *app) executeAndReport(ctx context.Context, runner *provision.Runner, mo
 	} else if err := rep.WriteText(a.out); err != nil {
 		return err
 	}
-	switch {
-	case rep.Summary.Failed > 0:
-		return withCode(exitFailure, nil)
-	case rep.Summary.PendingReboot > 0:
-		if !a.json() {
+	if err := reportExit(rep); err != nil {
+		if rep.Summary.Failed == 0 && !a.json() {
 			fmt.Fprintln(a.errOut, "rig: power cycle required for the pending changes to take effect")
 		}
+		return err
+	}
+	return nil
+}
+
+// reportExit maps a report to rig's exit codes: a check below threshold
+// (and nothing else failed) 4, a failure 1, a pending power cycle 3.
+func reportExit(rep *provision.Report) error {
+	switch s := rep.Summary; {
+	case s.Failed > 0 && s.Failed == s.BelowThreshold:
+		return withCode(exitBelowThreshold, nil)
+	case s.Failed > 0:
+		return withCode(exitFailure, nil)
+	case s.PendingReboot > 0:
 		return withCode(exitPowerCycle, nil)
 	}
 	return nil
