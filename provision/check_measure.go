@@ -45,23 +45,19 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	if pmd, err := s.o.PMDStats(ctx); err == nil {
 		run.PMD = summarizePMD(pmd)
 	}
-	in, out := subCounters(after[p.in], before[p.in]), subCounters(after[p.out], before[p.out])
+	in, out := after[p.in].Sub(before[p.in]), after[p.out].Sub(before[p.out])
+	for _, d := range []struct {
+		port string
+		c    ovs.Counters
+	}{{p.in, in}, {p.out, out}} {
+		if u := d.c.Unknown; len(u) > 0 {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("OvS port %s: counters unknown or reset during the run: %s", d.port, strings.Join(u, ", ")))
+		}
+	}
 	run.OVS = []PortDelta{{Port: p.in, Role: "ingress", Counters: in}, {Port: p.out, Role: "egress", Counters: out}}
 	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out})
 	run.Thresholds = thresholds(sp.Thresholds, run)
 	return run, nil
-}
-
-// subCounters is after - before per key (a counter that went backwards,
-// e.g. OvS restarted, gives 0 and is caught by the count comparison).
-func subCounters(after, before map[string]uint64) map[string]uint64 {
-	d := map[string]uint64{}
-	for k, v := range after {
-		if b := before[k]; v >= b {
-			d[k] = v - b
-		}
-	}
-	return d
 }
 
 // virtualDrivers report a nominal link speed, not a real one: no % of
@@ -150,20 +146,18 @@ func thresholds(t playbooks.CheckThresholds, run *CheckRun) []ThresholdVerdict {
 	return out
 }
 
-// summarizePMD keeps the lines of pmd-stats-show that explain a rate:
+// summarizePMD says what each PMD thread that received frames did:
 // packets, cycles per packet, processing vs idle.
-func summarizePMD(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(l)
-		for _, k := range []string{"pmd thread", "packets received", "idle cycles", "processing cycles", "avg cycles per packet", "avg processing cycles per packet"} {
-			if strings.HasPrefix(l, k) {
-				keep = append(keep, l)
-				break
-			}
+func summarizePMD(stats []ovs.PMDStats) string {
+	var parts []string
+	for _, t := range stats {
+		if t.Main || t.RxPackets == 0 {
+			continue
 		}
+		parts = append(parts, fmt.Sprintf("%s: %d packets, %.0f cycles/packet (%.0f processing), %.1f%% processing, %.1f%% idle",
+			t.Thread, t.RxPackets, t.AvgCyclesPerPacket, t.AvgProcessingCyclesPerPacket, t.ProcessingPct, t.IdlePct))
 	}
-	return strings.Join(keep, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // lcores places rig's dataplane on the CPUs OvS's PMD threads do not use

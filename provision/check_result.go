@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"rig/bench"
+	"rig/ovs"
 )
 
 // CheckSchemaVersion names the JSON shape of CheckResult.
@@ -54,27 +55,20 @@ type CheckRun struct {
 
 // PortDelta is one OvS port's counters over the measured interval.
 type PortDelta struct {
-	Port     string            `json:"port"`
-	Role     string            `json:"role"` // ingress | egress
-	Counters map[string]uint64 `json:"counters"`
+	Port     string       `json:"port"`
+	Role     string       `json:"role"` // ingress | egress
+	Counters ovs.Counters `json:"counters"`
 }
 
-// Counter deltas the attribution reads (OvS's Interface statistics keys).
-const (
-	ctrRxPackets = "rx_packets"
-	ctrTxPackets = "tx_packets"
-	ctrRxDropped = "rx_dropped"
-	ctrTxDropped = "tx_dropped"
-	ctrRxMissed  = "rx_missed_errors"
-	ctrRxErrors  = "rx_errors"
-	ctrTxErrors  = "tx_errors"
-)
+// rxMissed is the custom counter of frames the NIC could not place in
+// the rx queue (DPDK imissed); OvS counts it inside rx_dropped too.
+const rxMissed = "rx_missed_errors"
 
 // PathCounts are the two counts of one run: rig's and OvS's, as deltas.
 type PathCounts struct {
-	Sent, Received uint64            // rig: generator tx, receiver rx
-	Ingress        map[string]uint64 // OvS ingress port (rx side)
-	Egress         map[string]uint64 // OvS egress port (tx side)
+	Sent, Received uint64       // rig: generator tx, receiver rx
+	Ingress        ovs.Counters // OvS ingress port (rx side)
+	Egress         ovs.Counters // OvS egress port (tx side)
 }
 
 // LossStage is where some frames were lost.
@@ -109,14 +103,6 @@ const (
 // differ on a clean run: 0.1 %.
 const AgreeFraction = 0.001
 
-func sumKeys(m map[string]uint64, keys ...string) uint64 {
-	var n uint64
-	for _, k := range keys {
-		n += m[k]
-	}
-	return n
-}
-
 // AttributeLoss splits the loss between the stages of the path: before
 // OvS (sent, never counted by the ingress port), OvS's rx queue (ingress
 // rx_dropped, rx_missed_errors, rx_errors), inside OvS (received, neither
@@ -125,15 +111,15 @@ func sumKeys(m map[string]uint64, keys ...string) uint64 {
 // ovs_tx_* breakdowns) and rig's receiver (OvS sent, rig did not count).
 func AttributeLoss(p PathCounts) LossAttribution {
 	a := LossAttribution{Lost: int64(p.Sent) - int64(p.Received)}
-	inRx := p.Ingress[ctrRxPackets]
-	inDrop := sumKeys(p.Ingress, ctrRxDropped, ctrRxMissed, ctrRxErrors)
-	outTx := p.Egress[ctrTxPackets]
-	outDrop := sumKeys(p.Egress, ctrTxDropped, ctrTxErrors)
+	inRx := p.Ingress.RxPackets
+	inDrop := p.Ingress.RxDropped + p.Ingress.RxErrors
+	outTx := p.Egress.TxPackets
+	outDrop := p.Egress.TxDropped + p.Egress.TxErrors
 	stages := []LossStage{
 		{StageBeforeOVS, int64(p.Sent) - int64(inRx) - int64(inDrop), fmt.Sprintf("rig sent %d, the ingress port counted %d received + %d dropped", p.Sent, inRx, inDrop)},
-		{StageOVSRxQueue, int64(inDrop), fmt.Sprintf("ingress %s", counterList(p.Ingress, ctrRxDropped, ctrRxMissed, ctrRxErrors))},
+		{StageOVSRxQueue, int64(inDrop), fmt.Sprintf("ingress rx_dropped %d (of which %s), rx_errors %d", p.Ingress.RxDropped, customList(p.Ingress, []string{rxMissed, "ovs_rx_qos_drops"}), p.Ingress.RxErrors)},
 		{StageInsideOVS, int64(inRx) - int64(outTx) - int64(outDrop), fmt.Sprintf("ingress rx %d - egress tx %d - egress tx drops %d (no flow, a drop action, upcall or datapath drops)", inRx, outTx, outDrop)},
-		{StageOVSTx, int64(outDrop), "egress " + counterList(p.Egress, append([]string{ctrTxDropped, ctrTxErrors}, ovsTxKeys(p.Egress)...)...)},
+		{StageOVSTx, int64(outDrop), fmt.Sprintf("egress tx_dropped %d (of which %s), tx_errors %d", p.Egress.TxDropped, customList(p.Egress, ovsTxKeys(p.Egress)), p.Egress.TxErrors)},
 		{StageRig, int64(outTx) - int64(p.Received), fmt.Sprintf("OvS egress tx %d, rig received %d", outTx, p.Received)},
 	}
 	for _, s := range stages {
@@ -173,9 +159,9 @@ func lossVerdict(a LossAttribution) string {
 }
 
 // ovsTxKeys are OvS's custom tx drop breakdowns present (ovs_tx_*).
-func ovsTxKeys(m map[string]uint64) []string {
+func ovsTxKeys(c ovs.Counters) []string {
 	var ks []string
-	for k := range m {
+	for k := range c.Custom {
 		if strings.HasPrefix(k, "ovs_tx_") {
 			ks = append(ks, k)
 		}
@@ -184,10 +170,16 @@ func ovsTxKeys(m map[string]uint64) []string {
 	return ks
 }
 
-func counterList(m map[string]uint64, keys ...string) string {
-	parts := make([]string, 0, len(keys))
+// customList renders the custom counters present among keys.
+func customList(c ovs.Counters, keys []string) string {
+	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		if v, ok := c.Custom[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "no breakdown"
 	}
 	return strings.Join(parts, ", ")
 }
@@ -251,7 +243,7 @@ func (run *CheckRun) writeText(w io.Writer) {
 	fmt.Fprintln(tw, "  ovs port\trole\trx pkts\trx dropped\ttx pkts\ttx dropped\t")
 	for _, d := range run.OVS {
 		c := d.Counters
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t\n", d.Port, d.Role, c[ctrRxPackets], c[ctrRxDropped]+c[ctrRxMissed], c[ctrTxPackets], c[ctrTxDropped])
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t\n", d.Port, d.Role, c.RxPackets, c.RxDropped, c.TxPackets, c.TxDropped)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  loss: %s\n", run.Loss.Verdict)

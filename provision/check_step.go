@@ -44,7 +44,7 @@ func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec)
 	}
 	h := env.Host
 	c := ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))
-	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: newOFClient(h, c), dataplane: env.Dataplane}
+	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane}
 	return s, nil
 }
 
