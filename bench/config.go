@@ -170,7 +170,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL} {
+	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}

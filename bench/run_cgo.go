@@ -32,7 +32,10 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	}
 	huge := hostHugepages()
 	mounts := hugetlbfsMounts(huge)
-	mem := ChooseMemory(c.NoHuge, c.HugeDir, freeHugepages(huge), len(mounts) > 0)
+	mem, err := ChooseMemoryFor(&c, freeHugepages(huge), len(mounts) > 0)
+	if err != nil {
+		return nil, err
+	}
 	if mem.Warning != "" {
 		res.Warnings = append(res.Warnings, mem.Warning)
 		if prog.W != nil {
