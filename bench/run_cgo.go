@@ -97,6 +97,12 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	elapsed := newMonitor(c, d.units, d.ports, res, prog, start).run(ctx)
 	d.stop()
 	collect(c, d.units, d.ports, res, elapsed)
+	if c.Hold > 0 && ctx.Err() == nil {
+		select { // the links stay up until the ports close (d.close)
+		case <-time.After(c.Hold):
+		case <-ctx.Done():
+		}
+	}
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"rig/bench"
 	"rig/ovs"
@@ -33,8 +34,8 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	if err := s.o.ClearPMDStats(ctx); err != nil {
 		run.Warnings = append(run.Warnings, "PMD stats not cleared: "+err.Error())
 	}
-	cfg.Duration = sp.DurationOrDefault()
-	r, err := dp.Run(ctx, cfg)
+	cfg.Duration, cfg.Hold = sp.DurationOrDefault(), counterHold
+	r, last, err := s.runPolling(ctx, dp, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("check: run (%d B): %w", size, err)
 	}
@@ -42,22 +43,147 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	if err != nil {
 		return nil, fmt.Errorf("check: OvS counters after the run: %w", err)
 	}
+	for _, port := range []string{p.in, p.out} {
+		if c, ok := last[port]; ok && !after[port].Known(ovs.TxPackets) {
+			after[port] = c // a vhost-user port whose peer has gone: its last counters
+		}
+	}
 	if pmd, err := s.o.PMDStats(ctx); err == nil {
 		run.PMD = summarizePMD(pmd)
 	}
-	in, out := after[p.in].Sub(before[p.in]), after[p.out].Sub(before[p.out])
-	for _, d := range []struct {
-		port string
-		c    ovs.Counters
-	}{{p.in, in}, {p.out, out}} {
-		if u := d.c.Unknown; len(u) > 0 {
-			run.Warnings = append(run.Warnings, fmt.Sprintf("OvS port %s: counters unknown or reset during the run: %s", d.port, strings.Join(u, ", ")))
+	in, inNote := portDelta(p.in, after[p.in], before[p.in])
+	out, outNote := portDelta(p.out, after[p.out], before[p.out])
+	for _, n := range []string{inNote, outNote} {
+		if n != "" {
+			run.Warnings = append(run.Warnings, n)
 		}
 	}
 	run.OVS = []PortDelta{{Port: p.in, Role: "ingress", Counters: in}, {Port: p.out, Role: "egress", Counters: out}}
 	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out})
 	run.Thresholds = thresholds(sp.Thresholds, run)
 	return run, nil
+}
+
+// counterHold is how long the dataplane keeps its ports open after the
+// run, and counterPoll how often the check reads OvS's counters meanwhile:
+// a vhost-user port has counters only while rig's side is connected.
+const (
+	counterHold = time.Second
+	counterPoll = 200 * time.Millisecond
+)
+
+// runPolling runs the dataplane and reads the bridge's counters every
+// counterPoll while it runs; it returns the last reading of each port
+// whose packet counters were known (the hold keeps them readable after
+// the traffic stopped).
+func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Config) (*bench.Result, map[string]ovs.Counters, error) {
+	type done struct {
+		r   *bench.Result
+		err error
+	}
+	ch := make(chan done, 1)
+	go func() {
+		r, err := dp.Run(ctx, cfg)
+		ch <- done{r, err}
+	}()
+	last := map[string]ovs.Counters{}
+	tick := time.NewTicker(counterPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case d := <-ch:
+			return d.r, last, d.err
+		case <-tick.C:
+			cs, err := s.o.PortCounters(ctx, s.bridge)
+			if err != nil {
+				continue
+			}
+			for port, c := range cs {
+				if c.Known(ovs.RxPackets) && c.Known(ovs.TxPackets) {
+					last[port] = c
+				}
+			}
+		}
+	}
+}
+
+// portDelta is a port's counters over the run: after - before; or after
+// itself when before had no packet counters (a vhost-user port reports
+// none while no peer is connected, and starts from 0 when rig's
+// dataplane, a new process per run, connects) or they went backwards
+// (a reset at that connection). Either way the reset is before the run's
+// first frame; the comparison of rig's rx with OvS's egress tx checks it.
+func portDelta(port string, after, before ovs.Counters) (ovs.Counters, string) {
+	d := after.Sub(before)
+	if len(d.Unknown) == 0 {
+		return d, ""
+	}
+	known := after.Known(ovs.RxPackets) && after.Known(ovs.TxPackets)
+	noBase := !before.Known(ovs.RxPackets) || !before.Known(ovs.TxPackets)
+	reset := after.RxPackets < before.RxPackets || after.TxPackets < before.TxPackets
+	if known && (noBase || reset) {
+		d := dropsFromCustom(after, before)
+		for _, k := range append(append([]string(nil), vhostTxDrops...), vhostRxDrops...) {
+			if slicesContains(after.Stale, k) || slicesContains(before.Stale, k) {
+				return d, fmt.Sprintf("OvS port %s: its drop counters come from the Interface statistics column (refreshed every 5 s), so the drops placed on it may be off by an earlier run's; the packet counts are live", port)
+			}
+		}
+		return d, ""
+	}
+	if !known {
+		return d, fmt.Sprintf("OvS port %s: no packet counters after the run (is its peer connected?)", port)
+	}
+	return d, fmt.Sprintf("OvS port %s: counters unknown during the run: %s", port, strings.Join(d.Unknown, ", "))
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// vhostTxDrops are the custom counters whose sum is a vhost-user port's
+// tx_dropped, and vhostRxDrops its rx_dropped (lib/netdev-dpdk.c); they
+// keep counting while no peer is connected, so they have a baseline when
+// the standard counters have none.
+var (
+	vhostTxDrops = []string{"ovs_tx_failure_drops", "ovs_tx_mtu_exceeded_drops", "ovs_tx_qos_drops", "ovs_tx_invalid_hwol_drops"}
+	vhostRxDrops = []string{"ovs_rx_qos_drops"}
+)
+
+// dropsFromCustom is after, with the drop counters taken as the deltas of
+// their custom breakdowns (OvS's own drop counters are not reset when a
+// vhost-user peer connects, the packet counters are).
+func dropsFromCustom(after, before ovs.Counters) ovs.Counters {
+	d := after
+	d.Custom = map[string]uint64{}
+	for k, v := range after.Custom {
+		d.Custom[k] = v
+		if b, ok := before.Custom[k]; ok && v >= b {
+			d.Custom[k] = v - b
+		}
+	}
+	sum := func(keys []string) (uint64, bool) {
+		var n uint64
+		for _, k := range keys {
+			v, ok := d.Custom[k]
+			if !ok {
+				return 0, false
+			}
+			n += v
+		}
+		return n, true
+	}
+	if n, ok := sum(vhostTxDrops); ok {
+		d.TxDropped = n
+	}
+	if n, ok := sum(vhostRxDrops); ok {
+		d.RxDropped = n
+	}
+	return d
 }
 
 // virtualDrivers report a nominal link speed, not a real one: no % of

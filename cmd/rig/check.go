@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"rig/bench"
+	"rig/internal/host"
 	"rig/playbooks"
 	"rig/provision"
 )
@@ -92,7 +97,45 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 }
 
 // dataplane is the check's dataplane runner: this rig binary re-executed
-// as a child (`rig bench run-json`), optionally inside a network namespace.
+// as a child (one EAL per process), optionally inside a network namespace.
 func (a *app) dataplane() func(netns string) provision.Dataplane {
-	return nil // TODO(dp): bench.Child once the dp branch lands
+	return func(netns string) provision.Dataplane { return &childDataplane{netns: netns} }
+}
+
+// childDataplane runs `rig -o json bench loop` (inside `ip netns exec NS`
+// for a netns) and reads its JSON result. Interim until bench.Child.
+type childDataplane struct{ netns string }
+
+func (d *childDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("check: dataplane: %w", err)
+	}
+	args := []string{"-o", "json", "bench", string(cfg.Role), "--size", strconv.Itoa(cfg.FrameSize), "--duration", cfg.Duration.String(),
+		"--cores", strconv.Itoa(cfg.Cores), "--sport", cfg.SPort}
+	for _, v := range cfg.VDevs {
+		args = append(args, "--vdev", v)
+	}
+	if cfg.Lcores != "" {
+		args = append(args, "--lcores", cfg.Lcores)
+	}
+	if cfg.Hold > 0 {
+		args = append(args, "--hold", cfg.Hold.String())
+	}
+	if cfg.Rate != "" {
+		args = append(args, "--rate", cfg.Rate)
+	}
+	name := exe
+	if d.netns != "" {
+		name, args = "ip", append([]string{"netns", "exec", d.netns, exe}, args...)
+	}
+	out, err := host.RealExec(ctx, name, args...)
+	if err != nil {
+		return nil, fmt.Errorf("check: dataplane: %w", err)
+	}
+	var res bench.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("check: dataplane result: %w", err)
+	}
+	return &res, nil
 }
