@@ -90,6 +90,12 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	if err := d.addUnits(plan, frames, linkBps); err != nil {
 		return nil, err
 	}
+	if c.Settle > 0 {
+		select {
+		case <-time.After(c.Settle):
+		case <-ctx.Done():
+		}
+	}
 	start := time.Now()
 	if err := d.start(); err != nil {
 		return nil, err

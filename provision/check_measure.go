@@ -17,7 +17,7 @@ import (
 func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores string) (*CheckRun, error) {
 	sp := s.spec
 	cfg := bench.Config{Role: bench.RoleLoop, VDevs: p.vdevs, FrameSize: size, Rate: sp.Rate, Cores: sp.CoresOrDefault(),
-		Lcores: lcores, SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1)}
+		Lcores: lcores, SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle}
 	dp := s.dataplane(p.netns)
 	run := &CheckRun{FrameSize: size, WarmupS: sp.WarmupOrDefault().Seconds()}
 	if w := sp.WarmupOrDefault(); w > 0 {
@@ -68,6 +68,7 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 // run, and counterPoll how often the check reads OvS's counters meanwhile:
 // a vhost-user port has counters only while rig's side is connected.
 const (
+	linkSettle  = 500 * time.Millisecond // after rig's links are up: OvS's side of a vhost-user port starts
 	counterHold = time.Second
 	counterPoll = 200 * time.Millisecond
 )

@@ -118,7 +118,7 @@ func AttributeLoss(p PathCounts) LossAttribution {
 	stages := []LossStage{
 		{StageBeforeOVS, int64(p.Sent) - int64(inRx) - int64(inDrop), fmt.Sprintf("rig sent %d, the ingress port counted %d received + %d dropped", p.Sent, inRx, inDrop)},
 		{StageOVSRxQueue, int64(inDrop), fmt.Sprintf("ingress rx_dropped %d (of which %s), rx_errors %d", p.Ingress.RxDropped, customList(p.Ingress, []string{rxMissed, "ovs_rx_qos_drops"}), p.Ingress.RxErrors)},
-		{StageInsideOVS, int64(inRx) - int64(outTx) - int64(outDrop), fmt.Sprintf("ingress rx %d - egress tx %d - egress tx drops %d (no flow, a drop action, upcall or datapath drops)", inRx, outTx, outDrop)},
+		{StageInsideOVS, int64(inRx) - int64(outTx) - int64(outDrop), fmt.Sprintf("ingress rx %d - egress tx %d - egress tx drops %d (no flow, a drop action, upcall or datapath drops; or frames sent to a vhost-user port before its peer was running, which OvS counts in tx_dropped only)", inRx, outTx, outDrop)},
 		{StageOVSTx, int64(outDrop), fmt.Sprintf("egress tx_dropped %d (of which %s), tx_errors %d", p.Egress.TxDropped, customList(p.Egress, ovsTxKeys(p.Egress)), p.Egress.TxErrors)},
 		{StageRig, int64(outTx) - int64(p.Received), fmt.Sprintf("OvS egress tx %d, rig received %d", outTx, p.Received)},
 	}

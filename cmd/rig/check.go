@@ -122,6 +122,9 @@ func (d *childDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Resu
 	if cfg.Hold > 0 {
 		args = append(args, "--hold", cfg.Hold.String())
 	}
+	if cfg.Settle > 0 {
+		args = append(args, "--settle", cfg.Settle.String())
+	}
 	if cfg.Rate != "" {
 		args = append(args, "--rate", cfg.Rate)
 	}
