@@ -123,6 +123,16 @@ func TestPMDStatsArgvAndErrors(t *testing.T) {
 	if !errors.As(err, &tp) || tp.Diagnosis.Kind != ProblemNoNetdevDP || !strings.Contains(tp.Fix(), "datapath_type: netdev") {
 		t.Fatalf("no datapath: %v", err)
 	}
+	// real message of ovs-appctl 3.1 with vswitchd killed (no live pid behind the pidfile)
+	down, _, run2 := fakeClient(t, true, func(name string, args []string) ([]byte, error, bool) {
+		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: errors.New("exit status 1"),
+			Stderr: "2026-12-01T19:12:12Z|00001|unixctl|WARN|failed to connect to " + args[1] + "\novs-appctl: cannot connect to \"" + args[1] + "\" (Connection refused)\n"}, true
+	})
+	_, err = down.PMDStats(context.Background())
+	if !errors.As(err, &tp) || tp.Diagnosis.Kind != ProblemVswitchdDown || !strings.Contains(tp.Fix(), "rig ovs daemon start --rundir "+run2) ||
+		!strings.Contains(err.Error(), "Connection refused") {
+		t.Fatalf("vswitchd down: %v", err)
+	}
 	sys, rec2, _ := fakeClient(t, false, func(name string, args []string) ([]byte, error, bool) { return nil, nil, true })
 	_ = sys.ClearPMDStats(context.Background())
 	if got := rec2.Lines(); len(got) != 1 || got[0] != "ovs-appctl --timeout=7 dpif-netdev/pmd-stats-clear" {

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 )
 
 // Where OvS-DPDK's per-port counters come from, and how fresh they are
-// (measured on OvS 3.1.0 / DPDK 22.11 here; see ovs/testdata/README.md):
+// (measured on OvS 3.1.0 / DPDK 22.11 here; see ovs/testdata/counters/README.md):
 //
 //   - `ovs-ofctl dump-ports` asks ovs-vswitchd over OpenFlow and gets the
 //     netdev's counters as they are now. A counter the netdev does not
@@ -23,20 +24,36 @@ import (
 //     can be 5 s behind: a snapshot taken right after traffic stops may miss
 //     the last seconds. A key whose value is unsupported is omitted.
 //
-// vhost-user ports (dpdkvhostuser, dpdkvhostuserclient): OvS reads their
-// counters from DPDK's per-virtqueue statistics, which exist only while a
-// guest (virtio-user, a VM) is connected and the device is running. Before
-// the guest connects and after it disconnects every standard counter is
-// unsupported: dump-ports prints "?" for all of them and `statistics`
-// holds only the ovs_* software drop counters (ovs_tx_retries,
-// ovs_tx_failure_drops, ovs_tx_mtu_exceeded_drops, ovs_tx_qos_drops,
-// ovs_rx_qos_drops, ovs_tx_invalid_hwol_drops). The virtqueue counters
-// start again from zero at each connection. That is why one try on OvS 3.1
-// saw only ovs_* keys "while traffic flowed": the column was read while no
-// guest was connected (or the 5 s old copy from before it connected).
-// So: read a vhost port's counters with dump-ports while its guest is
-// still connected (before and after the traffic, not after the guest
-// exits), and treat Unknown counters as unknown, never as zero.
+// Which source is right depends on the port type:
+//
+//   - dpdk ports (PCI devices, representors, vdevs such as net_null): the
+//     standard counters are DPDK's ethdev stats and exist whether traffic
+//     flows or not; the custom ones are the ovs_* drops plus the PMD's
+//     xstats (rx_q0_packets, and for mlx5 rx_discards_phy...). A PMD may
+//     count no bytes (net_null: bytes=0 with millions of packets).
+//   - vhost-user ports (dpdkvhostuser, dpdkvhostuserclient), OvS 3.1 on:
+//     lib/netdev-dpdk.c netdev_dpdk_vhost_get_stats reads DPDK's
+//     per-virtqueue statistics and returns EPROTO `if
+//     (!is_vhost_running(dev))`; lib/netdev.c netdev_get_stats then sets
+//     every counter to UINT64_MAX. So before a guest (virtio-user, a VM)
+//     connects and after it disconnects, dump-ports prints "?" for every
+//     counter and `statistics` holds only the ovs_* software drop counters
+//     (ovs_tx_retries, ovs_tx_failure_drops, ovs_tx_mtu_exceeded_drops,
+//     ovs_tx_qos_drops, ovs_rx_qos_drops, ovs_tx_invalid_hwol_drops), which
+//     netdev_dpdk_vhost_get_custom_stats adds in any state. The virtqueue
+//     counters start from zero at each connection. vhost "rx" is what the
+//     guest sent (its TX virtqueue); tx_dropped is OvS failing to enqueue
+//     to the guest (ring full after tx-retries-max) = ovs_tx_failure_drops.
+//     That is why one try on OvS 3.1 saw only ovs_* keys "while traffic
+//     flowed": the column was read while no guest was connected, or was
+//     the copy written before it connected (measured here: 6 s after
+//     testpmd started the column still held one port's pre-connection row).
+//   - the bridge's own port (LOCAL, the tap named like the bridge):
+//     kernel counters through netdev-linux.
+//
+// So a check reads counters with dump-ports (PortCounters) while the vhost
+// guest is still connected, before and after the traffic, never after the
+// guest exits, and treats Unknown counters as unknown, never as zero.
 
 // Standard counter names (the Interface statistics keys).
 const (
@@ -75,6 +92,10 @@ type Counters struct {
 	// Stale names the Custom keys taken from the Interface statistics
 	// column (up to stats-update-interval old) rather than read live.
 	Stale []string `json:"stale,omitempty"`
+	// Duration is how long the port has existed in OpenFlow, in seconds
+	// (dump-ports' "duration=", OpenFlow 1.3+; 0 = not reported). After
+	// Sub it is the time between the two reads.
+	Duration float64 `json:"durationSeconds,omitempty"`
 }
 
 // field returns a pointer to the standard counter name, or nil.
@@ -161,9 +182,20 @@ func (c *Counters) unknown(name string) {
 
 // Sub returns c - before, counter by counter. A counter unknown on either
 // side, or smaller now than before (a reset), is Unknown in the result; a
-// custom counter present on one side only is Unknown too.
+// custom counter present on one side only is Unknown too. When both sides
+// have a Duration and c's is smaller, the port was deleted and added again
+// in between: every counter is Unknown. A reset followed by more counting
+// than before is otherwise invisible, which matters for vhost ports: their
+// counters restart at each guest connection, so keep the guest connected
+// from the first read to the second.
 func (c Counters) Sub(before Counters) Counters {
 	var d Counters
+	if c.Duration > 0 && before.Duration > 0 {
+		if c.Duration < before.Duration {
+			return readded(c, before)
+		}
+		d.Duration = c.Duration - before.Duration
+	}
 	for _, n := range standardCounters {
 		a, okA := c.Get(n)
 		b, okB := before.Get(n)
@@ -195,6 +227,21 @@ func (c Counters) Sub(before Counters) Counters {
 		d.set(k, a-b)
 	}
 	d.Stale = mergeNames(c.Stale, before.Stale)
+	return d
+}
+
+// readded is Sub's result for a port that was re-added between the reads.
+func readded(c, before Counters) Counters {
+	var d Counters
+	d.Unknown = StandardCounters()
+	names := map[string]bool{}
+	for k := range c.Custom {
+		names[k] = true
+	}
+	for k := range before.Custom {
+		names[k] = true
+	}
+	d.Unknown = append(d.Unknown, sortedKeys(names)...)
 	return d
 }
 
@@ -419,6 +466,12 @@ func (p *dumpPortsLine) more(t string) error {
 	case !p.tx:
 		return fmt.Errorf("port %s: want the tx line, got %q", p.name, t)
 	case strings.HasPrefix(t, "duration="):
+		v := strings.TrimSuffix(strings.TrimPrefix(t, "duration="), "s")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("port %s: bad %q", p.name, t)
+		}
+		p.c.Duration = f
 		return nil
 	case strings.HasPrefix(t, "rx rfc2819 "), strings.HasPrefix(t, "tx rfc2819 "):
 		return p.rfc2819(t[:2], t[len("rx rfc2819 "):])
@@ -578,7 +631,11 @@ func (c *Client) PortCounters(ctx context.Context, bridge string) (map[string]Co
 		return nil, err
 	}
 	for name, pc := range ports {
-		sc, ok := stats[name]
+		row := name
+		if name == "LOCAL" {
+			row = bridge // the bridge's own interface is named after it
+		}
+		sc, ok := stats[row]
 		if !ok || withCustom[name] {
 			continue
 		}

@@ -177,8 +177,17 @@ func TestCountersSub(t *testing.T) {
 			t.Errorf("%s must be unknown in %+v", u, d)
 		}
 	}
-	if d.Known(TxErrors) != true || !reflect.DeepEqual(d.Stale, []string{"new"}) {
+	if d.Known(TxErrors) != true || !reflect.DeepEqual(d.Stale, []string{"new"}) || d.Duration != 0 {
 		t.Errorf("delta: %+v", d)
+	}
+	// durations: the time between the reads; a shorter one later = the port was re-added
+	before.Duration, after.Duration = 10.5, 12.75
+	if d := after.Sub(before); d.Duration != 2.25 || d.RxPackets != 100 {
+		t.Errorf("delta with durations: %+v", d)
+	}
+	after.Duration = 1
+	if d := after.Sub(before); d.Known(RxPackets) || d.Known("ovs_tx_failure_drops") || d.Known(TxErrors) || len(d.Unknown) != 8+4 {
+		t.Errorf("re-added port: %+v", d)
 	}
 }
 
@@ -252,8 +261,10 @@ func TestPortCountersArgvAndMerge(t *testing.T) {
 	if v1 := ports["v1"]; v1.Known("stale_key") || len(v1.Stale) != 0 || v1.TxDropped != 108288 {
 		t.Errorf("v1 had live custom counters; the column must not add to them: %+v", v1)
 	}
-	// LOCAL is the bridge's own interface (named br0 in the column): not merged by name
-	if l := ports["LOCAL"]; len(l.Stale) != 0 {
+	// LOCAL is the bridge's own interface, br0 in the column: its column-only
+	// key comes in as Stale, the live rx_crc_err (0) is not replaced by the column's 5
+	if l := ports["LOCAL"]; !reflect.DeepEqual(l.Stale, []string{"rx_multicast_packets"}) || l.Custom["rx_multicast_packets"] != 7 ||
+		l.Custom["rx_crc_err"] != 0 || l.RxPackets != 0 || l.Duration != 8.755 {
 		t.Errorf("LOCAL: %+v", l)
 	}
 	c2, _, _ := fakeClient(t, false, func(name string, args []string) ([]byte, error, bool) {
