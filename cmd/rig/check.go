@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -132,10 +135,15 @@ func (d *childDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Resu
 	if d.netns != "" {
 		name, args = "ip", append([]string{"netns", "exec", d.netns, exe}, args...)
 	}
-	out, err := host.RealExec(ctx, name, args...)
-	if err != nil {
-		return nil, fmt.Errorf("check: dataplane: %w", err)
+	cmd := exec.CommandContext(ctx, name, args...)
+	// a killed rig takes its dataplane with it (the next check cleans up OvS)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("check: dataplane: %w", &host.ToolError{Argv: cmd.Args, Stdout: stdout.String(), Stderr: stderr.String(), Err: err})
 	}
+	out := stdout.Bytes()
 	var res bench.Result
 	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, fmt.Errorf("check: dataplane result: %w", err)
