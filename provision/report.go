@@ -145,10 +145,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		if st.Pending != "" {
 			fmt.Fprintf(w, "  ! pending: %s\n", st.Pending)
 		}
-		if tw, ok := st.Result.(interface{ WriteText(io.Writer) error }); ok {
-			if err := tw.WriteText(&indenter{w: w, prefix: "  | "}); err != nil {
-				return err
-			}
+		if err := writeResult(w, st.Result); err != nil {
+			return err
 		}
 		if st.Error != "" {
 			msg := st.Error
@@ -183,6 +181,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "FAILED at step %s\n", failed[0])
 	default:
 		fmt.Fprintf(w, "FAILED at steps %s\n", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// writeResult prints a measuring step's result (the check's), indented.
+func writeResult(w io.Writer, res any) error {
+	if tw, ok := res.(interface{ WriteText(io.Writer) error }); ok {
+		return tw.WriteText(&indenter{w: w, prefix: "  | "})
 	}
 	return nil
 }
