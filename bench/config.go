@@ -120,10 +120,12 @@ func (c *Config) Defaults() {
 	if c.Role == RoleFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
-	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
+	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 && !c.throughSwitch() {
 		// each generator queue needs a receiving queue, and a memif pair
 		// connects only with as many rings each way (else its link stays
-		// down): both ports get the larger count, one gen and one rx each
+		// down): both ports get the larger count, one gen and one rx each.
+		// Through a switch (OvS) the counts are the switch's to match:
+		// kept as given (see memifQueueHint)
 		q := max(c.RxQ, c.TxQ)
 		c.RxQ, c.TxQ = q, q
 	}

@@ -237,12 +237,7 @@ func invalidReason(r *bench.Result) string {
 	case r.DurationS <= 0:
 		return "the run has no duration"
 	}
-	for _, w := range r.Warnings {
-		if strings.HasPrefix(w, "invalid") {
-			return w
-		}
-	}
-	return ""
+	return strings.Join(r.Invalid, "; ") // the dataplane's own judgement
 }
 
 // thresholds judges one run; 0 = not checked.

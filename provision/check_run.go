@@ -101,15 +101,22 @@ func judge(res *CheckResult) error {
 		res.Pass = res.Pass && r.Pass
 	}
 	if len(invalid) > 0 {
-		return &Problem{Object: "check", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),
+		return &InvalidMeasurementError{Problem{Object: "check", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),
 			CauseText: "the dataplane's figures cannot be right, so they are neither a pass nor a fail",
-			FixText:   "see the run's warnings; rerun the check (rig check -p PLAYBOOK)"}
+			FixText:   "see the run's warnings; rerun the check (rig check -p PLAYBOOK)"}}
 	}
 	if len(below) > 0 {
 		return &BelowThresholdError{Failed: below}
 	}
 	return nil
 }
+
+// InvalidMeasurementError is a check whose figures cannot be right (exit
+// code 5): never a pass, never a below-threshold.
+type InvalidMeasurementError struct{ Problem }
+
+// InvalidMeasurement marks the error for the exit code.
+func (e *InvalidMeasurementError) InvalidMeasurement() bool { return true }
 
 // setup adds the path's ports (through-bridge) or finds them
 // (through-ports), waits until they are attached, and adds the flows.

@@ -325,7 +325,8 @@ func TestCheckMeasureInvalidIsNeverAPass(t *testing.T) {
 	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s"}, o, &fakeDataplane{sent: 0})
 	out, err := s.Measure(context.Background())
 	var bt *BelowThresholdError
-	if err == nil || errors.As(err, &bt) || !strings.Contains(err.Error(), "invalid measurement: 64 B: the generator sent no frame") {
+	var inv *InvalidMeasurementError
+	if !errors.As(err, &inv) || errors.As(err, &bt) || !strings.Contains(err.Error(), "invalid measurement: 64 B: the generator sent no frame") {
 		t.Fatalf("got %v", err)
 	}
 	if out.(*CheckResult).Pass {
@@ -429,5 +430,28 @@ func TestLcoreListAndFarEndNetdev(t *testing.T) {
 	}
 	if FarEndNetdev("p0", "net_af_packet0,iface=veth-a,qpairs=1") != "veth-a" || FarEndNetdev("p0", "0000:03:00.0") != "p0" || FarEndNetdev("p0", "") != "p0" {
 		t.Fatal("FarEndNetdev")
+	}
+}
+
+// The dataplane's own verdict (bench.Result.Invalid) fails the check,
+// exit 5 through the report, never a pass.
+type invalidDataplane struct{ fakeDataplane }
+
+func (d *invalidDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
+	r, err := d.fakeDataplane.Run(ctx, cfg)
+	r.Invalid = []string{"received 5 frames without rig's stamp"}
+	return r, err
+}
+
+func TestCheckBenchInvalidFailsTheStep(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &invalidDataplane{fakeDataplane{sent: 1000, o: o}}
+	step, _ := NewCheckStep(checkEnv(t, dp), &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, nil)
+	step.(*checkStep).o = o
+	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	st := rep.Steps[0]
+	if st.Status != StatusFailed || !st.InvalidMeasurement || st.BelowThreshold || rep.Summary.Invalid != 1 ||
+		!strings.Contains(st.Error, "invalid measurement: 64 B: received 5 frames without rig's stamp") || st.Result.(*CheckResult).Pass {
+		t.Fatalf("%+v", st)
 	}
 }

@@ -31,6 +31,8 @@ type StepResult struct {
 	Result any `json:"result,omitempty"`
 	// BelowThreshold: the step ran and measured less than a threshold (exit 4).
 	BelowThreshold bool `json:"belowThreshold,omitempty"`
+	// InvalidMeasurement: the step's measurement cannot be right (exit 5).
+	InvalidMeasurement bool `json:"invalidMeasurement,omitempty"`
 }
 
 func (r *StepResult) setErr(err error) {
@@ -38,6 +40,8 @@ func (r *StepResult) setErr(err error) {
 	r.Error = err.Error()
 	var bt interface{ BelowThreshold() bool }
 	r.BelowThreshold = errors.As(err, &bt) && bt.BelowThreshold()
+	var inv interface{ InvalidMeasurement() bool }
+	r.InvalidMeasurement = errors.As(err, &inv) && inv.InvalidMeasurement()
 	var ex explained
 	if errors.As(err, &ex) {
 		r.Cause = ex.Cause()
@@ -53,6 +57,7 @@ type Summary struct {
 	PendingReboot  int  `json:"pendingReboot"`
 	Failed         int  `json:"failed"`
 	BelowThreshold int  `json:"belowThreshold,omitempty"`
+	Invalid        int  `json:"invalidMeasurement,omitempty"`
 	NotRun         int  `json:"notRun"`
 	Changes        int  `json:"changes"`
 	Success        bool `json:"success"`
@@ -84,6 +89,9 @@ func (r *Report) summarize() {
 			s.Failed++
 			if st.BelowThreshold {
 				s.BelowThreshold++
+			}
+			if st.InvalidMeasurement {
+				s.Invalid++
 			}
 		case StatusNotRun:
 			s.NotRun++

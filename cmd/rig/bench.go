@@ -119,6 +119,10 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	} else {
 		res.PrintSummary(a.out)
 	}
+	if len(res.Invalid) > 0 {
+		// no threshold judges numbers that cannot be right
+		return withCode(exitInvalid, fmt.Errorf("bench %s: invalid measurement: %s", res.Role, strings.Join(res.Invalid, "; ")))
+	}
 	if err := checkThresholds(res, f.minMpps, f.minLineRatePct); err != nil {
 		return err
 	}

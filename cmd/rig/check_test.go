@@ -63,6 +63,7 @@ func TestReportExitCodes(t *testing.T) {
 		want int
 	}{
 		{provision.Summary{Failed: 1, BelowThreshold: 1}, exitBelowThreshold},
+		{provision.Summary{Failed: 1, Invalid: 1}, exitInvalid},
 		{provision.Summary{Failed: 2, BelowThreshold: 1}, exitFailure},
 		{provision.Summary{Failed: 1}, exitFailure},
 		{provision.Summary{PendingReboot: 1}, exitPowerCycle},

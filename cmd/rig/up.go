@@ -225,10 +225,13 @@ func (a *app) executeAndReport(ctx context.Context, runner *provision.Runner, mo
 	return nil
 }
 
-// reportExit maps a report to rig's exit codes: a check below threshold
-// (and nothing else failed) 4, a failure 1, a pending power cycle 3.
+// reportExit maps a report to rig's exit codes: a check with an invalid
+// measurement 5 or below threshold 4 (when nothing else failed), a
+// failure 1, a pending power cycle 3.
 func reportExit(rep *provision.Report) error {
 	switch s := rep.Summary; {
+	case s.Failed > 0 && s.Failed == s.Invalid:
+		return withCode(exitInvalid, nil)
 	case s.Failed > 0 && s.Failed == s.BelowThreshold:
 		return withCode(exitBelowThreshold, nil)
 	case s.Failed > 0:
