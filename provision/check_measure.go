@@ -69,12 +69,12 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 // a vhost-user port has counters only while rig's side is connected.
 const (
 	linkSettle  = 500 * time.Millisecond // after rig's links are up: OvS's side of a vhost-user port starts
-	counterHold = time.Second
-	counterPoll = 200 * time.Millisecond
+	counterHold = 1500 * time.Millisecond
+	counterPoll = 100 * time.Millisecond
 )
 
 // runPolling runs the dataplane and reads the bridge's counters every
-// counterPoll while it runs; it returns the last reading of each port
+// counterPoll from when its traffic may have ended until it exits; it returns the last reading of each port
 // whose packet counters were known (the hold keeps them readable after
 // the traffic stopped).
 func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Config) (*bench.Result, map[string]ovs.Counters, error) {
@@ -88,6 +88,14 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 		ch <- done{r, err}
 	}()
 	last := map[string]ovs.Counters{}
+	// reading OvS's counters costs CPU that rig's dataplane may share: no
+	// reading before the traffic could have ended (the child starts EAL,
+	// settles, then sends for the duration), then every counterPoll
+	select {
+	case d := <-ch:
+		return d.r, last, d.err
+	case <-time.After(cfg.Duration):
+	}
 	tick := time.NewTicker(counterPoll)
 	defer tick.Stop()
 	for {
