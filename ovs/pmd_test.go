@@ -3,6 +3,8 @@ package ovs
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -137,5 +139,26 @@ func TestPMDStatsArgvAndErrors(t *testing.T) {
 	_ = sys.ClearPMDStats(context.Background())
 	if got := rec2.Lines(); len(got) != 1 || got[0] != "ovs-appctl --timeout=7 dpif-netdev/pmd-stats-clear" {
 		t.Errorf("system argv: %q", got)
+	}
+}
+
+// The private instance's unixctl socket: the fixed ovs-vswitchd.ctl rig
+// starts vswitchd with, else OvS's default ovs-vswitchd.<pid>.ctl.
+func TestAppctlTarget(t *testing.T) {
+	c, _, run := fakeClient(t, true, nil)
+	if err := os.WriteFile(filepath.Join(run, "ovs-vswitchd.pid"), []byte("4242\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.AppctlTarget(); got != filepath.Join(run, "ovs-vswitchd.4242.ctl") {
+		t.Errorf("default unixctl: %s", got)
+	}
+	if err := os.WriteFile(filepath.Join(run, "ovs-vswitchd.ctl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.AppctlTarget(); got != filepath.Join(run, "ovs-vswitchd.ctl") {
+		t.Errorf("fixed unixctl: %s", got)
+	}
+	if sys, _, _ := fakeClient(t, false, nil); sys.AppctlTarget() != "" {
+		t.Error("the system instance uses ovs-appctl's default target")
 	}
 }
