@@ -77,11 +77,19 @@ func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
 		t.Fatal("dpa is in the host netns too: the test would prove nothing")
 	}
 	ch := childOfThisTest(t, ns)
+	// a modest rate keeps the af_packet sockets lossless; on a loaded box
+	// even that may not be reached, which the run rightly calls invalid:
+	// the counts are what this test asserts, not the speed
 	const n = 20000
-	r, err := ch.Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: n, Rate: "200kpps",
+	r, err := ch.Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: n, Rate: "100kpps",
 		VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}})
-	if err != nil || r.Sent != n || r.Received < n*99/100 || r.Received > n || r.Unstamped != 0 || len(r.Invalid) != 0 {
+	if err != nil || r.Sent != n || r.Received < n*99/100 || r.Received > n || r.Unstamped != 0 || r.Ports[1].RxPkts != r.Received {
 		t.Fatalf("af_packet over a veth in netns %s: %+v, %v", ns, r, err)
+	}
+	for _, why := range r.Invalid {
+		if !strings.HasPrefix(why, "asked --rate") {
+			t.Errorf("invalid: %s", why)
+		}
 	}
 	// the same run from our netns cannot find the interfaces
 	if _, err := childOfThisTest(t, "").Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: 10,
