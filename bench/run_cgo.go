@@ -93,6 +93,12 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	if err := d.addUnits(plan, frames, linkBps); err != nil {
 		return nil, err
 	}
+	if c.Settle > 0 {
+		select {
+		case <-time.After(c.Settle):
+		case <-ctx.Done():
+		}
+	}
 	start := time.Now()
 	if err := d.start(); err != nil {
 		return nil, err
@@ -104,6 +110,12 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	res.Invalid = judge(c, res, asked, 2*pollInterval(c))
 	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(memifServers(c.VDevs)) > 0 {
 		res.Warnings = append(res.Warnings, "nothing came back through the memif server: "+memifQueueHint+fmt.Sprintf(" (this run: --rxq %d --txq %d)", c.RxQ, c.TxQ))
+	}
+	if c.Hold > 0 && ctx.Err() == nil {
+		select { // the links stay up until the ports close (d.close)
+		case <-time.After(c.Hold):
+		case <-ctx.Done():
+		}
 	}
 	return res, nil
 }

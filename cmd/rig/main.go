@@ -259,7 +259,7 @@ func renderError(w io.Writer, err error) {
 // which SetFlagErrorFunc already marks).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown shorthand flag", "unknown flag"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown shorthand flag", "unknown flag", "required flag"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}
