@@ -82,10 +82,12 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if c.NetNS != "" {
 		object += " in netns " + c.NetNS
 	}
-	if err := host.StartInNetNS(cmd, c.NetNS); err != nil {
+	release, err := host.StartTied(cmd, c.NetNS)
+	if err != nil {
 		return nil, failure(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
 	}
 	waitErr := c.wait(ctx, cmd)
+	release()
 	return decodeChild(object, stdout.Bytes(), waitErr, tail.String())
 }
 

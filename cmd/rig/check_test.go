@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,7 +221,9 @@ func run0(t *testing.T, m map[string]any) map[string]any {
 }
 
 func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
-	l := newCheckLab(t, 256, fmt.Sprintf(checkPlaybook, "3s", "1s", "2"))
+	// 10 s of traffic: a dataplane that outlived rig would still run
+	// well after the 5 s the test gives it to go
+	l := newCheckLab(t, 256, fmt.Sprintf(checkPlaybook, "10s", "1s", "2"))
 	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
 	}
@@ -238,8 +241,23 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // into the traffic
+	children := childPIDs(t, c.Process.Pid)
+	if len(children) == 0 {
+		t.Fatalf("rig check (pid %d) runs no dataplane child while its flows are in place", c.Process.Pid)
+	}
 	c.Process.Signal(syscall.SIGKILL)
 	c.Wait()
+	// the dataplane dies with rig (PR_SET_PDEATHSIG), it does not run on
+	for _, pid := range children {
+		for gone := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+				break
+			}
+			if time.Now().After(gone) {
+				t.Fatalf("dataplane child %d still runs 5 s after rig was killed", pid)
+			}
+		}
+	}
 	if ports := l.vsctl("list-ports", "br-t"); !strings.Contains(ports, "rig-chk-in") || !strings.Contains(ports, "rig-chk-out") {
 		t.Fatalf("the killed check left no ports to clean: %q", ports)
 	}
@@ -268,6 +286,27 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 	if f := l.cookieFlows("br-t"); strings.Contains(f, "cookie=") {
 		t.Fatalf("flows left: %q", f)
 	}
+}
+
+// childPIDs lists the processes whose parent is pid.
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // flowing matches dump-ports of a port that has received frames.
