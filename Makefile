@@ -41,10 +41,7 @@ test: deps
 	$(GO) test $(GOTAGS) -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 demo: build
-	./$(BIN) plan -p hugepages-2m
-	./$(BIN) up -p hugepages-2m
-	@echo "--- second run: expect every step ok, zero changes"
-	./$(BIN) up -p hugepages-2m
+	$(MAKE) --no-print-directory demo-check
 
 fuzz: deps
 	$(GO) test ./playbooks -run '^$$' -fuzz FuzzParse -fuzztime 30s

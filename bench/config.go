@@ -64,6 +64,15 @@ type Config struct {
 	Capture   int           `json:"capture,omitempty"` // rx: keep the first N frames
 	NoPinGo   bool          `json:"noPinGo,omitempty"` // leave Go threads unpinned
 	Interval  time.Duration `json:"interval,omitempty"`
+	// Hold keeps the ports open (links up, no traffic) this long after the
+	// run, so that a peer's counters can still be read: OvS reports a
+	// vhost-user port's counters only while its peer is connected.
+	Hold time.Duration `json:"hold,omitempty"`
+	// Settle waits this long after every link is up before the first
+	// frame: OvS starts sending to a vhost-user port only once the device
+	// runs there, a moment after rig's side sees the link; frames sent
+	// before are dropped by OvS and not a measurement of the path.
+	Settle time.Duration `json:"settle,omitempty"`
 }
 
 // DefaultConfig is the one table of defaults: rig's flags start from it,
@@ -111,10 +120,12 @@ func (c *Config) Defaults() {
 	if c.Role == RoleFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
-	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 {
+	if c.Role == RoleLoop && c.RxQ != c.TxQ && c.RxQ > 0 && c.TxQ > 0 && !c.throughSwitch() {
 		// each generator queue needs a receiving queue, and a memif pair
 		// connects only with as many rings each way (else its link stays
-		// down): both ports get the larger count, one gen and one rx each
+		// down): both ports get the larger count, one gen and one rx each.
+		// Through a switch (OvS) the counts are the switch's to match:
+		// kept as given (see memifQueueHint)
 		q := max(c.RxQ, c.TxQ)
 		c.RxQ, c.TxQ = q, q
 	}
@@ -170,7 +181,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL} {
+	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -217,6 +228,12 @@ func (c *Config) checkCounts() error {
 	}
 	if c.Duration < 0 {
 		return fmt.Errorf("bench: --duration %v: want 0 (until --count or SIGINT) or more", c.Duration)
+	}
+	if c.Hold < 0 || c.Hold > time.Minute {
+		return fmt.Errorf("bench: --hold %v: want 0..1m", c.Hold)
+	}
+	if c.Settle < 0 || c.Settle > time.Minute {
+		return fmt.Errorf("bench: --settle %v: want 0..1m", c.Settle)
 	}
 	if c.Interval < 0 {
 		return fmt.Errorf("bench: --interval %v: want more than 0", c.Interval)

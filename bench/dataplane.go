@@ -4,7 +4,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,30 +24,31 @@ type workUnit struct {
 // the units of one run. open, start, stop, close; close undoes whatever
 // open got to, in reverse.
 type dataplane struct {
-	cfg      *Config
-	ealUp    bool
-	workers  []uint
-	pool     *dpdk.Mempool
-	ports    []openPort
-	speeds   []uint32 // Mbps per port as the driver reports it; 0: unknown
-	units    []workUnit
-	releases []func()
-	running  bool
+	cfg       *Config
+	ealUp     bool
+	workers   []uint
+	pool      *dpdk.Mempool
+	ports     []openPort
+	speeds    []uint32 // Mbps per port as the driver reports it; 0: unknown
+	units     []workUnit
+	releases  []func()
+	running   bool
+	logMark   uint64   // EAL's log before this dataplane (dpdk.LogSince)
+	noBackend []string // virtio-user server ports whose backend never connected
 }
 
 // openDataplane starts EAL and opens the pool and the ports of plan l, and
 // waits for their links. On error, what was opened is closed again.
 func openDataplane(ctx context.Context, c *Config, mem Memory, l layout, mounts []string) (d *dataplane, err error) {
-	d = &dataplane{cfg: c}
+	d = &dataplane{cfg: c, logMark: dpdk.LogMark()}
 	defer func() {
 		if err != nil {
 			d.close()
 		}
 	}()
-	if err := dpdk.InitEAL(c.EALArgs(mem)); err != nil {
-		return d, explainEALInit(err, mem, euid(), unwritableHugeDirs(c.HugeDir, mounts))
+	if err := d.initEAL(ctx, mem, mounts); err != nil {
+		return d, err
 	}
-	d.ealUp = true
 	workers := dpdk.WorkerLcores()
 	if len(workers) < c.Cores {
 		return d, fmt.Errorf("bench: %d worker lcore(s) from -l %s, want --cores %d", len(workers), c.lcoreList(), c.Cores)
@@ -58,7 +62,78 @@ func openDataplane(ctx context.Context, c *Config, mem Memory, l layout, mounts 
 			return d, err
 		}
 	}
-	return d, waitLinks(ctx, d.ports, 10*time.Second)
+	if err := d.waitLinks(ctx, 10*time.Second); err != nil {
+		return d, err
+	}
+	return d, d.checkPortLogs()
+}
+
+// initEAL starts EAL; a virtio-user server port's wait for its vhost-user
+// backend inside it is bounded (backendWatchdog).
+func (d *dataplane) initEAL(ctx context.Context, mem Memory, mounts []string) error {
+	c := d.cfg
+	w := startBackendWatchdog(ctx, c.VDevs, backendWait)
+	err := dpdk.InitEAL(c.EALArgs(mem))
+	d.noBackend = w.stop()
+	servers := virtioServers(c.VDevs)
+	for _, n := range d.noBackend {
+		// the PMD gave up without removing its listening socket
+		if fi, err := os.Stat(servers[n]); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			_ = os.Remove(servers[n])
+		}
+	}
+	if err != nil {
+		return explainEALInit(err, mem, euid(), unwritableHugeDirs(c.HugeDir, mounts))
+	}
+	d.ealUp = true
+	return nil
+}
+
+// probeFailure explains a port EAL did not create: a virtio-user server
+// whose backend never connected, or a vdev whose probe failed.
+func (d *dataplane) probeFailure(ctx context.Context, name string, err error) error {
+	if slices.Contains(d.noBackend, name) {
+		path := virtioServers(d.cfg.VDevs)[name]
+		what := fmt.Errorf("no vhost-user backend connected to %s within %v", path, backendWait)
+		if ctx.Err() != nil {
+			what = fmt.Errorf("interrupted while waiting for a vhost-user backend to connect to %s", path)
+		}
+		return failure("port "+name, what,
+			"with server=1 rig is the vhost-user server and waits for the client (OvS: a dpdkvhostuserclient port) to connect",
+			"add the port to the bridge: ovs-vsctl add-port BRIDGE PORT -- set Interface PORT type=dpdkvhostuserclient options:vhost-server-path="+path+"; or drop server=1 to connect to a dpdkvhostuser socket")
+	}
+	if lines := logLines(dpdk.LogSince(d.logMark), "failed to initialize "+name+" device"); len(lines) > 0 {
+		return d.portFailure([]string{name}, fmt.Errorf("probe failed: %s", lines[0]), "check the --vdev devargs against the PMD's log lines above")
+	}
+	return failure("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
+}
+
+// portFailure is a port's error, explained by what its PMD logged when it can.
+func (d *dataplane) portFailure(names []string, err error, fix string) error {
+	object := "port " + strings.Join(names, ", ")
+	log := dpdk.LogSince(d.logMark)
+	for _, n := range names {
+		if dg, ok := diagnosePort(n, d.cfg.VDevs, log); ok {
+			return failure(object, err, dg.cause, dg.fix)
+		}
+	}
+	return failure(object, err, "", fix)
+}
+
+// checkPortLogs fails the run when a port is up but its PMD said it cannot
+// work (a virtio-user port whose memory table the backend refused carries
+// no frame).
+func (d *dataplane) checkPortLogs() error {
+	log := dpdk.LogSince(d.logMark)
+	for _, p := range d.ports {
+		if !strings.HasPrefix(p.name, "net_virtio_user") {
+			continue
+		}
+		if dg, ok := diagnosePort(p.name, d.cfg.VDevs, log); ok {
+			return failure("port "+p.name, errors.New("the vhost-user backend cannot use this port"), dg.cause, dg.fix)
+		}
+	}
+	return nil
 }
 
 // openPort configures and starts one port; a memif client fails to start
@@ -67,7 +142,7 @@ func (d *dataplane) openPort(ctx context.Context, name string) error {
 	c := d.cfg
 	id, err := dpdk.PortByName(name)
 	if err != nil {
-		return failure("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
+		return d.probeFailure(ctx, name, err)
 	}
 	pc := dpdk.PortConf{RxQ: uint16(c.RxQ), TxQ: uint16(c.TxQ), RxD: uint16(c.RxD), TxD: uint16(c.TxD), RSS: c.RxQ > 1, Pool: d.pool}
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -77,14 +152,14 @@ func (d *dataplane) openPort(ctx context.Context, name string) error {
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			_ = dpdk.StopClosePort(id)
-			return failure("port "+name, err, "", "check the devargs; a memif client needs its server running")
+			return d.portFailure([]string{name}, fmt.Errorf("start failed: %w", err), "check the devargs; a memif client needs its server running")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	info, _ := dpdk.GetPortInfo(id)
 	mac, _ := dpdk.PortMAC(id)
 	d.ports = append(d.ports, openPort{name: name, id: id, drv: info.Driver, mac: mac})
-	d.speeds = append(d.speeds, info.SpeedMbps)
+	d.speeds = append(d.speeds, realSpeedMbps(info.Driver, info.SpeedMbps, vdevArgs(c.VDevs, name)))
 	return nil
 }
 
@@ -237,11 +312,11 @@ func linkUp(p openPort) bool {
 
 // waitLinks waits until every port reports link up (memif connects
 // asynchronously), so the first stamped frames do not wait in a queue.
-func waitLinks(ctx context.Context, ports []openPort, max time.Duration) error {
+func (d *dataplane) waitLinks(ctx context.Context, max time.Duration) error {
 	deadline := time.Now().Add(max)
 	for {
 		var down []string
-		for _, p := range ports {
+		for _, p := range d.ports {
 			if !linkUp(p) {
 				down = append(down, p.name)
 			}
@@ -253,7 +328,8 @@ func waitLinks(ctx context.Context, ports []openPort, max time.Duration) error {
 			return fmt.Errorf("bench: interrupted while waiting for link up on %s", strings.Join(down, ", "))
 		}
 		if time.Now().After(deadline) {
-			return failuref("port "+strings.Join(down, ", "), "connect the cable/peer: a memif client needs its server running, a tap its interface up", "link down after %v", max)
+			return d.portFailure(down, fmt.Errorf("link down after %v", max),
+				"connect the cable/peer: a memif client needs its server running, a virtio-user port its vhost-user backend, a tap its interface up")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -147,3 +147,18 @@ func quiesceMemif(ports []openPort, vdevs []string, linkUp func(openPort) bool) 
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// throughSwitch: the ports lead to another process (a memif client whose
+// server is elsewhere, a virtio-user port), so what port 0 sends comes
+// back on port 1 only through that switch.
+func (c *Config) throughSwitch() bool {
+	if len(memifServers(c.VDevs)) > 0 {
+		return true
+	}
+	for _, v := range c.VDevs {
+		if strings.HasPrefix(v, "net_virtio_user") {
+			return true
+		}
+	}
+	return false
+}

@@ -65,6 +65,7 @@ type monitor struct {
 	// rx only: rates over first..last frame seen, not over idle waiting
 	firstRx, lastRx time.Duration
 	prevRx          uint64
+	linkLost        map[string]bool
 }
 
 func newMonitor(c *Config, units []workUnit, ports []openPort, res *Result, prog Progress, start time.Time) *monitor {
@@ -105,6 +106,7 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 			}
 			el := time.Since(m.start)
 			m.seeRx(sum(t.rx), el)
+			m.watchLinks(el)
 			switch {
 			case c.Duration > 0 && el >= c.Duration:
 				m.halt()
@@ -200,5 +202,21 @@ func (m *monitor) printSample(t, last totals, secs, at float64) {
 		fmt.Fprintf(m.prog.W, "\r\033[K%s", line)
 	} else {
 		fmt.Fprintln(m.prog.W, line)
+	}
+}
+
+// watchLinks notes a port toward another process (memif, virtio-user)
+// whose link goes down while the run runs: its peer went away (e.g.
+// ovs-vswitchd died), and the numbers after that moment mean nothing.
+func (m *monitor) watchLinks(el time.Duration) {
+	for _, p := range m.ports {
+		if (p.drv != "net_memif" && p.drv != "net_virtio_user") || m.linkLost[p.name] || linkUp(p) {
+			continue
+		}
+		if m.linkLost == nil {
+			m.linkLost = map[string]bool{}
+		}
+		m.linkLost[p.name] = true
+		m.res.linkDrops = append(m.res.linkDrops, fmt.Sprintf("port %s: link went down %.1f s into the run: its peer closed the connection or died (through OvS: is ovs-vswitchd still running? see its log)", p.name, el.Seconds()))
 	}
 }

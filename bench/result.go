@@ -37,7 +37,12 @@ type Result struct {
 	Interrupted     bool        `json:"interrupted,omitempty"`
 	LatWarmupS      float64     `json:"-"`
 	Warnings        []string    `json:"warnings,omitempty"`
-	Captured        []Frame     `json:"-"`
+	// Invalid says why the numbers cannot be right (received more than
+	// sent, frames without rig's stamp, the asked rate not reached, a link
+	// lost during the run); empty: a measurement. rig exits 5 when set.
+	Invalid   []string `json:"invalid,omitempty"`
+	linkDrops []string // ports whose link went down while the run ran
+	Captured  []Frame  `json:"-"`
 }
 
 // Frame is one captured frame (tests, --capture).
@@ -164,6 +169,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
+	r.printInvalid(w)
 }
 
 func (r *Result) frameNote() string {

@@ -32,7 +32,10 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	}
 	huge := hostHugepages()
 	mounts := hugetlbfsMounts(huge)
-	mem := ChooseMemory(c.NoHuge, c.HugeDir, freeHugepages(huge), len(mounts) > 0)
+	mem, err := ChooseMemoryFor(&c, freeHugepages(huge), len(mounts) > 0)
+	if err != nil {
+		return nil, err
+	}
 	if mem.Warning != "" {
 		res.Warnings = append(res.Warnings, mem.Warning)
 		if prog.W != nil {
@@ -40,6 +43,9 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 		}
 	}
 	res.Memory = strings.Join(mem.Args, " ")
+	if err := clearStaleServerSockets(c.VDevs); err != nil {
+		return nil, err
+	}
 	if err := waitMemifServers(ctx, c.VDevs, 10*time.Second); err != nil {
 		return nil, err
 	}
@@ -87,6 +93,12 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	if err := d.addUnits(plan, frames, linkBps); err != nil {
 		return nil, err
 	}
+	if c.Settle > 0 {
+		select {
+		case <-time.After(c.Settle):
+		case <-ctx.Done():
+		}
+	}
 	start := time.Now()
 	if err := d.start(); err != nil {
 		return nil, err
@@ -94,6 +106,17 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	elapsed := newMonitor(c, d.units, d.ports, res, prog, start).run(ctx)
 	d.stop()
 	collect(c, d.units, d.ports, res, elapsed)
+	asked, _ := ParseRate(c.Rate, c.FrameSize, linkBps) // validated
+	res.Invalid = judge(c, res, asked)
+	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(memifServers(c.VDevs)) > 0 {
+		res.Warnings = append(res.Warnings, "nothing came back through the memif server: "+memifQueueHint+fmt.Sprintf(" (this run: --rxq %d --txq %d)", c.RxQ, c.TxQ))
+	}
+	if c.Hold > 0 && ctx.Err() == nil {
+		select { // the links stay up until the ports close (d.close)
+		case <-time.After(c.Hold):
+		case <-ctx.Done():
+		}
+	}
 	return res, nil
 }
 

@@ -1,5 +1,8 @@
 # make bench: dpdk-testpmd 22.11 vs rig's embedded dataplane, alternating runs on
 # the same vdevs and cores; prints Mpps per port and the ratio (median of runs).
+# The row "rig check through OvS" starts a private OvS-DPDK in a network
+# namespace of its own and compares `rig check` with testpmd driving the same
+# two vhost-user ports through the same flow (paired ratio, target 0.95x).
 # Not part of `make test`. Needs root and free 2 MiB hugepages (reserved here
 # if missing, restored afterwards).
 BENCH_RUNS     ?= 5

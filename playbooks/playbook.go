@@ -307,7 +307,7 @@ func (p *Playbook) Validate() []FieldError {
 		add("ovs", p.OVS.Validate())
 	}
 	if p.Check != nil {
-		add("check", p.Check.Validate())
+		add("check", p.Check.ValidateWith(p.OVS))
 	}
 	return errs
 }

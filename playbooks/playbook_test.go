@@ -75,7 +75,7 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		{"yaml syntax", "hugepages:\n  pages: [\n", "bad.yaml:"},
 		{"two documents", "name: a\n---\nname: b\n", "bad.yaml:2: more than one YAML document"},
 		{"empty", "", "bad.yaml: empty playbook"},
-		{"check section not yet implemented", "name: t\ncheck: {}\n", "bad.yaml:2: check: the check step is not implemented yet"},
+		{"check without a bridge", "name: t\ncheck: {}\n", "bad.yaml:2: check.bridge: no bridge to check"},
 	}
 	for _, c := range cases {
 		_, err := Parse("bad.yaml", []byte(c.doc))

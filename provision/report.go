@@ -29,11 +29,21 @@ type StepResult struct {
 	Cause         string         `json:"cause,omitempty"`
 	Fix           string         `json:"fix,omitempty"`
 	Err           error          `json:"-"`
+	// Result is what a measuring step (check) measured, also when it failed.
+	Result any `json:"result,omitempty"`
+	// BelowThreshold: the step ran and measured less than a threshold (exit 4).
+	BelowThreshold bool `json:"belowThreshold,omitempty"`
+	// InvalidMeasurement: the step's measurement cannot be right (exit 5).
+	InvalidMeasurement bool `json:"invalidMeasurement,omitempty"`
 }
 
 func (r *StepResult) setErr(err error) {
 	r.Err = err
 	r.Error = err.Error()
+	var bt interface{ BelowThreshold() bool }
+	r.BelowThreshold = errors.As(err, &bt) && bt.BelowThreshold()
+	var inv interface{ InvalidMeasurement() bool }
+	r.InvalidMeasurement = errors.As(err, &inv) && inv.InvalidMeasurement()
 	var ex explained
 	if errors.As(err, &ex) {
 		r.Cause = ex.Cause()
@@ -43,14 +53,16 @@ func (r *StepResult) setErr(err error) {
 
 // Summary counts results by status.
 type Summary struct {
-	OK            int  `json:"ok"`
-	Changed       int  `json:"changed"`
-	WouldChange   int  `json:"wouldChange"`
-	PendingReboot int  `json:"pendingReboot"`
-	Failed        int  `json:"failed"`
-	NotRun        int  `json:"notRun"`
-	Changes       int  `json:"changes"`
-	Success       bool `json:"success"`
+	OK             int  `json:"ok"`
+	Changed        int  `json:"changed"`
+	WouldChange    int  `json:"wouldChange"`
+	PendingReboot  int  `json:"pendingReboot"`
+	Failed         int  `json:"failed"`
+	BelowThreshold int  `json:"belowThreshold,omitempty"`
+	Invalid        int  `json:"invalidMeasurement,omitempty"`
+	NotRun         int  `json:"notRun"`
+	Changes        int  `json:"changes"`
+	Success        bool `json:"success"`
 }
 
 // Report is the result of one run.
@@ -77,6 +89,12 @@ func (r *Report) summarize() {
 			s.PendingReboot++
 		case StatusFailed:
 			s.Failed++
+			if st.BelowThreshold {
+				s.BelowThreshold++
+			}
+			if st.InvalidMeasurement {
+				s.Invalid++
+			}
 		case StatusNotRun:
 			s.NotRun++
 		}
@@ -120,7 +138,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, st := range r.Steps {
-		if len(st.Changes) == 0 && len(st.Notes) == 0 && st.Err == nil && st.Error == "" && st.Pending == "" {
+		if len(st.Changes) == 0 && len(st.Notes) == 0 && st.Err == nil && st.Error == "" && st.Pending == "" && st.Result == nil {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%s):\n", st.Name, st.Status)
@@ -136,6 +154,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if st.Pending != "" {
 			fmt.Fprintf(w, "  ! pending: %s\n", st.Pending)
+		}
+		if err := writeResult(w, st.Result); err != nil {
+			return err
 		}
 		if st.Error != "" {
 			msg := st.Error
@@ -172,4 +193,37 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "FAILED at steps %s\n", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// writeResult prints a measuring step's result (the check's), indented.
+func writeResult(w io.Writer, res any) error {
+	if tw, ok := res.(interface{ WriteText(io.Writer) error }); ok {
+		return tw.WriteText(&indenter{w: w, prefix: "  | "})
+	}
+	return nil
+}
+
+// indenter prefixes every line written through it.
+type indenter struct {
+	w      io.Writer
+	prefix string
+	mid    bool // inside a line
+}
+
+func (in *indenter) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, c := range string(p) {
+		if !in.mid {
+			b.WriteString(in.prefix)
+			in.mid = true
+		}
+		b.WriteRune(c)
+		if c == '\n' {
+			in.mid = false
+		}
+	}
+	if _, err := io.WriteString(in.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

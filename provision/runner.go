@@ -186,6 +186,7 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 		} else {
 			res.Status = StatusOK
 		}
+		measure(ctx, s, mode, res)
 		return
 	}
 	res.Changes = plan.Changes()
@@ -225,13 +226,39 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 		return
 	}
 	res.Status = StatusChanged
+	measure(ctx, s, mode, res)
+}
+
+// measurer is a step that, once its plan is applied and verified, runs
+// something that is no change (the check's traffic) and reports it.
+type measurer interface {
+	Measure(ctx context.Context) (any, error)
+}
+
+// measure runs a measurer step's measurement in an apply: its result goes
+// into the report; its failure fails the step (phase measure).
+func measure(ctx context.Context, s Step, mode RunMode, res *StepResult) {
+	m, ok := s.(measurer)
+	if !ok || mode != RunApply {
+		return
+	}
+	out, err := m.Measure(ctx)
+	if out != nil {
+		res.Result = out
+	}
+	if err != nil {
+		res.Status = StatusFailed
+		res.Phase = PhaseMeasure
+		res.setErr(&StepError{Step: s.Name(), Phase: "measure", Err: err})
+	}
 }
 
 // Phase names where a failed step failed (StepResult.Phase).
 const (
-	PhaseCheck  = "check"
-	PhaseApply  = "apply"  // an operation failed: the plan's changes may be partly made
-	PhaseVerify = "verify" // every operation succeeded; the re-check failed or still differs
+	PhaseCheck   = "check"
+	PhaseApply   = "apply"   // an operation failed: the plan's changes may be partly made
+	PhaseVerify  = "verify"  // every operation succeeded; the re-check failed or still differs
+	PhaseMeasure = "measure" // satisfied and verified; its measurement (the check) failed
 )
 
 // StepError is a step's failure as the runner reports it, named once: the

@@ -30,6 +30,9 @@ type Env struct {
 	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
 	Now   func() time.Time
 	Sleep func(time.Duration)
+	// Dataplane runs the check's dataplane in a network namespace ("" =
+	// rig's own); nil: the check step cannot run traffic.
+	Dataplane func(netns string) Dataplane
 }
 
 func (e *Env) now() func() time.Time {
@@ -84,6 +87,7 @@ func Steps() []StepDef {
 			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, NewHugepagesStep)},
 		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",
 			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, NewOVSStep)},
+		{"check", "send rig's traffic through the OvS bridge; report Mpps, loss (and where), latency; pass/fail per threshold", buildCheck},
 	}
 }
 
@@ -109,4 +113,12 @@ func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*Runner, error) {
 		}
 	}
 	return r, nil
+}
+
+// buildCheck builds the check step, which also reads the ovs section.
+func buildCheck(pb *playbooks.Playbook, env *Env) (Step, error) {
+	if pb.Check == nil {
+		return nil, nil
+	}
+	return NewCheckStep(env, pb.Check, pb.OVS)
 }

@@ -82,6 +82,8 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.StringVar(&cf.LinkSpeed, "link-speed", "", "link speed for % of line rate (e.g. 25G, 100G; default: the port's)")
 	fl.BoolVar(&cf.NoPinGo, "no-pin-go", false, "leave Go threads unpinned (default: pinned to the main lcore's CPU)")
 	fl.DurationVar(&cf.Interval, "interval", d.Interval, "live rate interval")
+	fl.DurationVar(&cf.Hold, "hold", 0, "keep the ports open this long after the run (a peer's counters stay readable)")
+	fl.DurationVar(&cf.Settle, "settle", 0, "wait this long after the links are up before the first frame (a vhost-user peer starts)")
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
 	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
@@ -116,6 +118,10 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		}
 	} else {
 		res.PrintSummary(a.out)
+	}
+	if len(res.Invalid) > 0 {
+		// no threshold judges numbers that cannot be right
+		return withCode(exitInvalid, fmt.Errorf("bench %s: invalid measurement: %s", res.Role, strings.Join(res.Invalid, "; ")))
 	}
 	if err := checkThresholds(res, f.minMpps, f.minLineRatePct); err != nil {
 		return err

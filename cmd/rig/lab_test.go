@@ -25,7 +25,8 @@ import (
 
 // buildRig builds the rig binary into a temp dir (the lab runs it as its
 // init, its OvS starter and its firmware tools).
-func buildRig(t *testing.T) string {
+// buildRigNoCgo builds rig without cgo (the lab needs no dataplane; faster).
+func buildRigNoCgo(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "rig")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -248,7 +249,7 @@ ovs:
 func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	hugetest.Reserve(t, 32)
-	bin := buildRig(t)
+	bin := buildRigNoCgo(t)
 	pb := filepath.Join(t.TempDir(), "hv.yaml")
 	if err := os.WriteFile(pb, []byte(hvPlaybook), 0o644); err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 // --fw-sim, for mode show) — three labs up at once.
 func TestPrivilegedLabGolden(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	bin := buildRig(t)
+	bin := buildRigNoCgo(t)
 	for _, c := range card.Kinds() {
 		name := "lt-g-" + c.Kind
 		labUp(t, bin, c.Kind, name)
@@ -342,7 +343,7 @@ func TestPrivilegedLabGolden(t *testing.T) {
 // the embedded bf2-dpu playbook is satisfied; OvS runs again, new pids.
 func TestPrivilegedLabLinkAndPowerCycle(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	bin := buildRig(t)
+	bin := buildRigNoCgo(t)
 	const name = "lt-link"
 	labUp(t, bin, "bf2-dpu", name)
 	pb := filepath.Join(t.TempDir(), "rdma.yaml")
@@ -404,7 +405,7 @@ func TestPrivilegedLabLinkAndPowerCycle(t *testing.T) {
 // cleanly and leaves the host as before.
 func TestPrivilegedLabKilledAndTaken(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	bin := buildRig(t)
+	bin := buildRigNoCgo(t)
 	warmNetns(t)
 	before := snapshotHost(t)
 	const name = "lt-kill"

@@ -28,6 +28,7 @@ const (
 	exitUsage          = 2
 	exitPowerCycle     = 3
 	exitBelowThreshold = 4
+	exitInvalid        = 5
 )
 
 const exitCodesHelp = `Exit codes:
@@ -35,7 +36,9 @@ const exitCodesHelp = `Exit codes:
   1  failure: a step, check or command failed (the output names it and why)
   2  usage: bad flags, unknown command or step name, bad playbook, missing --root
   3  power cycle / reboot required: firmware or boot config written, not yet live
-  4  throughput check below threshold`
+  4  throughput check below threshold
+  5  invalid measurement: the numbers cannot be right (received more than sent,
+     frames without rig's stamp, the asked rate not reached, a link lost)`
 
 // exitError carries a named exit code up to main.
 type exitError struct {
@@ -256,7 +259,7 @@ func renderError(w io.Writer, err error) {
 // which SetFlagErrorFunc already marks).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown shorthand flag", "unknown flag"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown shorthand flag", "unknown flag", "required flag"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

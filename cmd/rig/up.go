@@ -152,6 +152,7 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB, env.NetNS = f.rundir, f.db, f.netns
+	env.Dataplane = a.dataplane()
 	return a.provision(cmd.Context(), pb, env, mode, sel)
 }
 
@@ -229,13 +230,27 @@ func (a *app) executeAndReport(ctx context.Context, runner *provision.Runner, mo
 	} else if err := rep.WriteText(a.out); err != nil {
 		return err
 	}
-	switch {
-	case rep.Summary.Failed > 0:
-		return withCode(exitFailure, nil)
-	case rep.Summary.PendingReboot > 0:
-		if !a.json() {
+	if err := reportExit(rep); err != nil {
+		if rep.Summary.Failed == 0 && !a.json() {
 			fmt.Fprintln(a.errOut, "rig: power cycle required for the pending changes to take effect")
 		}
+		return err
+	}
+	return nil
+}
+
+// reportExit maps a report to rig's exit codes: a check with an invalid
+// measurement 5 or below threshold 4 (when nothing else failed), a
+// failure 1, a pending power cycle 3.
+func reportExit(rep *provision.Report) error {
+	switch s := rep.Summary; {
+	case s.Failed > 0 && s.Failed == s.Invalid:
+		return withCode(exitInvalid, nil)
+	case s.Failed > 0 && s.Failed == s.BelowThreshold:
+		return withCode(exitBelowThreshold, nil)
+	case s.Failed > 0:
+		return withCode(exitFailure, nil)
+	case s.PendingReboot > 0:
 		return withCode(exitPowerCycle, nil)
 	}
 	return nil

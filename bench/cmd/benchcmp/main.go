@@ -60,7 +60,9 @@ func run(rig, testpmd string, runs int, dur time.Duration, only string) error {
 	}
 	defer os.RemoveAll(tmp)
 	var rows []row
-	for _, sc := range scenarios(rig, testpmd, tmp) {
+	ovs := &ovsCheck{rig: rig, testpmd: testpmd, dir: tmp}
+	defer ovs.teardown()
+	for _, sc := range append(scenarios(rig, testpmd, tmp), ovs.scenario()) {
 		if only != "" && !strings.Contains(sc.name, only) {
 			continue
 		}
@@ -293,9 +295,19 @@ func runTestpmd(bin string, args []string, d time.Duration, nports int, tx bool)
 	time.Sleep(d + time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	_ = cmd.Wait()
+	res, err := testpmdRates(out.Bytes(), nports, tx)
+	if err != nil {
+		return nil, fmt.Errorf("testpmd %v: %w", args, err)
+	}
+	return res, nil
+}
+
+// testpmdRates is, per port, the median of testpmd's per-second Rx-pps
+// (Tx-pps for tx), the first two periods skipped (since start; startup).
+func testpmdRates(out []byte, nports int, tx bool) ([]float64, error) {
 	samples := make([][]float64, nports)
 	port := -1
-	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		l := sc.Text()
 		if m := portHdr.FindStringSubmatch(l); m != nil {
@@ -313,10 +325,10 @@ func runTestpmd(bin string, args []string, d time.Duration, nports int, tx bool)
 	for p := range samples {
 		s := samples[p]
 		if len(s) > 2 {
-			s = s[2:] // first report is since start, second includes startup
+			s = s[2:]
 		}
 		if len(s) == 0 {
-			return nil, fmt.Errorf("testpmd %v: no rate samples for port %d; output: %s", args, p, tail(out.String()))
+			return nil, fmt.Errorf("no rate samples for port %d; output: %s", p, tail(string(out)))
 		}
 		res[p] = bench.Median(s)
 	}

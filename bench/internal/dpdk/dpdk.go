@@ -169,6 +169,19 @@ func removeRuntimeDir(dir string) error {
 	return nil
 }
 
+// LogMark is how much EAL and the PMDs have logged so far; LogSince(mark)
+// returns what they logged after it.
+func LogMark() uint64 { return uint64(C.rig_log_mark()) }
+
+// LogSince returns the log text written since mark (at most its last 64 KiB).
+func LogSince(mark uint64) string {
+	const max = 64 * 1024
+	buf := (*C.char)(C.malloc(max))
+	defer C.free(unsafe.Pointer(buf))
+	n := C.rig_log_since(C.uint64_t(mark), buf, max)
+	return C.GoStringN(buf, n)
+}
+
 // Mempool is a pktmbuf pool.
 type Mempool struct{ p unsafe.Pointer }
 

@@ -58,6 +58,8 @@ int rig_eal_cleanup(void);
 const char *rig_eal_runtime_dir(void);
 const char *rig_strerror(int err);
 int rig_errno(void);
+uint64_t rig_log_mark(void);
+int rig_log_since(uint64_t mark, char *out, int out_len);
 
 void *rig_mempool_create(const char *name, uint32_t n, uint32_t cache, uint32_t data_room);
 void rig_mempool_free(void *mp);

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A measurement that cannot be right is not a result: judge lists why, in
+// Result.Invalid, and rig exits 5 instead of printing numbers as if they
+// were true.
+
+// RateTolerance is how far below the asked --rate the generators may stay
+// before the run says the rate was not reached: 10%.
+const RateTolerance = 0.10
+
+// reorderLimit: rig stamps one sequence per flow, so a path that forwards
+// reorders few frames; more than 1% older than expected are duplicates or
+// stale buffers (a port that returns old mbufs, e.g. net_null).
+const reorderLimit = 0.01
+
+// judge lists why r cannot be right (nil: nothing found). askedPPS is the
+// --rate in frames per second (0: as fast as possible).
+func judge(c *Config, r *Result, askedPPS float64) []string {
+	var bad []string
+	if c.Role == RoleLoop {
+		if r.Received > r.Sent {
+			bad = append(bad, fmt.Sprintf("received %d frames but sent %d: the receiving port does not carry what was sent (a net_null port makes frames up, a looped or flooding switch duplicates them)", r.Received, r.Sent))
+		}
+		if r.Unstamped > 0 && c.Pcap == "" {
+			bad = append(bad, fmt.Sprintf("%d received frames carry no rig stamp: they are not the generator's (another sender on the path, or a port that makes frames up)", r.Unstamped))
+		}
+	}
+	if (c.Role == RoleLoop || c.Role == RoleRx) && r.Received > 0 && float64(r.Reordered) > reorderLimit*float64(r.Received) {
+		bad = append(bad, fmt.Sprintf("%d of %d received frames are older than expected (over %.0f%%): duplicates or stale buffers, not a path that forwards (rig sends one sequence per flow)", r.Reordered, r.Received, reorderLimit*100))
+	}
+	if askedPPS > 0 && (c.Role == RoleGen || c.Role == RoleLoop) && r.DurationS > 0 && r.Sent > 0 {
+		got := float64(r.Sent) / r.DurationS
+		if got < askedPPS*(1-RateTolerance) {
+			bad = append(bad, fmt.Sprintf("asked --rate %s (%.3f Mpps) but sent %.3f Mpps, more than %.0f%% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate", c.Rate, askedPPS/1e6, got/1e6, RateTolerance*100))
+		}
+	}
+	return append(bad, r.linkDrops...)
+}
+
+// virtualDriver: a PMD whose reported link speed is made up (net_null,
+// net_ring, memif and virtio-user report a fixed or configured figure, a
+// tap 10G): no % of line rate from it.
+func virtualDriver(drv string) bool {
+	switch drv {
+	case "net_null", "net_ring", "net_memif", "net_virtio_user", "net_tap", "net_af_packet", "net_pcap", "net_vhost":
+		return true
+	}
+	return strings.HasPrefix(drv, "net_virtio_user")
+}
+
+// printInvalid writes the reasons a run is not a result.
+func (r *Result) printInvalid(w io.Writer) {
+	for _, why := range r.Invalid {
+		fmt.Fprintf(w, "INVALID MEASUREMENT: %s\n", why)
+	}
+}
+
+// realSpeedMbps is a port's link speed when it is real: a virtual driver's
+// figure is dropped, except an af_packet port's netdev's own speed
+// (/sys/class/net/IFACE/speed) when the kernel reports one.
+func realSpeedMbps(drv string, reported uint32, devargs map[string]string) uint32 {
+	if !virtualDriver(drv) {
+		return reported
+	}
+	if drv == "net_af_packet" && devargs["iface"] != "" {
+		b, err := os.ReadFile(filepath.Join("/sys/class/net", devargs["iface"], "speed"))
+		if v, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && v > 0 {
+			return uint32(v)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"rig/bench"
+	"rig/internal/host"
+	"rig/playbooks"
+	"rig/provision"
+)
+
+// checkFlags are `rig check`'s flags: the playbook and the OvS instance.
+type checkFlags struct {
+	playbook string
+	rundir   string
+	db       string
+}
+
+func newCheckCmd(a *app) *cobra.Command {
+	f := &checkFlags{}
+	cmd := &cobra.Command{
+		Use:   "check -p PLAYBOOK",
+		Short: "Run the playbook's throughput check alone: rig's traffic through the OvS bridge",
+		Long: `Run only the playbook's check: section (the step rig up runs last). It validates
+the playbook, removes what a killed check left (ports named rig-chk-*, flows
+with rig's cookie 0x7269672d63686b), sends rig's dataplane traffic through the
+bridge (through-bridge: temporary rig-chk- ports; through-ports: in one of the
+bridge's ports, out another), removes what it added and reports Mpps, Gbps,
+loss and where OvS's counters place it, latency, and pass/fail per threshold.
+-o json prints the check's result (schemaVersion rig.check/v1). Needs root.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runCheck(cmd.Context(), f) },
+	}
+	cmd.Flags().StringVarP(&f.playbook, "playbook", "p", "", "playbook with a check: section: an embedded name or a path")
+	cmd.Flags().StringVar(&f.rundir, "rundir", "", "private OvS instance `DIR` (as given to rig ovs daemon start --rundir)")
+	cmd.Flags().StringVar(&f.db, "db", "", "ovsdb remote, e.g. unix:/run/openvswitch/db.sock (default: the system OvS)")
+	_ = cmd.MarkFlagRequired("playbook")
+	a.registerLockFlags(cmd)
+	return cmd
+}
+
+// checkReport is `rig check -o json`: the check's result, the leftovers it
+// removed first, and the error when it failed.
+type checkReport struct {
+	SchemaVersion string `json:"schemaVersion"`
+	*provision.CheckResult
+	Cleanup []provision.Change `json:"cleanup,omitempty"`
+	Error   string             `json:"error,omitempty"`
+	Cause   string             `json:"cause,omitempty"`
+	Fix     string             `json:"fix,omitempty"`
+}
+
+func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
+	if err := a.needRoot(); err != nil {
+		return err
+	}
+	pb, err := playbooks.Load(f.playbook)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if pb.Check == nil {
+		return withCode(exitUsage, fmt.Errorf("playbook %s has no check: section; add one (see rig playbooks ovs-check) or use rig up", pb.Source))
+	}
+	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, Dataplane: a.dataplane()}
+	runner, err := provision.NewRunnerFor(pb, env)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	sel := provision.Selection{Only: []string{"check"}}
+	if !a.json() {
+		return a.executeAndReport(ctx, runner, provision.RunApply, sel, pb.Source)
+	}
+	lock, err := provision.AcquireLock(ctx, a.lockPath, a.lockTimeout)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	rep, err := runner.Execute(ctx, provision.RunApply, sel)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	st := rep.Steps[0]
+	out := checkReport{SchemaVersion: provision.CheckSchemaVersion, Cleanup: st.Changes, Error: st.Error, Cause: st.Cause, Fix: st.Fix}
+	out.CheckResult, _ = st.Result.(*provision.CheckResult)
+	if err := a.emitJSON(out); err != nil {
+		return err
+	}
+	return reportExit(rep)
+}
+
+// dataplane is the check's dataplane runner: this rig binary re-executed
+// as a child (one EAL per process), optionally inside a network namespace.
+func (a *app) dataplane() func(netns string) provision.Dataplane {
+	return func(netns string) provision.Dataplane { return &childDataplane{netns: netns} }
+}
+
+// childDataplane runs `rig -o json bench loop` (inside `ip netns exec NS`
+// for a netns) and reads its JSON result. Interim until bench.Child.
+type childDataplane struct{ netns string }
+
+func (d *childDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("check: dataplane: %w", err)
+	}
+	args := []string{"-o", "json", "bench", string(cfg.Role), "--size", strconv.Itoa(cfg.FrameSize), "--duration", cfg.Duration.String(),
+		"--cores", strconv.Itoa(cfg.Cores), "--sport", cfg.SPort}
+	for _, v := range cfg.VDevs {
+		args = append(args, "--vdev", v)
+	}
+	if cfg.Lcores != "" {
+		args = append(args, "--lcores", cfg.Lcores)
+	}
+	if cfg.Hold > 0 {
+		args = append(args, "--hold", cfg.Hold.String())
+	}
+	if cfg.Settle > 0 {
+		args = append(args, "--settle", cfg.Settle.String())
+	}
+	if cfg.Rate != "" {
+		args = append(args, "--rate", cfg.Rate)
+	}
+	name := exe
+	if d.netns != "" {
+		name, args = "ip", append([]string{"netns", "exec", d.netns, exe}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	// a killed rig takes its dataplane with it (the next check cleans up OvS)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var xe *exec.ExitError
+	if err != nil && !(errors.As(err, &xe) && xe.ExitCode() == exitInvalid) { // 5: a result, judged invalid
+		return nil, fmt.Errorf("check: dataplane: %w", &host.ToolError{Argv: cmd.Args, Stdout: stdout.String(), Stderr: stderr.String(), Err: err})
+	}
+	out := stdout.Bytes()
+	var res bench.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("check: dataplane result: %w", err)
+	}
+	return &res, nil
+}

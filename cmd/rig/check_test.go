@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"rig/internal/testutil"
+	"rig/internal/testutil/hugetest"
+	"rig/provision"
+)
+
+func asRoot(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code := runApp(&app{out: &o, errOut: &e, output: "text", geteuid: func() int { return 0 }}, args)
+	return code, o.String(), e.String()
+}
+
+func TestCheckCommandUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\ncheck:\n  bridge: br0\n  frame_size: 10\n  thresholds:\n    max_loss_pct: 200\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no check section", []string{"check", "-p", "hugepages-2m"}, exitUsage, "playbook embedded:hugepages-2m has no check: section"},
+		{"bad field", []string{"check", "-p", bad}, exitUsage, bad + ":4: check.frame_size: want 64..9000 bytes"},
+		{"bad threshold", []string{"check", "-p", bad}, exitUsage, bad + ":6: check.thresholds.max_loss_pct: want 0 (not checked) up to 100, got 200"},
+		{"no playbook", []string{"check"}, exitUsage, `required flag(s) "playbook" not set`},
+	}
+	for _, c := range cases {
+		code, out, errOut := asRoot(t, c.args...)
+		if code != c.code || !strings.Contains(out+errOut, c.want) {
+			t.Errorf("%s: code %d (want %d)\n%s%s", c.name, code, c.code, out, errOut)
+		}
+	}
+	var o, e bytes.Buffer
+	code := runApp(&app{out: &o, errOut: &e, output: "text", geteuid: func() int { return 1000 }}, []string{"check", "-p", "ovs-check"})
+	if code != exitFailure || !strings.Contains(e.String(), "rig check needs root") {
+		t.Errorf("non-root: %d %s", code, e.String())
+	}
+	_, out, _ := rig(t, "check", "--help")
+	if !strings.Contains(out, "4  throughput check below threshold") || !strings.Contains(out, "0x7269672d63686b") {
+		t.Errorf("help:\n%s", out)
+	}
+}
+
+func TestReportExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		s    provision.Summary
+		want int
+	}{
+		{provision.Summary{Failed: 1, BelowThreshold: 1}, exitBelowThreshold},
+		{provision.Summary{Failed: 1, Invalid: 1}, exitInvalid},
+		{provision.Summary{Failed: 2, BelowThreshold: 1}, exitFailure},
+		{provision.Summary{Failed: 1}, exitFailure},
+		{provision.Summary{PendingReboot: 1}, exitPowerCycle},
+		{provision.Summary{OK: 3}, exitOK},
+	} {
+		err := reportExit(&provision.Report{Summary: c.s})
+		code := exitOK
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if code != c.want {
+			t.Errorf("%+v: exit %d, want %d", c.s, code, c.want)
+		}
+	}
+}
+
+func TestEmbeddedOVSCheckPlaybook(t *testing.T) {
+	code, out, errOut := rig(t, "playbooks", "ovs-check")
+	if code != 0 || !strings.Contains(out, "check:") || !strings.Contains(out, "rig up -p ovs-check --rundir") || !strings.Contains(out, "min_mpps") {
+		t.Fatalf("%d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = asRoot(t, "plan", "check", "-p", "ovs-check", "--root", t.TempDir())
+	if code != exitFailure || !strings.Contains(out+errOut, "check") {
+		t.Fatalf("plan on an empty root: %d\n%s%s", code, out, errOut)
+	}
+}
+
+// ---- privileged: the built rig, a private OvS in its own netns ----
+
+// checkLab is a private OvS in a network namespace of its own (a netdev
+// datapath's ovs-netdev tap would collide with another test's OvS), driven
+// by the rig binary built for the test.
+type checkLab struct {
+	t      *testing.T
+	bin    string
+	netns  string
+	rundir string
+	pb     string
+}
+
+func buildRig(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rig")
+	cmd := exec.Command("go", "build", "-tags", "dpdkstatic", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_LDFLAGS_ALLOW=-Wl,--(no-)?whole-archive")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build rig: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func newCheckLab(t *testing.T, pages int, playbook string) *checkLab {
+	t.Helper()
+	testutil.RequirePrivileged(t)
+	if _, err := exec.LookPath("ovs-vsctl"); err != nil {
+		t.Skip("needs openvswitch")
+	}
+	hugetest.Reserve(t, pages)
+	l := &checkLab{t: t, bin: buildRig(t), netns: fmt.Sprintf("rigchk%d", os.Getpid()%100000)}
+	dir, err := os.MkdirTemp("", "rigchk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.rundir = filepath.Join(dir, "ovs")
+	l.pb = filepath.Join(dir, "pb.yaml")
+	if err := os.WriteFile(l.pb, []byte(playbook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.sh("ip", "netns", "add", l.netns)
+	l.sh("ip", "-n", l.netns, "link", "set", "lo", "up")
+	t.Cleanup(func() {
+		l.rig("ovs", "daemon", "stop", "--rundir", l.rundir)
+		exec.Command("ip", "netns", "del", l.netns).Run()
+		os.RemoveAll(dir)
+	})
+	if code, out, errOut := l.rig("ovs", "daemon", "start", "--rundir", l.rundir); code != 0 {
+		t.Fatalf("daemon start: %d\n%s%s", code, out, errOut)
+	}
+	return l
+}
+
+func (l *checkLab) sh(name string, args ...string) string {
+	l.t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		l.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// cmd is rig ARGS inside the lab's netns.
+func (l *checkLab) cmd(args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", l.netns, l.bin}, args...)...)
+}
+
+func (l *checkLab) rig(args ...string) (int, string, string) {
+	c := l.cmd(args...)
+	var o, e bytes.Buffer
+	c.Stdout, c.Stderr = &o, &e
+	err := c.Run()
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		return xe.ExitCode(), o.String(), e.String()
+	} else if err != nil {
+		l.t.Fatal(err)
+	}
+	return 0, o.String(), e.String()
+}
+
+func (l *checkLab) vsctl(args ...string) string {
+	return l.sh("ip", append([]string{"netns", "exec", l.netns, "ovs-vsctl", "--db=unix:" + l.rundir + "/db.sock", "--timeout=15"}, args...)...)
+}
+
+func (l *checkLab) cookieFlows(bridge string) string {
+	return l.sh("ip", "netns", "exec", l.netns, "ovs-ofctl", "dump-flows", "unix:"+l.rundir+"/"+bridge+".mgmt", "cookie=0x7269672d63686b/-1")
+}
+
+// checkJSON runs `rig -o json check` and decodes it.
+func (l *checkLab) checkJSON(extra ...string) (int, map[string]any, string) {
+	code, out, errOut := l.rig(append([]string{"-o", "json", "check", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir + "/lock"}, extra...)...)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		l.t.Fatalf("check -o json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	return code, m, errOut
+}
+
+const checkPlaybook = `name: t
+ovs:
+  config:
+    dpdk-init: "try"
+    dpdk-socket-mem: "128"
+    dpdk-socket-limit: "256"
+    dpdk-lcore-mask: "0x1"
+    pmd-cpu-mask: "0x2"
+    dpdk-extra: "--no-pci --no-telemetry"
+  bridges:
+    - name: br-t
+check:
+  duration: %s
+  warmup: %s
+  thresholds: {min_mpps: 0.05, max_loss_pct: %s}
+`
+
+// run0 returns the first run of a check's JSON result.
+func run0(t *testing.T, m map[string]any) map[string]any {
+	runs, _ := m["runs"].([]any)
+	if len(runs) != 1 {
+		t.Fatalf("want 1 run: %v", m)
+	}
+	return runs[0].(map[string]any)
+}
+
+func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
+	l := newCheckLab(t, 256, fmt.Sprintf(checkPlaybook, "3s", "1s", "2"))
+	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
+		t.Fatalf("up: %d\n%s%s", code, out, errOut)
+	}
+	// a check killed (SIGKILL) while its traffic runs
+	c := l.cmd("check", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(l.cookieFlows("br-t"), "cookie=0x7269672d63686b") {
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatal("the check added no flow within 60 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // into the traffic
+	c.Process.Signal(syscall.SIGKILL)
+	c.Wait()
+	if ports := l.vsctl("list-ports", "br-t"); !strings.Contains(ports, "rig-chk-in") || !strings.Contains(ports, "rig-chk-out") {
+		t.Fatalf("the killed check left no ports to clean: %q", ports)
+	}
+	// plan reports the leftovers as the check step's changes
+	code, out, errOut := l.rig("plan", "-p", l.pb, "--rundir", l.rundir)
+	for _, w := range []string{"remove leftover port rig-chk-in", "remove leftover port rig-chk-out", "remove 1 leftover flow(s) with rig's cookie 0x7269672d63686b"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("plan (exit %d) lacks %q:\n%s%s", code, w, out, errOut)
+		}
+	}
+	// the next check cleans up, then passes
+	code, m, errOut := l.checkJSON()
+	cleanup, _ := m["cleanup"].([]any)
+	if code != 0 || m["schemaVersion"] != "rig.check/v1" || m["pass"] != true || len(cleanup) != 3 {
+		t.Fatalf("check after the kill: exit %d, %v\n%s", code, m, errOut)
+	}
+	r := run0(t, m)
+	loss := r["loss"].(map[string]any)
+	if loss["countsAgree"] != true || r["rxMpps"].(float64) <= 0 {
+		t.Fatalf("run: %v", r)
+	}
+	t.Logf("after the kill: %.3f Mpps, loss %.4f%%, rig rx vs OvS egress tx %.4f%% apart", r["rxMpps"], r["lossPct"], loss["rxVsOvsTxGapPct"])
+	if ports := l.vsctl("list-ports", "br-t"); strings.Contains(ports, "rig-chk-") {
+		t.Fatalf("ports left: %q", ports)
+	}
+	if f := l.cookieFlows("br-t"); strings.Contains(f, "cookie=") {
+		t.Fatalf("flows left: %q", f)
+	}
+}
+
+// OvS drops on purpose: ingress policing on the check's ingress port, set
+// during the warm-up; the report must place the loss in OvS's rx.
+func TestPrivilegedCheckNamesWhereOvSDropped(t *testing.T) {
+	l := newCheckLab(t, 256, fmt.Sprintf(checkPlaybook, "2s", "3s", "1"))
+	if code, out, errOut := l.rig("up", "--only", "ovs", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
+		t.Fatalf("up: %d\n%s%s", code, out, errOut)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if strings.Contains(l.vsctl("list-ports", "br-t"), "rig-chk-in") {
+				// 10 Mb/s: far below what rig sends
+				exec.Command("ip", "netns", "exec", l.netns, "ovs-vsctl", "--db=unix:"+l.rundir+"/db.sock", "set", "Interface", "rig-chk-in",
+					"ingress_policing_rate=10000", "ingress_policing_burst=1000").Run()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	code, m, errOut := l.checkJSON()
+	<-done
+	r := run0(t, m)
+	loss := r["loss"].(map[string]any)
+	verdict, _ := loss["verdict"].(string)
+	if code != exitBelowThreshold || m["pass"] != false || !strings.Contains(verdict, "most "+provision.StageOVSRxQueue) || !strings.Contains(verdict, "ovs_rx_qos_drops") {
+		t.Fatalf("exit %d (want %d), verdict %q\n%v\n%s", code, exitBelowThreshold, verdict, r, errOut)
+	}
+	if !strings.Contains(m["error"].(string), "max_loss_pct (64 B) 1: measured") {
+		t.Fatalf("error %q", m["error"])
+	}
+	t.Logf("policed: %s", verdict)
+}
+
+func TestPrivilegedCheckThroughPorts(t *testing.T) {
+	far := fmt.Sprintf("rigfar%d", os.Getpid()%100000)
+	pb := fmt.Sprintf(`name: tp
+ovs:
+  config:
+    dpdk-init: "try"
+    dpdk-socket-mem: "128"
+    dpdk-socket-limit: "256"
+    dpdk-lcore-mask: "0x1"
+    pmd-cpu-mask: "0x2"
+    dpdk-extra: "--no-pci --no-telemetry"
+  bridges:
+    - name: br-tp
+      ports:
+        - name: p0
+          devargs: net_af_packet0,iface=ck0
+        - name: p1
+          devargs: net_af_packet1,iface=ck1
+check:
+  topology: through-ports
+  ports: [p0, p1]
+  far_end_netns: %s
+  duration: 2s
+  warmup: 1s
+  rate: 20kpps
+  thresholds: {min_mpps: 0.01, max_loss_pct: 5}
+`, far)
+	testutil.RequirePrivileged(t)
+	if err := exec.Command("ip", "netns", "add", far).Run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", far).Run() })
+	l := newCheckLab(t, 256, pb)
+	// each cable: ckN in the OvS netns <-> ckN (same name) in the far netns
+	for _, n := range []string{"ck0", "ck1"} {
+		l.sh("ip", "link", "add", n, "netns", l.netns, "type", "veth", "peer", "name", n, "netns", far)
+		for _, ns := range []string{l.netns, far} {
+			l.sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf."+n+".disable_ipv6=1")
+			l.sh("ip", "-n", ns, "link", "set", n, "up")
+		}
+	}
+	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
+		t.Fatalf("up: %d\n%s%s", code, out, errOut)
+	}
+	code, m, errOut := l.checkJSON()
+	r := run0(t, m)
+	loss := r["loss"].(map[string]any)
+	if code != 0 || m["pass"] != true || m["ingressPort"] != "p0" || m["egressPort"] != "p1" || m["farEndNetns"] != far || loss["countsAgree"] != true {
+		t.Fatalf("exit %d\n%v\n%s", code, m, errOut)
+	}
+	t.Logf("through-ports: %.4f Mpps, loss %.4f%%, %s", r["rxMpps"], r["lossPct"], loss["verdict"])
+	if f := l.cookieFlows("br-tp"); strings.Contains(f, "cookie=") {
+		t.Fatalf("flows left: %q", f)
+	}
+}

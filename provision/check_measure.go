@@ -1,0 +1,338 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"rig/bench"
+	"rig/ovs"
+	"rig/playbooks"
+)
+
+// runOne is one frame size: warm-up traffic (not counted), OvS counters
+// and PMD stats zeroed, the measured run, counters again, and the figures.
+func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores string) (*CheckRun, error) {
+	sp := s.spec
+	cfg := bench.Config{Role: bench.RoleLoop, VDevs: p.vdevs, FrameSize: size, Rate: sp.Rate, Cores: sp.CoresOrDefault(),
+		Lcores: lcores, SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle}
+	dp := s.dataplane(p.netns)
+	run := &CheckRun{FrameSize: size, WarmupS: sp.WarmupOrDefault().Seconds()}
+	if w := sp.WarmupOrDefault(); w > 0 {
+		wc := cfg
+		wc.Duration = w
+		if _, err := dp.Run(ctx, wc); err != nil {
+			return nil, fmt.Errorf("check: warm-up run (%d B): %w", size, err)
+		}
+	}
+	before, err := s.o.PortCounters(ctx, s.bridge)
+	if err != nil {
+		return nil, fmt.Errorf("check: OvS counters before the run: %w", err)
+	}
+	if err := s.o.ClearPMDStats(ctx); err != nil {
+		run.Warnings = append(run.Warnings, "PMD stats not cleared: "+err.Error())
+	}
+	cfg.Duration, cfg.Hold = sp.DurationOrDefault(), counterHold
+	r, last, err := s.runPolling(ctx, dp, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("check: run (%d B): %w", size, err)
+	}
+	after, err := s.o.PortCounters(ctx, s.bridge)
+	if err != nil {
+		return nil, fmt.Errorf("check: OvS counters after the run: %w", err)
+	}
+	for _, port := range []string{p.in, p.out} {
+		if c, ok := last[port]; ok && !after[port].Known(ovs.TxPackets) {
+			after[port] = c // a vhost-user port whose peer has gone: its last counters
+		}
+	}
+	if pmd, err := s.o.PMDStats(ctx); err == nil {
+		run.PMD = summarizePMD(pmd)
+	}
+	in, inNote := portDelta(p.in, after[p.in], before[p.in])
+	out, outNote := portDelta(p.out, after[p.out], before[p.out])
+	for _, n := range []string{inNote, outNote} {
+		if n != "" {
+			run.Warnings = append(run.Warnings, n)
+		}
+	}
+	run.OVS = []PortDelta{{Port: p.in, Role: "ingress", Counters: in}, {Port: p.out, Role: "egress", Counters: out}}
+	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out})
+	run.Thresholds = thresholds(sp.Thresholds, run)
+	return run, nil
+}
+
+// counterHold is how long the dataplane keeps its ports open after the
+// run, and counterPoll how often the check reads OvS's counters meanwhile:
+// a vhost-user port has counters only while rig's side is connected.
+const (
+	linkSettle  = 500 * time.Millisecond // after rig's links are up: OvS's side of a vhost-user port starts
+	counterHold = time.Second
+	counterPoll = 200 * time.Millisecond
+)
+
+// runPolling runs the dataplane and reads the bridge's counters every
+// counterPoll while it runs; it returns the last reading of each port
+// whose packet counters were known (the hold keeps them readable after
+// the traffic stopped).
+func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Config) (*bench.Result, map[string]ovs.Counters, error) {
+	type done struct {
+		r   *bench.Result
+		err error
+	}
+	ch := make(chan done, 1)
+	go func() {
+		r, err := dp.Run(ctx, cfg)
+		ch <- done{r, err}
+	}()
+	last := map[string]ovs.Counters{}
+	tick := time.NewTicker(counterPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case d := <-ch:
+			return d.r, last, d.err
+		case <-tick.C:
+			cs, err := s.o.PortCounters(ctx, s.bridge)
+			if err != nil {
+				continue
+			}
+			for port, c := range cs {
+				if c.Known(ovs.RxPackets) && c.Known(ovs.TxPackets) {
+					last[port] = c
+				}
+			}
+		}
+	}
+}
+
+// portDelta is a port's counters over the run: after - before; or after
+// itself when before had no packet counters (a vhost-user port reports
+// none while no peer is connected, and starts from 0 when rig's
+// dataplane, a new process per run, connects) or they went backwards
+// (a reset at that connection). Either way the reset is before the run's
+// first frame; the comparison of rig's rx with OvS's egress tx checks it.
+func portDelta(port string, after, before ovs.Counters) (ovs.Counters, string) {
+	d := after.Sub(before)
+	if len(d.Unknown) == 0 {
+		return d, ""
+	}
+	known := after.Known(ovs.RxPackets) && after.Known(ovs.TxPackets)
+	noBase := !before.Known(ovs.RxPackets) || !before.Known(ovs.TxPackets)
+	reset := after.RxPackets < before.RxPackets || after.TxPackets < before.TxPackets
+	if known && (noBase || reset) {
+		d := dropsFromCustom(after, before)
+		for _, k := range append(append([]string(nil), vhostTxDrops...), vhostRxDrops...) {
+			if slicesContains(after.Stale, k) || slicesContains(before.Stale, k) {
+				return d, fmt.Sprintf("OvS port %s: its drop counters come from the Interface statistics column (refreshed every 5 s), so the drops placed on it may be off by an earlier run's; the packet counts are live", port)
+			}
+		}
+		return d, ""
+	}
+	if !known {
+		return d, fmt.Sprintf("OvS port %s: no packet counters after the run (is its peer connected?)", port)
+	}
+	return d, fmt.Sprintf("OvS port %s: counters unknown during the run: %s", port, strings.Join(d.Unknown, ", "))
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// vhostTxDrops are the custom counters whose sum is a vhost-user port's
+// tx_dropped, and vhostRxDrops its rx_dropped (lib/netdev-dpdk.c); they
+// keep counting while no peer is connected, so they have a baseline when
+// the standard counters have none.
+var (
+	vhostTxDrops = []string{"ovs_tx_failure_drops", "ovs_tx_mtu_exceeded_drops", "ovs_tx_qos_drops", "ovs_tx_invalid_hwol_drops"}
+	vhostRxDrops = []string{"ovs_rx_qos_drops"}
+)
+
+// dropsFromCustom is after, with the drop counters taken as the deltas of
+// their custom breakdowns (OvS's own drop counters are not reset when a
+// vhost-user peer connects, the packet counters are).
+func dropsFromCustom(after, before ovs.Counters) ovs.Counters {
+	d := after
+	d.Custom = map[string]uint64{}
+	for k, v := range after.Custom {
+		d.Custom[k] = v
+		if b, ok := before.Custom[k]; ok && v >= b {
+			d.Custom[k] = v - b
+		}
+	}
+	sum := func(keys []string) (uint64, bool) {
+		var n uint64
+		for _, k := range keys {
+			v, ok := d.Custom[k]
+			if !ok {
+				return 0, false
+			}
+			n += v
+		}
+		return n, true
+	}
+	if n, ok := sum(vhostTxDrops); ok {
+		d.TxDropped = n
+	}
+	if n, ok := sum(vhostRxDrops); ok {
+		d.RxDropped = n
+	}
+	return d
+}
+
+// virtualDrivers report a nominal link speed, not a real one: no % of
+// line rate for them.
+var virtualDrivers = []string{"net_virtio_user", "net_memif", "net_af_packet", "net_null", "net_ring", "net_tap", "net_vhost"}
+
+func realLink(r *bench.Result) bool {
+	if r.LinkSpeedGbps <= 0 || r.LinkSpeedSource != "port" {
+		return false
+	}
+	for _, p := range r.Ports {
+		for _, v := range virtualDrivers {
+			if strings.HasPrefix(p.Driver, v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fillRun copies rig's figures, attributes the loss and marks a
+// measurement that cannot be right as invalid.
+func fillRun(run *CheckRun, r *bench.Result, pc PathCounts) {
+	run.DurationS, run.Ports, run.Sent, run.Received, run.Latency = r.DurationS, r.Ports, r.Sent, r.Received, r.Latency
+	run.Warnings = append(run.Warnings, r.Warnings...)
+	if len(r.Ports) > 1 {
+		run.RxMpps, run.RxGbps = r.Ports[1].RxMpps, r.Ports[1].RxGbps
+		if realLink(r) {
+			run.LinkGbps, run.LineRatePct = r.LinkSpeedGbps, r.Ports[1].RxLineRatePct
+		}
+	}
+	if r.Sent > 0 {
+		run.LossPct = 100 * float64(int64(r.Sent)-int64(r.Received)) / float64(r.Sent)
+	}
+	run.Loss = AttributeLoss(pc)
+	run.Invalid = invalidReason(r)
+}
+
+// invalidReason says why a dataplane result cannot be a measurement.
+func invalidReason(r *bench.Result) string {
+	switch {
+	case r.Interrupted:
+		return "the run was interrupted"
+	case len(r.Ports) != 2:
+		return fmt.Sprintf("want 2 ports (generator, receiver), the dataplane reported %d", len(r.Ports))
+	case r.Sent == 0:
+		return "the generator sent no frame (is the path's link up?)"
+	case r.Received > r.Sent:
+		return fmt.Sprintf("received %d frames, more than the %d sent: frames came from elsewhere", r.Received, r.Sent)
+	case r.DurationS <= 0:
+		return "the run has no duration"
+	}
+	return strings.Join(r.Invalid, "; ") // the dataplane's own judgement
+}
+
+// thresholds judges one run; 0 = not checked.
+func thresholds(t playbooks.CheckThresholds, run *CheckRun) []ThresholdVerdict {
+	var out []ThresholdVerdict
+	if t.MinMpps > 0 {
+		out = append(out, ThresholdVerdict{Name: "min_mpps", Limit: t.MinMpps, Measured: run.RxMpps, Pass: run.RxMpps >= t.MinMpps})
+	}
+	if t.MinLineRatePct > 0 {
+		v := ThresholdVerdict{Name: "min_linerate_pct", Limit: t.MinLineRatePct, Measured: run.LineRatePct, Pass: run.LinkGbps > 0 && run.LineRatePct >= t.MinLineRatePct}
+		if run.LinkGbps == 0 {
+			v.Note = "no real link speed on this path (virtual ports report a nominal one); use min_mpps"
+		}
+		out = append(out, v)
+	}
+	if t.MaxLossPct > 0 {
+		out = append(out, ThresholdVerdict{Name: "max_loss_pct", Limit: t.MaxLossPct, Measured: run.LossPct, Pass: run.LossPct <= t.MaxLossPct})
+	}
+	if t.MaxP99Us > 0 {
+		v := ThresholdVerdict{Name: "max_p99_us", Limit: t.MaxP99Us}
+		if run.Latency != nil && run.Latency.Samples > 0 {
+			v.Measured, v.Pass = run.Latency.P99Us, run.Latency.P99Us <= t.MaxP99Us
+		} else {
+			v.Note = "no latency samples"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// summarizePMD says what each PMD thread that received frames did:
+// packets, cycles per packet, processing vs idle.
+func summarizePMD(stats []ovs.PMDStats) string {
+	var parts []string
+	for _, t := range stats {
+		if t.Main || t.RxPackets == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d packets, %.0f cycles/packet (%.0f processing), %.1f%% processing, %.1f%% idle",
+			t.Thread, t.RxPackets, t.AvgCyclesPerPacket, t.AvgProcessingCyclesPerPacket, t.ProcessingPct, t.IdlePct))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// lcores places rig's dataplane on the CPUs OvS's PMD threads do not use
+// (pmd-cpu-mask): every lcore of rig on the free CPUs, round-robin. With
+// no free CPU it shares them, and says so.
+func (s *checkStep) lcores(ctx context.Context) (string, string, error) {
+	raw, err := s.env.Host.ReadString(ovs.OnlineCPUsFile)
+	if err != nil {
+		return "", "", fmt.Errorf("check: online CPUs: %w", err)
+	}
+	online, err := ovs.ParseCPUList(strings.TrimSpace(raw))
+	if err != nil || len(online) == 0 {
+		return "", "", fmt.Errorf("check: %s: %q: %v", ovs.OnlineCPUsFile, raw, err)
+	}
+	st, err := s.o.ReadState(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	pmd := map[int]bool{}
+	if m := st.OtherConfig["pmd-cpu-mask"]; m != "" {
+		cpus, _ := ovs.ParseCPUMask(m)
+		for _, c := range cpus {
+			pmd[c] = true
+		}
+	}
+	var free []int
+	for _, c := range online {
+		if !pmd[c] {
+			free = append(free, c)
+		}
+	}
+	note := ""
+	if len(free) == 0 {
+		free = online
+		note = "every online CPU runs an OvS PMD thread (pmd-cpu-mask); rig's dataplane shares them, so the figures are lower than the path can do"
+	}
+	return LcoreList(s.spec.CoresOrDefault(), free), note, nil
+}
+
+// LcoreList maps lcore 0 (rig's main, Go) and worker lcores 1..cores onto
+// cpus in EAL's --lcores syntax: the main lcore on the first CPU, the
+// workers round-robin on the others (on all of them when there are not
+// more CPUs than workers), e.g. 0@0,1@0 on one CPU.
+func LcoreList(cores int, cpus []int) string {
+	cpus = append([]int(nil), cpus...)
+	sort.Ints(cpus)
+	workers := cpus
+	if len(cpus) > cores {
+		workers = cpus[1:]
+	}
+	parts := []string{fmt.Sprintf("0@%d", cpus[0])}
+	for l := 1; l <= cores; l++ {
+		parts = append(parts, fmt.Sprintf("%d@%d", l, workers[(l-1)%len(workers)]))
+	}
+	return strings.Join(parts, ",")
+}

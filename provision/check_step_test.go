@@ -1,0 +1,457 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"rig/bench"
+	"rig/internal/host"
+	"rig/internal/testutil/fakeexec"
+	"rig/internal/testutil/ovstest"
+	"rig/ovs"
+	"rig/playbooks"
+)
+
+// ---- leftovers: plan and cleanup through the real clients, exact argv ----
+
+// leftoverState is the recorded state with the bridge's vnull0 renamed to
+// a check port a killed run left behind.
+func leftoverState(t *testing.T) []byte {
+	return bytes.ReplaceAll(sample(t, "state-attached.json"), []byte(`"vnull0"`), []byte(`"rig-chk-in"`))
+}
+
+// dumpFlows is `ovs-ofctl dump-flows BR cookie=.../-1` output with n flows.
+func dumpFlows(n int) []byte {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, " cookie=0x7269672d63686b, duration=12.345s, table=0, n_packets=%d, n_bytes=0, priority=65535,in_port=%d actions=output:%d\n", i, i+1, i+2)
+	}
+	return []byte(b.String())
+}
+
+// fakeCheckExec answers the state reads (before: with leftovers; after
+// the first write: clean) and dump-flows (2 flows before, 0 after).
+func fakeCheckExec(t *testing.T) *fakeexec.Recorder {
+	wrote := false
+	before, after := leftoverState(t), sample(t, "state-attached.json")
+	return &fakeexec.Recorder{Answer: func(name string, args []string) ([]byte, error, bool) {
+		argv := append([]string{name}, args...)
+		switch {
+		case ovstest.IsRead(argv) && wrote:
+			return after, nil, true
+		case ovstest.IsRead(argv):
+			return before, nil, true
+		case isDumpFlows(argv) && !wrote:
+			return dumpFlows(2), nil, true
+		case isDumpFlows(argv):
+			return nil, nil, true
+		}
+		wrote = true
+		return nil, nil, true
+	}}
+}
+
+func checkWrites(r *fakeexec.Recorder) [][]string {
+	return r.Filter(func(argv []string) bool {
+		return !ovstest.IsRead(argv) && !isDumpFlows(argv)
+	})
+}
+
+func isDumpFlows(argv []string) bool {
+	return argv[0] == "ovs-ofctl" && len(argv) > 3 && argv[3] == "dump-flows"
+}
+
+func TestCheckStepPlansAndCleansLeftoversExactArgv(t *testing.T) {
+	f := fakeCheckExec(t)
+	rundir := t.TempDir()
+	env := &Env{Host: &host.Host{Root: "/", Exec: f.Exec}, OVSRunDir: rundir}
+	step, err := NewCheckStep(env, &playbooks.CheckSpec{Bridge: "br-vdev"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := step.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Change{
+		{Object: "bridge br-vdev", Action: "remove leftover port rig-chk-in (a check that did not finish)"},
+		{Object: "bridge br-vdev", Action: "remove 2 leftover flow(s) with rig's cookie 0x7269672d63686b"},
+	}
+	if got := plan.Changes(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("plan:\n got %+v\nwant %+v", got, want)
+	}
+	if w := checkWrites(f); len(w) != 0 {
+		t.Fatalf("Check wrote: %q", w)
+	}
+	if err := plan.Apply(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantArgv := [][]string{
+		{"ovs-vsctl", "--db=unix:" + rundir + "/db.sock", "--timeout=15", "--if-exists", "del-port", "br-vdev", "rig-chk-in"},
+		{"ovs-ofctl", "--timeout=15", "-OOpenFlow10,OpenFlow11,OpenFlow12,OpenFlow13,OpenFlow14,OpenFlow15", "del-flows", "unix:" + rundir + "/br-vdev.mgmt", "cookie=0x7269672d63686b/-1"},
+	}
+	if got := checkWrites(f); !reflect.DeepEqual(got, wantArgv) {
+		t.Fatalf("writes:\n got %q\nwant %q", got, wantArgv)
+	}
+	// the re-check finds nothing left
+	again, err := step.Check(context.Background())
+	if err != nil || !again.Satisfied() {
+		t.Fatalf("after cleanup: %+v, %v", again.Changes(), err)
+	}
+}
+
+func TestCheckStepRefusesMissingBridge(t *testing.T) {
+	f := fakeCheckExec(t)
+	env := &Env{Host: &host.Host{Root: "/", Exec: f.Exec}, OVSRunDir: t.TempDir()}
+	step, _ := NewCheckStep(env, &playbooks.CheckSpec{Bridge: "br-nope"}, nil)
+	_, err := step.Check(context.Background())
+	var p *Problem
+	if !errors.As(err, &p) || !strings.Contains(err.Error(), "check: bridge br-nope: no such bridge") || p.Fix() == "" {
+		t.Fatalf("got %v", err)
+	}
+	// a bridge the playbook's ovs step creates is fine in a plan
+	step, _ = NewCheckStep(env, &playbooks.CheckSpec{}, &playbooks.OVSSpec{Bridges: []playbooks.OVSBridge{{Name: "br-nope"}}})
+	plan, err := step.Check(context.Background())
+	if err != nil || !strings.Contains(strings.Join(plan.Notes, "\n"), "the ovs step creates it") {
+		t.Fatalf("plan %+v, %v", plan, err)
+	}
+	if n := step.(*checkStep).Needs(); len(n) != 1 || n[0].Step != "ovs" {
+		t.Fatalf("needs %v", n)
+	}
+}
+
+// ---- the measurement, with a fake OvS and a fake dataplane ----
+
+// fakeCheckOVS is OvS as the check sees it: ports appear attached when
+// added, counters move by what the fake dataplane sends.
+type fakeCheckOVS struct {
+	st        *ovs.State
+	calls     []string
+	flows     int
+	counters  map[string]ovs.Counters
+	attachErr string // set: added ports get this Interface error
+}
+
+func newFakeCheckOVS() *fakeCheckOVS {
+	return &fakeCheckOVS{
+		st:       &ovs.State{OtherConfig: map[string]string{"pmd-cpu-mask": "0x2"}, Bridges: []ovs.Bridge{{Name: "br0", DatapathType: "netdev"}}},
+		counters: map[string]ovs.Counters{},
+	}
+}
+
+func (f *fakeCheckOVS) ReadState(ctx context.Context) (*ovs.State, error) { return f.st, nil }
+func (f *fakeCheckOVS) AddPort(ctx context.Context, br, port string, s ovs.IfaceSettings) error {
+	f.calls = append(f.calls, fmt.Sprintf("add-port %s %s type=%s vhost-server-path=%s devargs=%s", br, port, s.Type, s.VhostServerPath, s.Devargs))
+	b := &f.st.Bridges[0]
+	b.Ports = append(b.Ports, ovs.Port{Name: port, Interfaces: []ovs.Interface{{Name: port, Bridge: br, Port: port, OFPort: int64(len(b.Ports) + 1), Error: f.attachErr}}})
+	return nil
+}
+func (f *fakeCheckOVS) DeletePort(ctx context.Context, br, port string) error {
+	f.calls = append(f.calls, "del-port "+br+" "+port)
+	b := &f.st.Bridges[0]
+	for i, p := range b.Ports {
+		if p.Name == port {
+			b.Ports = append(b.Ports[:i], b.Ports[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+func (f *fakeCheckOVS) AddFlows(ctx context.Context, br string, flows ...string) error {
+	f.calls = append(f.calls, "add-flow "+br+" "+strings.Join(flows, " "))
+	f.flows += len(flows)
+	return nil
+}
+func (f *fakeCheckOVS) DelFlowsByCookie(ctx context.Context, br string, cookie uint64) error {
+	f.calls = append(f.calls, fmt.Sprintf("del-flows %s %#x", br, cookie))
+	f.flows = 0
+	return nil
+}
+func (f *fakeCheckOVS) FlowsByCookie(ctx context.Context, br string, cookie uint64) ([]string, error) {
+	return make([]string, f.flows), nil
+}
+func (f *fakeCheckOVS) PortCounters(ctx context.Context, br string) (map[string]ovs.Counters, error) {
+	out := map[string]ovs.Counters{}
+	for p, c := range f.counters {
+		out[p] = c
+	}
+	return out, nil
+}
+func (f *fakeCheckOVS) ClearPMDStats(ctx context.Context) error { return nil }
+func (f *fakeCheckOVS) PMDStats(ctx context.Context) ([]ovs.PMDStats, error) {
+	return []ovs.PMDStats{{Thread: "pmd thread numa_id 0 core_id 1", CoreID: 1, RxPackets: 100, AvgCyclesPerPacket: 250, ProcessingPct: 40, IdlePct: 60}}, nil
+}
+
+// fakeDataplane sends sent frames; OvS's ingress drops rxDrop of them,
+// its egress tx drops txDrop, and rig's receiver misses rigMiss.
+type fakeDataplane struct {
+	o                             *fakeCheckOVS
+	sent, rxDrop, txDrop, rigMiss uint64
+	cfgs                          []bench.Config
+}
+
+func (d *fakeDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
+	d.cfgs = append(d.cfgs, cfg)
+	in, out := d.o.counters["rig-chk-in"], d.o.counters["rig-chk-out"]
+	in.RxPackets += d.sent - d.rxDrop
+	in.RxDropped += d.rxDrop
+	out.TxPackets += d.sent - d.rxDrop - d.txDrop
+	out.TxDropped += d.txDrop
+	d.o.counters["rig-chk-in"], d.o.counters["rig-chk-out"] = in, out
+	rx := d.sent - d.rxDrop - d.txDrop - d.rigMiss
+	secs := cfg.Duration.Seconds()
+	return &bench.Result{Role: bench.RoleLoop, FrameSize: cfg.FrameSize, DurationS: secs, Sent: d.sent, Received: rx, Lost: int64(d.sent - rx),
+		LinkSpeedGbps: 10, LinkSpeedSource: "port",
+		Ports: []bench.PortStats{{Name: "net_virtio_user0", Driver: "net_virtio_user", TxPkts: d.sent, TxMpps: float64(d.sent) / secs / 1e6},
+			{Name: "net_virtio_user1", Driver: "net_virtio_user", RxPkts: rx, RxMpps: float64(rx) / secs / 1e6}},
+		Latency: &bench.Latency{Samples: 10, P50Us: 5, P99Us: 9, MaxUs: 20}}, nil
+}
+
+func checkEnv(t *testing.T, dp Dataplane) *Env {
+	return &Env{Host: &host.Host{Root: "/", Exec: (&fakeexec.Recorder{}).Exec}, OVSRunDir: t.TempDir(),
+		Dataplane: func(string) Dataplane { return dp }}
+}
+
+func newTestCheck(t *testing.T, spec *playbooks.CheckSpec, o *fakeCheckOVS, dp *fakeDataplane) *checkStep {
+	dp.o = o
+	step, err := NewCheckStep(checkEnv(t, dp), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := step.(*checkStep)
+	s.o = o
+	return s
+}
+
+func TestCheckMeasureThroughBridgePassesAndRemovesWhatItAdded(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &fakeDataplane{sent: 10_000_000}
+	spec := &playbooks.CheckSpec{Bridge: "br0", Duration: "5s", Warmup: "1s", Flows: 4, Thresholds: playbooks.CheckThresholds{MinMpps: 1, MaxLossPct: 0.1}}
+	s := newTestCheck(t, spec, o, dp)
+	out, err := s.Measure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.(*CheckResult)
+	if !res.Pass || len(res.Runs) != 1 || res.Runs[0].RxMpps != 2 || res.Runs[0].LossPct != 0 || !res.Runs[0].Loss.Agree {
+		t.Fatalf("result: %+v", res)
+	}
+	sock := s.sockDir()
+	want := []string{
+		"add-port br0 rig-chk-in type=dpdkvhostuserclient vhost-server-path=" + sock + "/in.sock devargs=",
+		"add-port br0 rig-chk-out type=dpdkvhostuserclient vhost-server-path=" + sock + "/out.sock devargs=",
+		"add-flow br0 cookie=0x7269672d63686b,priority=65535,in_port=1,actions=output:2",
+		"del-flows br0 0x7269672d63686b",
+		"del-port br0 rig-chk-in",
+		"del-port br0 rig-chk-out",
+	}
+	if !reflect.DeepEqual(o.calls, want) {
+		t.Fatalf("calls:\n got %q\nwant %q", o.calls, want)
+	}
+	if len(o.st.Bridges[0].Ports) != 0 || o.flows != 0 {
+		t.Fatalf("left behind: %+v, %d flows", o.st.Bridges[0].Ports, o.flows)
+	}
+	// warm-up run, then the measured run: same traffic, its own duration
+	if len(dp.cfgs) != 2 || dp.cfgs[0].Duration.String() != "1s" || dp.cfgs[1].Duration.String() != "5s" || dp.cfgs[1].SPort != "1024-1027" ||
+		dp.cfgs[1].VDevs[0] != "net_virtio_user0,path="+sock+"/in.sock,server=1,queues=1" || !strings.Contains(dp.cfgs[1].Lcores, "1@") {
+		t.Fatalf("dataplane configs: %+v", dp.cfgs)
+	}
+	// counted once: the warm-up's frames are not in the deltas
+	if d := res.Runs[0].OVS[0].Counters.RxPackets; d != 10_000_000 {
+		t.Fatalf("ingress rx delta %d", d)
+	}
+	var text bytes.Buffer
+	_ = res.WriteText(&text)
+	for _, w := range []string{"2.000 Mpps", "counts agree", "threshold min_mpps 1: measured 2: pass", "check: PASS", "250 cycles/packet"} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("text lacks %q:\n%s", w, text.String())
+		}
+	}
+	if res.Runs[0].LinkGbps != 0 {
+		t.Errorf("virtio_user's nominal speed taken as a line rate")
+	}
+	b, _ := json.Marshal(res)
+	if !strings.Contains(string(b), `"schemaVersion":"rig.check/v1"`) {
+		t.Fatalf("json %s", b)
+	}
+}
+
+func TestCheckMeasureBelowThresholdNamesIt(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &fakeDataplane{sent: 1_000_000, txDrop: 50_000}
+	spec := &playbooks.CheckSpec{Bridge: "br0", Duration: "1s", Warmup: "0s", Thresholds: playbooks.CheckThresholds{MinMpps: 5, MaxLossPct: 1}}
+	s := newTestCheck(t, spec, o, dp)
+	out, err := s.Measure(context.Background())
+	var bt *BelowThresholdError
+	if !errors.As(err, &bt) || len(bt.Failed) != 2 {
+		t.Fatalf("got %v", err)
+	}
+	msg := err.Error()
+	for _, w := range []string{"min_mpps (64 B) 5: measured 0.95", "max_loss_pct (64 B) 1: measured 5"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error lacks %q: %s", w, msg)
+		}
+	}
+	res := out.(*CheckResult)
+	if res.Pass || res.Runs[0].Loss.Stages[0].Where != StageOVSTx || len(dp.cfgs) != 1 {
+		t.Fatalf("result %+v", res.Runs[0].Loss)
+	}
+	if len(o.st.Bridges[0].Ports) != 0 || o.flows != 0 {
+		t.Fatal("a failed check left ports or flows")
+	}
+}
+
+func TestCheckMeasurePortErrorNamesPortAndCleansUp(t *testing.T) {
+	o := newFakeCheckOVS()
+	o.attachErr = "could not open network device rig-chk-in (No such device)"
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0"}, o, &fakeDataplane{sent: 1})
+	_, err := s.Measure(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "check: port rig-chk-in: OvS: could not open network device") {
+		t.Fatalf("got %v", err)
+	}
+	if len(o.st.Bridges[0].Ports) != 0 {
+		t.Fatalf("ports left: %+v", o.st.Bridges[0].Ports)
+	}
+}
+
+func TestCheckMeasureInvalidIsNeverAPass(t *testing.T) {
+	o := newFakeCheckOVS()
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s"}, o, &fakeDataplane{sent: 0})
+	out, err := s.Measure(context.Background())
+	var bt *BelowThresholdError
+	var inv *InvalidMeasurementError
+	if !errors.As(err, &inv) || errors.As(err, &bt) || !strings.Contains(err.Error(), "invalid measurement: 64 B: the generator sent no frame") {
+		t.Fatalf("got %v", err)
+	}
+	if out.(*CheckResult).Pass {
+		t.Fatal("invalid run passed")
+	}
+}
+
+// Apply twice through the runner: the second apply has no change; the
+// check runs again (its traffic is no change) and its result is in the report.
+func TestCheckStepApplyTwiceRunsCheckEachTime(t *testing.T) {
+	o := newFakeCheckOVS()
+	o.st.Bridges[0].Ports = []ovs.Port{{Name: "rig-chk-out", Interfaces: []ovs.Interface{{Name: "rig-chk-out", OFPort: 7}}}}
+	o.flows = 1
+	dp := &fakeDataplane{sent: 1000}
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, o, dp)
+	for i, want := range []Status{StatusChanged, StatusOK} {
+		rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := rep.Steps[0]
+		if st.Status != want || st.Result == nil || !st.Result.(*CheckResult).Pass {
+			t.Fatalf("apply %d: %+v", i+1, st)
+		}
+		if i == 1 && len(st.Changes) != 0 {
+			t.Fatalf("second apply changed %v", st.Changes)
+		}
+	}
+	if len(dp.cfgs) != 2 {
+		t.Fatalf("the check ran %d times, want once per apply", len(dp.cfgs))
+	}
+	// a plan never runs traffic
+	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunPlan, Selection{})
+	if rep.Steps[0].Result != nil || len(dp.cfgs) != 2 {
+		t.Fatal("a plan ran the check")
+	}
+}
+
+func TestCheckRunnerReportsBelowThreshold(t *testing.T) {
+	o := newFakeCheckOVS()
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s", Thresholds: playbooks.CheckThresholds{MinMpps: 100}}, o, &fakeDataplane{sent: 1000})
+	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	st := rep.Steps[0]
+	if st.Status != StatusFailed || st.Phase != PhaseMeasure || !st.BelowThreshold || rep.Summary.BelowThreshold != 1 || st.Result == nil {
+		t.Fatalf("%+v", st)
+	}
+	var text bytes.Buffer
+	_ = rep.WriteText(&text)
+	if !strings.Contains(text.String(), "  | check: FAIL") || !strings.Contains(text.String(), "min_mpps (64 B) 100: measured 0.001") {
+		t.Fatalf("text:\n%s", text.String())
+	}
+}
+
+// ---- loss attribution: numbers in, verdict out ----
+
+func TestAttributeLoss(t *testing.T) {
+	cases := []struct {
+		name   string
+		p      PathCounts
+		where  string // the stage with the most frames ("" = no loss)
+		frames int64
+		agree  bool
+	}{
+		{"clean", PathCounts{Sent: 1000, Received: 1000, Ingress: ovs.Counters{RxPackets: 1000}, Egress: ovs.Counters{TxPackets: 1000}}, "", 0, true},
+		{"rx queue", PathCounts{Sent: 1000, Received: 900, Ingress: ovs.Counters{RxPackets: 900, RxDropped: 100, Custom: map[string]uint64{"rx_missed_errors": 40}}, Egress: ovs.Counters{TxPackets: 900}}, StageOVSRxQueue, 100, true},
+		{"inside ovs", PathCounts{Sent: 1000, Received: 700, Ingress: ovs.Counters{RxPackets: 1000}, Egress: ovs.Counters{TxPackets: 700}}, StageInsideOVS, 300, true},
+		{"ovs tx", PathCounts{Sent: 1000, Received: 800, Ingress: ovs.Counters{RxPackets: 1000}, Egress: ovs.Counters{TxPackets: 800, TxDropped: 200, Custom: map[string]uint64{"ovs_tx_failure_drops": 200}}}, StageOVSTx, 200, true},
+		{"rig", PathCounts{Sent: 1000, Received: 500, Ingress: ovs.Counters{RxPackets: 1000}, Egress: ovs.Counters{TxPackets: 1000}}, StageRig, 500, false},
+		{"before ovs", PathCounts{Sent: 1000, Received: 990, Ingress: ovs.Counters{RxPackets: 990}, Egress: ovs.Counters{TxPackets: 990}}, StageBeforeOVS, 10, true},
+		{"within 0.1%", PathCounts{Sent: 100000, Received: 99950, Ingress: ovs.Counters{RxPackets: 100000}, Egress: ovs.Counters{TxPackets: 100000}}, StageRig, 50, true},
+	}
+	for _, c := range cases {
+		a := AttributeLoss(c.p)
+		if a.Agree != c.agree {
+			t.Errorf("%s: agree %v, want %v (%s)", c.name, a.Agree, c.agree, a.Mismatch)
+		}
+		if c.where == "" {
+			if len(a.Stages) != 0 || a.Lost != 0 || !strings.HasPrefix(a.Verdict, "no loss") {
+				t.Errorf("%s: %+v", c.name, a)
+			}
+			continue
+		}
+		if !strings.Contains(a.Verdict, "most "+c.where) || !strings.Contains(a.Verdict, fmt.Sprintf("(%d:", c.frames)) {
+			t.Errorf("%s: verdict %q, want most %s (%d)", c.name, a.Verdict, c.where, c.frames)
+		}
+		if !c.agree && !strings.Contains(a.Mismatch, "apart") {
+			t.Errorf("%s: mismatch %q", c.name, a.Mismatch)
+		}
+	}
+}
+
+func TestLcoreListAndFarEndNetdev(t *testing.T) {
+	for _, c := range []struct {
+		cores int
+		cpus  []int
+		want  string
+	}{{1, []int{0}, "0@0,1@0"}, {1, []int{0, 2}, "0@0,1@2"}, {2, []int{0, 1}, "0@0,1@0,2@1"}, {2, []int{3, 1, 2}, "0@1,1@2,2@3"}} {
+		if got := LcoreList(c.cores, c.cpus); got != c.want {
+			t.Errorf("LcoreList(%d, %v) = %s, want %s", c.cores, c.cpus, got, c.want)
+		}
+	}
+	if FarEndNetdev("p0", "net_af_packet0,iface=veth-a,qpairs=1") != "veth-a" || FarEndNetdev("p0", "0000:03:00.0") != "p0" || FarEndNetdev("p0", "") != "p0" {
+		t.Fatal("FarEndNetdev")
+	}
+}
+
+// The dataplane's own verdict (bench.Result.Invalid) fails the check,
+// exit 5 through the report, never a pass.
+type invalidDataplane struct{ fakeDataplane }
+
+func (d *invalidDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
+	r, err := d.fakeDataplane.Run(ctx, cfg)
+	r.Invalid = []string{"received 5 frames without rig's stamp"}
+	return r, err
+}
+
+func TestCheckBenchInvalidFailsTheStep(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &invalidDataplane{fakeDataplane{sent: 1000, o: o}}
+	step, _ := NewCheckStep(checkEnv(t, dp), &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, nil)
+	step.(*checkStep).o = o
+	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	st := rep.Steps[0]
+	if st.Status != StatusFailed || !st.InvalidMeasurement || st.BelowThreshold || rep.Summary.Invalid != 1 ||
+		!strings.Contains(st.Error, "invalid measurement: 64 B: received 5 frames without rig's stamp") || st.Result.(*CheckResult).Pass {
+		t.Fatalf("%+v", st)
+	}
+}
