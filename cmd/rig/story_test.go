@@ -201,3 +201,53 @@ func hugeFiles(t *testing.T) []string {
 	sort.Strings(out)
 	return out
 }
+
+func nrHugepages(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestPrivilegedLabDownGivesBackHugepages: rig inside a lab grows the
+// host's 2 MiB pool; with two labs up, the first down leaves it (the other
+// lab may use it), the last down shrinks it to its size when the first lab
+// came up and says so.
+func TestPrivilegedLabDownGivesBackHugepages(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	hugetest.Lock(t)
+	bin := buildRigNoCgo(t)
+	if names, _ := lab.Names(); len(names) > 0 {
+		t.Skipf("labs %v are up on this host: the pool is given back when the last lab goes down", names)
+	}
+	nr0 := nrHugepages(t)
+	t.Cleanup(func() { _ = os.WriteFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", []byte(strconv.Itoa(nr0)), 0) })
+	a, b := fmt.Sprintf("hp-a-%d", os.Getpid()%10000), fmt.Sprintf("hp-b-%d", os.Getpid()%10000)
+	labUp(t, bin, "bf2-dpu", a)
+	labUp(t, bin, "cx6dx-host", b)
+	if code, out, errOut := runBin(t, bin, "lab", "exec", a, "--", bin, "hugepages", "set", "--size", "2M", "--count", strconv.Itoa(nr0+8)); code != 0 {
+		t.Fatalf("hugepages set inside lab %s: exit %d\n%s%s", a, code, out, errOut)
+	}
+	grown := nrHugepages(t)
+	if grown != nr0+8 {
+		t.Fatalf("nr_hugepages %d after rig hugepages set --count %d inside the lab (was %d)", grown, nr0+8, nr0)
+	}
+	code, out, errOut := runBin(t, bin, "lab", "down", a)
+	if code != 0 || strings.Contains(out, "hugepages") || nrHugepages(t) != grown {
+		t.Fatalf("down %s with %s still up: exit %d, nr_hugepages %d (want %d, left alone)\n%s%s", a, b, code, nrHugepages(t), grown, out, errOut)
+	}
+	code, out, errOut = runBin(t, bin, "lab", "down", b)
+	want := fmt.Sprintf("hugepages 2048kB: nr_hugepages %d -> %d, as when lab %s came up", grown, nr0, a)
+	if code != 0 || !strings.Contains(out, want) || nrHugepages(t) != nr0 {
+		t.Fatalf("down of the last lab: exit %d, nr_hugepages %d (want %d), output lacks %q:\n%s%s", code, nrHugepages(t), nr0, want, out, errOut)
+	}
+	if _, err := os.Lstat(filepath.Join(lab.StateRoot, ".hugepages.json")); err == nil {
+		t.Errorf("the pool record is still there after the last lab went down")
+	}
+}
