@@ -112,6 +112,9 @@ func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
 	if err := l.startInit(m.Binary); err != nil {
 		return err
 	}
+	if err := l.startPorts(m.Binary); err != nil {
+		return err
+	}
 	return l.startOVS(ctx, m.Binary)
 }
 

@@ -25,15 +25,12 @@ type storyCase struct {
 	first          int
 }
 
-// The embedded playbooks the lab runs to convergence. connectx-host is not
-// here: the cx6dx-host card has enp59s0f1np1 admin-down, the playbook has
-// no rdma section that would set it up, and the lab's RDMA port state does
-// not follow a netdev set up from inside, so its through-ports check
-// cannot send out of p1 (all frames tx-dropped) — see the story branch's
-// report.
+// The embedded playbooks, each in the lab kind it runs on (cloud-vm uses
+// no card port: any kind does; cx6dx-host here).
 var storyCases = []storyCase{
 	{"bf2-dpu", "bf2-dpu", exitPowerCycle},
 	{"bf3-dpu", "bf3-dpu", exitPowerCycle},
+	{"connectx-host", "cx6dx-host", 0}, // its rdma step sets the admin-down enp59s0f1np1 up; the lab's port keeper makes mlx5_1 ACTIVE
 	{"cloud-vm", "cx6dx-host", 0},
 }
 
@@ -227,7 +224,9 @@ func TestPrivilegedLabDownGivesBackHugepages(t *testing.T) {
 		t.Skipf("labs %v are up on this host: the pool is given back when the last lab goes down", names)
 	}
 	nr0 := nrHugepages(t)
-	t.Cleanup(func() { _ = os.WriteFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", []byte(strconv.Itoa(nr0)), 0) })
+	t.Cleanup(func() {
+		_ = os.WriteFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", []byte(strconv.Itoa(nr0)), 0)
+	})
 	a, b := fmt.Sprintf("hp-a-%d", os.Getpid()%10000), fmt.Sprintf("hp-b-%d", os.Getpid()%10000)
 	labUp(t, bin, "bf2-dpu", a)
 	labUp(t, bin, "cx6dx-host", b)
