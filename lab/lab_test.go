@@ -99,9 +99,9 @@ func TestNamesWithoutStateRoot(t *testing.T) {
 	}
 }
 
-// An RDMA port follows its netdev as mlx5's Ethernet ports do
-// (hardware-formats.md §4: DOWN/Disabled when admin-down, DOWN/Polling
-// without a partner, ACTIVE/LinkUp with one).
+// An RDMA port follows its netdev: DOWN/Disabled when admin-down (as the
+// cx6dx-host fixture's admin-down port), DOWN/Polling without a partner
+// (as `rig lab link N p0 down` always made it), ACTIVE/LinkUp with one.
 func TestPortState(t *testing.T) {
 	for _, c := range []struct {
 		admin, carrier bool

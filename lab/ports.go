@@ -16,8 +16,9 @@ import (
 	"rig/lab/card"
 )
 
-// PhysDisabled is an RDMA port whose netdev is admin-down (mlx5 reports
-// an Ethernet port so: `rdma link` "state DOWN physical_state DISABLED").
+// PhysDisabled is an RDMA port whose netdev is admin-down, as the
+// cx6dx-host fixture's enp59s0f1np1 (mlx5_1) reads (formats:
+// hardware-formats.md §4).
 const PhysDisabled = "3: Disabled"
 
 // PortState is what an Ethernet (RoCE) port of mlx5 reads while its netdev
