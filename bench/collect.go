@@ -24,6 +24,7 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 		ps[i] = PortStats{Name: p.name, Port: p.id, Driver: p.drv}
 	}
 	lat := latencyAcc{minCyc: ^uint64(0)}
+	var first, last uint64
 	for _, u := range units {
 		s := u.u.Snapshot(u.kind == kindRx)
 		switch u.kind {
@@ -31,6 +32,10 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 			ps[u.txPort].TxPkts += s.TxPkts
 			ps[u.txPort].TxBytes += s.TxBytes
 			res.Sent += s.TxPkts
+			if s.TxFirstTSC != 0 && (first == 0 || s.TxFirstTSC < first) {
+				first = s.TxFirstTSC
+			}
+			last = max(last, s.TxLastTSC)
 		case kindRx:
 			ps[u.rxPort].RxPkts += s.RxPkts
 			ps[u.rxPort].RxBytes += s.RxBytes
@@ -48,6 +53,9 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 	}
 	if c.Role == RoleLoop {
 		res.Lost = int64(res.Sent) - int64(res.Received)
+	}
+	if hz := float64(dpdk.TSCHz()); last > first && hz > 0 {
+		res.SendS = float64(last-first) / hz
 	}
 	portRates(ps, secs, res.LinkSpeedGbps*1e9)
 	res.Ports = ps

@@ -353,8 +353,15 @@ func (c *Config) EALArgs(mem Memory) []string {
 	if !pci {
 		args = append(args, "--no-pci")
 	}
+	memif := false
 	for _, v := range c.VDevs {
 		args = append(args, "--vdev", v)
+		memif = memif || strings.HasPrefix(v, "net_memif")
+	}
+	if memif {
+		// the memif PMD says why a peer disconnected at INFO only: let
+		// INFO through (global 7) for memif alone, every other type at 5
+		args = append(args, "--log-level", "7", "--log-level", "*:5", "--log-level", "pmd.net.memif:7")
 	}
 	args = append(args, mem.Args...)
 	return append(args, c.EAL...)

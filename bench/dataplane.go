@@ -120,6 +120,17 @@ func (d *dataplane) portFailure(names []string, err error, fix string) error {
 	return failure(object, err, "", fix)
 }
 
+// peerRefused: the log says a memif peer disconnected one of these ports.
+func (d *dataplane) peerRefused(down []string) bool {
+	log := dpdk.LogSince(d.logMark)
+	for _, n := range down {
+		if _, ok := diagnosePort(n, d.cfg.VDevs, log); ok && strings.HasPrefix(n, "net_memif") {
+			return true
+		}
+	}
+	return false
+}
+
 // checkPortLogs fails the run when a port is up but its PMD said it cannot
 // work (a virtio-user port whose memory table the backend refused carries
 // no frame).
@@ -314,7 +325,7 @@ func linkUp(p openPort) bool {
 // asynchronously), so the first stamped frames do not wait in a queue.
 func (d *dataplane) waitLinks(ctx context.Context, max time.Duration) error {
 	deadline := time.Now().Add(max)
-	for {
+	for i := 1; ; i++ {
 		var down []string
 		for _, p := range d.ports {
 			if !linkUp(p) {
@@ -326,6 +337,10 @@ func (d *dataplane) waitLinks(ctx context.Context, max time.Duration) error {
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("bench: interrupted while waiting for link up on %s", strings.Join(down, ", "))
+		}
+		if i%50 == 0 && d.peerRefused(down) {
+			// a memif server said no: waiting longer changes nothing
+			return d.portFailure(down, errors.New("link down: the peer refused the connection"), "")
 		}
 		if time.Now().After(deadline) {
 			return d.portFailure(down, fmt.Errorf("link down after %v", max),

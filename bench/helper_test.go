@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,6 +46,8 @@ type helperOut struct {
 	Result   *Result `json:"result"`
 	Captured []Frame `json:"captured"`
 	Err      string  `json:"err"`
+	Cause    string  `json:"cause"`
+	Fix      string  `json:"fix"`
 }
 
 func TestMain(m *testing.M) {
@@ -72,6 +75,10 @@ func helperMain(cfgJSON string) int {
 	}
 	if err != nil {
 		out.Err = err.Error()
+		var be *Error
+		if errors.As(err, &be) {
+			out.Cause, out.Fix = be.Cause(), be.Fix()
+		}
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(out)
 	if err != nil {

@@ -72,11 +72,16 @@ func newMonitor(c *Config, units []workUnit, ports []openPort, res *Result, prog
 	// poll fast only when a count must be noticed promptly: every wakeup of
 	// this thread preempts whatever runs on the main lcore's CPU (on a 2-core
 	// box, a peer process's lcore)
-	poll := 50 * time.Millisecond
+	return &monitor{c: c, units: units, ports: ports, res: res, prog: prog, start: start, poll: pollInterval(c)}
+}
+
+// pollInterval is how often the monitor reads the counters: fast only when
+// a --count must be noticed promptly.
+func pollInterval(c *Config) time.Duration {
 	if c.Count > 0 {
-		poll = 10 * time.Millisecond
+		return 10 * time.Millisecond
 	}
-	return &monitor{c: c, units: units, ports: ports, res: res, prog: prog, start: start, poll: poll}
+	return 50 * time.Millisecond
 }
 
 // run polls counters, prints live rates and decides when to stop. It

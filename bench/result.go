@@ -20,6 +20,7 @@ type Result struct {
 	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
 	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
 	DurationS       float64     `json:"durationSeconds"`
+	SendS           float64     `json:"sendSeconds,omitempty"` // gen/loop: first to last accepted burst of the generators
 	LinkSpeedGbps   float64     `json:"linkSpeedGbps,omitempty"`
 	LinkSpeedSource string      `json:"linkSpeedSource,omitempty"` // flag or port
 	Memory          string      `json:"memory"`

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A measurement that cannot be right is not a result: judge lists why, in
@@ -23,8 +24,10 @@ const RateTolerance = 0.10
 const reorderLimit = 0.01
 
 // judge lists why r cannot be right (nil: nothing found). askedPPS is the
-// --rate in frames per second (0: as fast as possible).
-func judge(c *Config, r *Result, askedPPS float64) []string {
+// --rate in frames per second (0: as fast as possible); slack is how late
+// the monitor may notice the end of a run (its poll), which the measured
+// duration includes and the generators did not send in.
+func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string {
 	var bad []string
 	if c.Role == RoleLoop {
 		if r.Received > r.Sent {
@@ -38,7 +41,11 @@ func judge(c *Config, r *Result, askedPPS float64) []string {
 		bad = append(bad, fmt.Sprintf("%d of %d received frames are older than expected (over %.0f%%): duplicates or stale buffers, not a path that forwards (rig sends one sequence per flow)", r.Reordered, r.Received, reorderLimit*100))
 	}
 	if askedPPS > 0 && (c.Role == RoleGen || c.Role == RoleLoop) && r.DurationS > 0 && r.Sent > 0 {
-		got := float64(r.Sent) / r.DurationS
+		secs := max(r.DurationS-slack.Seconds(), r.DurationS/2)
+		if r.SendS > 0 {
+			secs = r.SendS // the generators' own span: no start-up or poll in it
+		}
+		got := float64(r.Sent) / secs
 		if got < askedPPS*(1-RateTolerance) {
 			bad = append(bad, fmt.Sprintf("asked --rate %s (%.3f Mpps) but sent %.3f Mpps, more than %.0f%% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate", c.Rate, askedPPS/1e6, got/1e6, RateTolerance*100))
 		}

@@ -18,23 +18,32 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	sp := s.spec
 	cfg := bench.Config{Role: bench.RoleLoop, VDevs: p.vdevs, FrameSize: size, Rate: sp.Rate, Cores: sp.CoresOrDefault(),
 		Lcores: lcores, SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle}
+	if p.kind == pathMemif {
+		// bench/README.md: through OvS, a memif client needs as many rx
+		// queues as OvS transmits on (one per PMD thread, plus one) and
+		// as many tx queues as the port's n_rxq (1)
+		cfg.RxQ, cfg.TxQ = s.pmdThreads(ctx)+1, 1
+	}
 	dp := s.dataplane(p.netns)
 	run := &CheckRun{FrameSize: size, WarmupS: sp.WarmupOrDefault().Seconds()}
+	cfg.Hold = counterHold
+	var warm map[string]ovs.Counters
 	if w := sp.WarmupOrDefault(); w > 0 {
 		wc := cfg
 		wc.Duration = w
-		if _, err := dp.Run(ctx, wc); err != nil {
+		var err error
+		if _, warm, err = s.runPolling(ctx, dp, wc); err != nil {
 			return nil, fmt.Errorf("check: warm-up run (%d B): %w", size, err)
 		}
 	}
-	before, err := s.o.PortCounters(ctx, s.bridge)
+	before, err := s.baseline(ctx, p, warm)
 	if err != nil {
-		return nil, fmt.Errorf("check: OvS counters before the run: %w", err)
+		return nil, err
 	}
 	if err := s.o.ClearPMDStats(ctx); err != nil {
 		run.Warnings = append(run.Warnings, "PMD stats not cleared: "+err.Error())
 	}
-	cfg.Duration, cfg.Hold = sp.DurationOrDefault(), counterHold
+	cfg.Duration = sp.DurationOrDefault()
 	r, last, err := s.runPolling(ctx, dp, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("check: run (%d B): %w", size, err)
@@ -44,24 +53,51 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 		return nil, fmt.Errorf("check: OvS counters after the run: %w", err)
 	}
 	for _, port := range []string{p.in, p.out} {
-		if c, ok := last[port]; ok && !after[port].Known(ovs.TxPackets) {
-			after[port] = c // a vhost-user port whose peer has gone: its last counters
+		// the last reading while rig's side was still connected (traffic
+		// over, ports held open): a vhost-user port has no counters once
+		// its peer is gone, a memif server's read 0 until it reconnects
+		if c, ok := last[port]; ok && p.kind != pathPorts {
+			after[port] = c
 		}
 	}
-	if pmd, err := s.o.PMDStats(ctx); err == nil {
-		run.PMD = summarizePMD(pmd)
-	}
-	in, inNote := portDelta(p.in, after[p.in], before[p.in])
-	out, outNote := portDelta(p.out, after[p.out], before[p.out])
+	in, inNote := portDelta(p.kind, p.in, after[p.in], before[p.in])
+	out, outNote := portDelta(p.kind, p.out, after[p.out], before[p.out])
 	for _, n := range []string{inNote, outNote} {
 		if n != "" {
 			run.Warnings = append(run.Warnings, n)
 		}
 	}
 	run.OVS = []PortDelta{{Port: p.in, Role: "ingress", Counters: in}, {Port: p.out, Role: "egress", Counters: out}}
+	if pmd, err := s.o.PMDStats(ctx); err == nil {
+		run.PMD = summarizePMD(pmd)
+	}
 	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out})
 	run.Thresholds = thresholds(sp.Thresholds, run)
 	return run, nil
+}
+
+// baseline is each port's counters before the measured run, by what the
+// ports are: a memif server's persist across connections but read 0 while
+// none is up (the warm-up's last reading while connected; none when there
+// was no warm-up: the ports were just added); a vhost-user port's drop
+// counters likewise (its packet counters restart at each connection, see
+// portDelta); the bridge's own ports (through-ports) are OvS's and always
+// readable (read now).
+func (s *checkStep) baseline(ctx context.Context, p *checkPath, warm map[string]ovs.Counters) (map[string]ovs.Counters, error) {
+	if p.kind == pathMemif {
+		if warm == nil {
+			warm = map[string]ovs.Counters{}
+		}
+		return warm, nil
+	}
+	if p.kind == pathVhost && warm != nil {
+		return warm, nil
+	}
+	before, err := s.o.PortCounters(ctx, s.bridge)
+	if err != nil {
+		return nil, fmt.Errorf("check: OvS counters before the run: %w", err)
+	}
+	return before, nil
 }
 
 // counterHold is how long the dataplane keeps its ports open after the
@@ -69,12 +105,12 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 // a vhost-user port has counters only while rig's side is connected.
 const (
 	linkSettle  = 500 * time.Millisecond // after rig's links are up: OvS's side of a vhost-user port starts
-	counterHold = time.Second
-	counterPoll = 200 * time.Millisecond
+	counterHold = 1500 * time.Millisecond
+	counterPoll = 100 * time.Millisecond
 )
 
 // runPolling runs the dataplane and reads the bridge's counters every
-// counterPoll while it runs; it returns the last reading of each port
+// counterPoll from when its traffic may have ended until it exits; it returns the last reading of each port
 // whose packet counters were known (the hold keeps them readable after
 // the traffic stopped).
 func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Config) (*bench.Result, map[string]ovs.Counters, error) {
@@ -88,6 +124,14 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 		ch <- done{r, err}
 	}()
 	last := map[string]ovs.Counters{}
+	// reading OvS's counters costs CPU that rig's dataplane may share: no
+	// reading before the traffic could have ended (the child starts EAL,
+	// settles, then sends for the duration), then every counterPoll
+	select {
+	case d := <-ch:
+		return d.r, last, d.err
+	case <-time.After(cfg.Duration):
+	}
 	tick := time.NewTicker(counterPoll)
 	defer tick.Stop()
 	for {
@@ -100,41 +144,43 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 				continue
 			}
 			for port, c := range cs {
-				if c.Known(ovs.RxPackets) && c.Known(ovs.TxPackets) {
-					last[port] = c
+				prev, seen := last[port]
+				if c.Known(ovs.RxPackets) && c.Known(ovs.TxPackets) && (!seen || c.RxPackets+c.TxPackets >= prev.RxPackets+prev.TxPackets) {
+					last[port] = c // never a reading after a reset (the peer gone)
 				}
 			}
 		}
 	}
 }
 
-// portDelta is a port's counters over the run: after - before; or after
-// itself when before had no packet counters (a vhost-user port reports
-// none while no peer is connected, and starts from 0 when rig's
-// dataplane, a new process per run, connects) or they went backwards
-// (a reset at that connection). Either way the reset is before the run's
-// first frame; the comparison of rig's rx with OvS's egress tx checks it.
-func portDelta(port string, after, before ovs.Counters) (ovs.Counters, string) {
-	d := after.Sub(before)
-	if len(d.Unknown) == 0 {
-		return d, ""
-	}
-	known := after.Known(ovs.RxPackets) && after.Known(ovs.TxPackets)
-	noBase := !before.Known(ovs.RxPackets) || !before.Known(ovs.TxPackets)
-	reset := after.RxPackets < before.RxPackets || after.TxPackets < before.TxPackets
-	if known && (noBase || reset) {
-		d := dropsFromCustom(after, before)
+// portDelta is a port's counters over the run. A vhost-user port's packet
+// counters restart at 0 when rig's dataplane (a new process per run)
+// connects, before its first frame: the run's packets are the counters
+// themselves; its drop counters are OvS's own and keep counting, so they
+// are deltas of their custom breakdowns. Other ports: after - before. The
+// comparison of rig's rx with OvS's egress tx checks either way.
+func portDelta(kind pathKind, port string, after, before ovs.Counters) (ovs.Counters, string) {
+	var d ovs.Counters
+	if kind == pathVhost {
+		d = dropsFromCustom(after, before)
 		for _, k := range append(append([]string(nil), vhostTxDrops...), vhostRxDrops...) {
 			if slicesContains(after.Stale, k) || slicesContains(before.Stale, k) {
 				return d, fmt.Sprintf("OvS port %s: its drop counters come from the Interface statistics column (refreshed every 5 s), so the drops placed on it may be off by an earlier run's; the packet counts are live", port)
 			}
 		}
-		return d, ""
+	} else {
+		d = after.Sub(before)
 	}
-	if !known {
-		return d, fmt.Sprintf("OvS port %s: no packet counters after the run (is its peer connected?)", port)
+	var bad []string
+	for _, k := range []string{ovs.RxPackets, ovs.TxPackets, ovs.RxDropped, ovs.TxDropped} {
+		if !d.Known(k) {
+			bad = append(bad, k)
+		}
 	}
-	return d, fmt.Sprintf("OvS port %s: counters unknown during the run: %s", port, strings.Join(d.Unknown, ", "))
+	if len(bad) > 0 {
+		return d, fmt.Sprintf("OvS port %s: counters unknown or reset during the run: %s (is its peer connected?)", port, strings.Join(bad, ", "))
+	}
+	return d, ""
 }
 
 func slicesContains(list []string, s string) bool {
@@ -317,6 +363,20 @@ func (s *checkStep) lcores(ctx context.Context) (string, string, error) {
 		note = "every online CPU runs an OvS PMD thread (pmd-cpu-mask); rig's dataplane shares them, so the figures are lower than the path can do"
 	}
 	return LcoreList(s.spec.CoresOrDefault(), free), note, nil
+}
+
+// pmdThreads is how many PMD threads OvS runs: the CPUs of pmd-cpu-mask,
+// or 1 (OvS's default: one per NUMA node; rig's VMs have one).
+func (s *checkStep) pmdThreads(ctx context.Context) int {
+	st, err := s.o.ReadState(ctx)
+	if err != nil {
+		return 1
+	}
+	cpus, err := ovs.ParseCPUMask(st.OtherConfig["pmd-cpu-mask"])
+	if err != nil || len(cpus) == 0 {
+		return 1
+	}
+	return len(cpus)
 }
 
 // LcoreList maps lcore 0 (rig's main, Go) and worker lcores 1..cores onto

@@ -19,6 +19,7 @@ import (
 // check added (removed by teardown).
 type checkPath struct {
 	in, out     string
+	kind        pathKind
 	inOF, outOF int64
 	vdevs       []string
 	netns       string
@@ -26,6 +27,15 @@ type checkPath struct {
 	flows       bool     // flows with rig's cookie added
 	notes       []string
 }
+
+// pathKind is what the path's OvS ports are: how their counters behave.
+type pathKind int
+
+const (
+	pathVhost pathKind = iota // rig-chk- dpdkvhostuserclient ports
+	pathMemif                 // rig-chk- memif server vdevs
+	pathPorts                 // the bridge's own ports (through-ports)
+)
 
 // portWait bounds how long a port the check adds may take to attach.
 const portWait = 15 * time.Second
@@ -170,6 +180,7 @@ func (s *checkStep) setupBridge(ctx context.Context) (*checkPath, error) {
 		if s.spec.TransportOrDefault() == playbooks.TransportMemif {
 			set = ovs.IfaceSettings{Type: "dpdk", Devargs: fmt.Sprintf("net_memif_rigchk%d,role=server,id=0,socket=%s,socket-abstract=no", i, sock)}
 			vdev = fmt.Sprintf("net_memif%d,role=client,id=0,socket=%s,socket-abstract=no", i, sock)
+			p.kind = pathMemif
 		}
 		p.added = append(p.added, port) // before the add: a half-added port is removed too
 		if err := s.o.AddPort(ctx, s.bridge, port, set); err != nil {
@@ -189,7 +200,7 @@ func (s *checkStep) setupPorts(ctx context.Context) (*checkPath, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &checkPath{in: s.spec.Ports[0], out: s.spec.Ports[1], netns: netns}
+	p := &checkPath{in: s.spec.Ports[0], out: s.spec.Ports[1], netns: netns, kind: pathPorts}
 	if p.inOF, p.outOF, err = s.waitAttached(ctx, p.in, p.out); err != nil {
 		return p, err
 	}

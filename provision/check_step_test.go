@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"rig/bench"
 	"rig/internal/host"
@@ -194,10 +195,16 @@ type fakeDataplane struct {
 	o                             *fakeCheckOVS
 	sent, rxDrop, txDrop, rigMiss uint64
 	cfgs                          []bench.Config
+	hold                          bool // stay "connected" past the duration, as the real one does (Config.Hold)
 }
 
 func (d *fakeDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
 	d.cfgs = append(d.cfgs, cfg)
+	if strings.HasPrefix(cfg.VDevs[0], "net_virtio_user") {
+		// OvS restarts a vhost-user port's counters when its peer connects
+		delete(d.o.counters, "rig-chk-in")
+		delete(d.o.counters, "rig-chk-out")
+	}
 	in, out := d.o.counters["rig-chk-in"], d.o.counters["rig-chk-out"]
 	in.RxPackets += d.sent - d.rxDrop
 	in.RxDropped += d.rxDrop
@@ -206,6 +213,9 @@ func (d *fakeDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Resul
 	d.o.counters["rig-chk-in"], d.o.counters["rig-chk-out"] = in, out
 	rx := d.sent - d.rxDrop - d.txDrop - d.rigMiss
 	secs := cfg.Duration.Seconds()
+	if d.hold {
+		time.Sleep(cfg.Duration + cfg.Hold/4)
+	}
 	return &bench.Result{Role: bench.RoleLoop, FrameSize: cfg.FrameSize, DurationS: secs, Sent: d.sent, Received: rx, Lost: int64(d.sent - rx),
 		LinkSpeedGbps: 10, LinkSpeedSource: "port",
 		Ports: []bench.PortStats{{Name: "net_virtio_user0", Driver: "net_virtio_user", TxPkts: d.sent, TxMpps: float64(d.sent) / secs / 1e6},
@@ -453,5 +463,39 @@ func TestCheckBenchInvalidFailsTheStep(t *testing.T) {
 	if st.Status != StatusFailed || !st.InvalidMeasurement || st.BelowThreshold || rep.Summary.Invalid != 1 ||
 		!strings.Contains(st.Error, "invalid measurement: 64 B: received 5 frames without rig's stamp") || st.Result.(*CheckResult).Pass {
 		t.Fatalf("%+v", st)
+	}
+}
+
+func TestCheckMeasureMemifPortsAndQueues(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &fakeDataplane{sent: 1000}
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Transport: "memif", Warmup: "0s", Duration: "1s"}, o, dp)
+	if _, err := s.Measure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sock := s.sockDir()
+	if o.calls[0] != "add-port br0 rig-chk-in type=dpdk vhost-server-path= devargs=net_memif_rigchk0,role=server,id=0,socket="+sock+"/in.sock,socket-abstract=no" {
+		t.Fatalf("calls %q", o.calls)
+	}
+	c := dp.cfgs[0]
+	if c.VDevs[1] != "net_memif1,role=client,id=0,socket="+sock+"/out.sock,socket-abstract=no" || c.RxQ != 2 || c.TxQ != 1 {
+		t.Fatalf("config %+v", c)
+	}
+}
+
+// memif: OvS's counters persist across rig's connections, so the warm-up's
+// frames are subtracted with the reading taken while the warm-up was still
+// connected (its hold).
+func TestCheckMemifBaselineFromTheWarmupsHold(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &fakeDataplane{sent: 1000, hold: true}
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Transport: "memif", Warmup: "100ms", Duration: "100ms"}, o, dp)
+	out, err := s.Measure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.(*CheckResult).Runs[0]
+	if r.OVS[0].Counters.RxPackets != 1000 || r.OVS[1].Counters.TxPackets != 1000 || !r.Loss.Agree {
+		t.Fatalf("deltas %+v, loss %+v", r.OVS, r.Loss)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -35,6 +36,7 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchEngineCmd(a, bench.RoleFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
 		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
+		newBenchRunJSONCmd(a),
 	)
 	return cmd
 }
@@ -207,4 +209,46 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 	}
 	c.Flags().StringVar(&speed, "link-speed", "", "only this speed (e.g. 25G)")
 	return c
+}
+
+// newBenchRunJSONCmd is the child side of bench.Child: one bench.Config as
+// JSON on stdin, one JSON document on stdout (the Result, or
+// {schemaVersion, error, cause, fix}), live lines and EAL's log on stderr.
+// Exit codes as for the engines: 2 for a config that does not validate,
+// 1 for a failed run, 5 for an invalid measurement.
+func newBenchRunJSONCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:    "run-json",
+		Short:  "Run one bench.Config read as JSON on stdin; write the result as JSON (for rig's own child processes)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			emit := func(code int, err error) error {
+				_ = json.NewEncoder(a.out).Encode(bench.NewRunJSONError(err))
+				return withCode(code, err)
+			}
+			dec := json.NewDecoder(cmd.InOrStdin())
+			dec.DisallowUnknownFields()
+			var cfg bench.Config
+			if err := dec.Decode(&cfg); err != nil {
+				return emit(exitUsage, fmt.Errorf("bench run-json: config on stdin: %w", err))
+			}
+			v := cfg
+			v.Defaults() // a zero field means its default here
+			if err := v.Validate(); err != nil {
+				return emit(exitUsage, err)
+			}
+			res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut})
+			if err != nil {
+				return emit(exitFailure, err)
+			}
+			if err := json.NewEncoder(a.out).Encode(res); err != nil {
+				return err
+			}
+			if len(res.Invalid) > 0 {
+				return withCode(exitInvalid, fmt.Errorf("bench %s: invalid measurement: %s", res.Role, strings.Join(res.Invalid, "; ")))
+			}
+			return nil
+		},
+	}
 }

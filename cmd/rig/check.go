@@ -1,20 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"rig/bench"
-	"rig/internal/host"
 	"rig/playbooks"
 	"rig/provision"
 )
@@ -73,7 +66,8 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 	if pb.Check == nil {
 		return withCode(exitUsage, fmt.Errorf("playbook %s has no check: section; add one (see rig playbooks ovs-check) or use rig up", pb.Source))
 	}
-	env := &provision.Env{Host: a.host(), OVSRunDir: f.rundir, OVSDB: f.db, Dataplane: a.dataplane()}
+	env := a.env()
+	env.OVSRunDir, env.OVSDB = f.rundir, f.db
 	runner, err := provision.NewRunnerFor(pb, env)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -101,55 +95,14 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 }
 
 // dataplane is the check's dataplane runner: this rig binary re-executed
-// as a child (one EAL per process), optionally inside a network namespace.
+// as a child (`rig bench run-json`, one EAL per process), optionally
+// inside a network namespace.
 func (a *app) dataplane() func(netns string) provision.Dataplane {
-	return func(netns string) provision.Dataplane { return &childDataplane{netns: netns} }
-}
-
-// childDataplane runs `rig -o json bench loop` (inside `ip netns exec NS`
-// for a netns) and reads its JSON result. Interim until bench.Child.
-type childDataplane struct{ netns string }
-
-func (d *childDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("check: dataplane: %w", err)
+	return func(netns string) provision.Dataplane {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		return bench.Child{Exe: exe, NetNS: netns}
 	}
-	args := []string{"-o", "json", "bench", string(cfg.Role), "--size", strconv.Itoa(cfg.FrameSize), "--duration", cfg.Duration.String(),
-		"--cores", strconv.Itoa(cfg.Cores), "--sport", cfg.SPort}
-	for _, v := range cfg.VDevs {
-		args = append(args, "--vdev", v)
-	}
-	if cfg.Lcores != "" {
-		args = append(args, "--lcores", cfg.Lcores)
-	}
-	if cfg.Hold > 0 {
-		args = append(args, "--hold", cfg.Hold.String())
-	}
-	if cfg.Settle > 0 {
-		args = append(args, "--settle", cfg.Settle.String())
-	}
-	if cfg.Rate != "" {
-		args = append(args, "--rate", cfg.Rate)
-	}
-	name := exe
-	if d.netns != "" {
-		name, args = "ip", append([]string{"netns", "exec", d.netns, exe}, args...)
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
-	// a killed rig takes its dataplane with it (the next check cleans up OvS)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	var xe *exec.ExitError
-	if err != nil && !(errors.As(err, &xe) && xe.ExitCode() == exitInvalid) { // 5: a result, judged invalid
-		return nil, fmt.Errorf("check: dataplane: %w", &host.ToolError{Argv: cmd.Args, Stdout: stdout.String(), Stderr: stderr.String(), Err: err})
-	}
-	out := stdout.Bytes()
-	var res bench.Result
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, fmt.Errorf("check: dataplane result: %w", err)
-	}
-	return &res, nil
 }

@@ -25,7 +25,6 @@ import (
 
 // buildRig builds the rig binary into a temp dir (the lab runs it as its
 // init, its OvS starter and its firmware tools).
-// buildRigNoCgo builds rig without cgo (the lab needs no dataplane; faster).
 func buildRigNoCgo(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "rig")

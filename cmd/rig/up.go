@@ -152,7 +152,6 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB, env.NetNS = f.rundir, f.db, f.netns
-	env.Dataplane = a.dataplane()
 	return a.provision(cmd.Context(), pb, env, mode, sel)
 }
 
@@ -172,7 +171,7 @@ func (a *app) provisionSection(ctx context.Context, pb *playbooks.Playbook, dryR
 // unless it is "/".
 func (a *app) env() *provision.Env {
 	h := a.host()
-	env := &provision.Env{Host: h, FirmwareSim: a.fwSim != ""}
+	env := &provision.Env{Host: h, FirmwareSim: a.fwSim != "", Dataplane: a.dataplane()}
 	if !h.IsRealRoot() {
 		env.FixtureRoot = h.Root
 	}

@@ -394,6 +394,7 @@ type Counters struct {
 	Stamped, Lost, Reordered                uint64
 	LatMin, LatMax, LatSum                  uint64 // TSC cycles
 	LatN                                    uint64 // latency samples since the last LatReset
+	TxFirstTSC, TxLastTSC                   uint64 // gen: TSC of the first and last accepted burst (0: none)
 	Done                                    bool
 	Hist                                    []uint64 // only when asked
 }
@@ -411,6 +412,7 @@ func (u *Unit) Snapshot(withHist bool) Counters {
 		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops),
 		Stamped: uint64(c.stamped), Lost: uint64(c.lost), Reordered: uint64(c.reordered),
 		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum), LatN: uint64(c.lat_n),
+		TxFirstTSC: uint64(c.tx_first_tsc), TxLastTSC: uint64(c.tx_last_tsc),
 		Done: c.done != 0,
 	}
 	if withHist {

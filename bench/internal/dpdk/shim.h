@@ -31,6 +31,7 @@ struct rig_counters {
 	uint64_t lat_min, lat_max, lat_sum; /* TSC cycles */
 	uint64_t lat_n;          /* rx: latency samples since the last reset */
 	uint64_t done;           /* gen: count reached */
+	uint64_t tx_first_tsc, tx_last_tsc; /* gen: TSC of the first and the last accepted burst */
 	uint64_t hist[RIG_HIST_N];
 };
 

@@ -147,7 +147,10 @@ void rig_gen_step(struct rig_unit *u)
 	uint16_t want = u->pend_n - u->pend_off;
 	uint16_t k = rte_eth_tx_burst(u->tx_port, u->tx_queue, u->pend + u->pend_off, want);
 	if (k) {
-		uint64_t bytes = 0;
+		uint64_t bytes = 0, t = rte_rdtsc();
+		if (c->tx_first_tsc == 0)
+			ST(c->tx_first_tsc, t);
+		ST(c->tx_last_tsc, t);
 		for (uint16_t i = 0; i < k; i++)
 			bytes += u->pend_len[u->pend_off + i];
 		ST(c->tx_pkts, c->tx_pkts + k);

@@ -71,6 +71,8 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out, int w
 	out->lat_max = LD(c->lat_max);
 	out->lat_sum = LD(c->lat_sum);
 	out->lat_n = LD(c->lat_n);
+	out->tx_first_tsc = LD(c->tx_first_tsc);
+	out->tx_last_tsc = LD(c->tx_last_tsc);
 	out->done = GET_FLAG(c->done);
 	if (with_hist)
 		for (int i = 0; i < RIG_HIST_N; i++)

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Numbers that cannot be right are not results: each rule, and the runs
+// that must stay results.
+func TestJudgeInvalidMeasurements(t *testing.T) {
+	loop := &Config{Role: RoleLoop, Rate: "1Mpps"}
+	for _, tc := range []struct {
+		name  string
+		cfg   *Config
+		res   Result
+		asked float64
+		want  []string // substrings, one per reason; nil = valid
+	}{
+		{"clean loop", &Config{Role: RoleLoop}, Result{Sent: 1000, Received: 990, DurationS: 1}, 0, nil},
+		{"net_null: rx > tx", &Config{Role: RoleLoop}, Result{Sent: 1000, Received: 1352, DurationS: 1}, 0, []string{"received 1352 frames but sent 1000"}},
+		{"unstamped frames", &Config{Role: RoleLoop}, Result{Sent: 1000, Received: 1000, Unstamped: 3, DurationS: 1}, 0, []string{"3 received frames carry no rig stamp"}},
+		{"pcap replay has no stamps", &Config{Role: RoleLoop, Pcap: "x.pcap"}, Result{Sent: 1000, Received: 1000, Unstamped: 1000, DurationS: 1}, 0, nil},
+		{"stale buffers: reordered", &Config{Role: RoleLoop}, Result{Sent: 50000, Received: 50000, Reordered: 48000, DurationS: 1}, 0, []string{"48000 of 50000 received frames are older than expected"}},
+		{"a few reordered frames are a result", &Config{Role: RoleLoop}, Result{Sent: 50000, Received: 50000, Reordered: 100, DurationS: 1}, 0, nil},
+		{"rx alone: unstamped is fine", &Config{Role: RoleRx}, Result{Received: 500, Unstamped: 500, DurationS: 1}, 0, nil},
+		{"rate reached", loop, Result{Sent: 950000, Received: 950000, DurationS: 1}, 1e6, nil},
+		{"rate not reached", loop, Result{Sent: 800000, Received: 800000, DurationS: 1}, 1e6, []string{"asked --rate 1Mpps (1.000 Mpps) but sent 0.800 Mpps"}},
+		{"gen rate not reached", &Config{Role: RoleGen, Rate: "10Mpps"}, Result{Sent: 5e6, DurationS: 1}, 10e6, []string{"more than 10% below it"}},
+		{"link lost", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 5, DurationS: 1, linkDrops: []string{"port net_memif1: link went down"}}, 0, []string{"port net_memif1: link went down"}},
+		{"the monitor's poll is not the generator's", &Config{Role: RoleGen, Rate: "200kpps"}, Result{Sent: 20000, DurationS: 0.121}, 200e3, nil},
+		{"two reasons", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 20, Unstamped: 10, DurationS: 1}, 0, []string{"received 20 frames but sent 10", "10 received frames carry no rig stamp"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slack := time.Duration(0)
+			if strings.Contains(tc.name, "poll") {
+				slack = 20 * time.Millisecond
+			}
+			got := judge(tc.cfg, &tc.res, tc.asked, slack)
+			if len(got) != len(tc.want) {
+				t.Fatalf("judge: %q, want %d reason(s) %q", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("reason %d: %q, want it to say %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// The summary says a run is invalid in words, and shows no % of line
+// without a link speed.
+func TestSummaryInvalidAndNoLinePct(t *testing.T) {
+	var b strings.Builder
+	r := &Result{Role: RoleLoop, FrameSize: 64, Ports: []PortStats{{Name: "net_null0", Driver: "net_null", TxPkts: 10, TxLineRatePct: 105.1}},
+		Invalid: []string{"received 1352 frames but sent 1000: x"}}
+	r.PrintSummary(&b)
+	out := b.String()
+	if !strings.Contains(out, "INVALID MEASUREMENT: received 1352 frames but sent 1000") || strings.Contains(out, "105.1") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// Virtual drivers report made-up speeds: no line rate from them; a real
+// PMD's speed stays.
+func TestRealSpeedMbps(t *testing.T) {
+	for _, tc := range []struct {
+		drv  string
+		rep  uint32
+		want uint32
+	}{
+		{"net_null", 10000, 0}, {"net_ring", 10000, 0}, {"net_memif", 100000, 0}, {"net_virtio_user", 10000, 0},
+		{"net_tap", 10000, 0}, {"mlx5_pci", 100000, 100000}, {"net_ice", 25000, 25000},
+	} {
+		if got := realSpeedMbps(tc.drv, tc.rep, nil); got != tc.want {
+			t.Errorf("%s reporting %d: %d, want %d", tc.drv, tc.rep, got, tc.want)
+		}
+	}
+	// af_packet: the netdev's own speed, when the kernel gives one (lo: none)
+	if got := realSpeedMbps("net_af_packet", 10000, map[string]string{"iface": "lo"}); got != 0 {
+		t.Errorf("af_packet on lo: %d, want 0 (lo has no speed)", got)
+	}
+}

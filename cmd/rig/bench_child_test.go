@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"rig/bench"
+	"rig/internal/testutil"
+)
+
+// childOfThisTest is a bench.Child whose "rig" is this test binary: its
+// TestBenchChild runs `rig bench run-json` (RIG_CMD_BENCH_CHILD).
+func childOfThisTest(t *testing.T, netns string) bench.Child {
+	t.Setenv("RIG_CMD_BENCH_CHILD", "bench\x1frun-json")
+	var stderr strings.Builder
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("child stderr:\n%s", stderr.String())
+		}
+	})
+	return bench.Child{Exe: os.Args[0], Args: []string{"-test.run=^TestBenchChild$"}, NetNS: netns, Stderr: &stderr}
+}
+
+// A dataplane in a child process: a result, a failure with its cause and
+// fix, and an interrupted run's partial result.
+func TestPrivilegedBenchChildRing(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	ch := childOfThisTest(t, "")
+	ctx := context.Background()
+	r, err := ch.Run(ctx, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: 100000, RxD: 512, TxD: 512, NoHuge: true})
+	if err != nil || r.SchemaVersion != bench.SchemaVersion || r.Sent != 100000 || r.Received != 100000 || r.Lost != 0 || len(r.Invalid) != 0 {
+		t.Fatalf("ring loop: %+v, %v", r, err)
+	}
+	// a vdev EAL cannot probe: the child's error, with cause and fix
+	_, err = ch.Run(ctx, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_af_packet0,iface=rignosuchif0"}, Count: 10, NoHuge: true})
+	var cf interface {
+		Cause() string
+		Fix() string
+	}
+	if err == nil || !strings.Contains(err.Error(), "port net_af_packet0: probe failed") || !errors.As(err, &cf) || cf.Fix() == "" {
+		t.Fatalf("bad vdev: %v, want a failure naming net_af_packet0 with a fix", err)
+	}
+	// until SIGINT: cancelling ctx stops it with a partial result
+	ictx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	r, err = ch.Run(ictx, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, RxD: 512, TxD: 512, NoHuge: true, Rate: "1Mpps"})
+	if err != nil || !r.Interrupted || r.Sent == 0 || r.Received == 0 || r.Received > r.Sent {
+		t.Fatalf("interrupted: %+v, %v", r, err)
+	}
+}
+
+// The child starts in a network namespace: a veth pair that exists only
+// there carries the generator's frames from one end to the other.
+func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	ns := fmt.Sprintf("rigdp%d", os.Getpid())
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v\n%s", args, err, out)
+		}
+	}
+	ip("netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	// no IPv6 router solicitations or ND on the wire: every frame is rig's
+	ip("netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+	ip("-n", ns, "link", "add", "dpa", "type", "veth", "peer", "name", "dpb")
+	ip("-n", ns, "link", "set", "dpa", "up")
+	ip("-n", ns, "link", "set", "dpb", "up")
+	if _, err := os.Stat("/sys/class/net/dpa"); err == nil {
+		t.Fatal("dpa is in the host netns too: the test would prove nothing")
+	}
+	ch := childOfThisTest(t, ns)
+	// a modest rate keeps the af_packet sockets lossless; on a loaded box
+	// even that may not be reached, which the run rightly calls invalid:
+	// the counts are what this test asserts, not the speed
+	const n = 20000
+	r, err := ch.Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: n, Rate: "100kpps",
+		VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}})
+	if err != nil || r.Sent != n || r.Received < n*99/100 || r.Received > n || r.Unstamped != 0 || r.Ports[1].RxPkts != r.Received {
+		t.Fatalf("af_packet over a veth in netns %s: %+v, %v", ns, r, err)
+	}
+	for _, why := range r.Invalid {
+		if !strings.HasPrefix(why, "asked --rate") {
+			t.Errorf("invalid: %s", why)
+		}
+	}
+	// the same run from our netns cannot find the interfaces
+	if _, err := childOfThisTest(t, "").Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: 10,
+		VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}}); err == nil {
+		t.Error("in the host netns dpa/dpb do not exist: want an error")
+	}
+}
+
+// net_null "receives" whatever its buffers held: rig says the numbers
+// cannot be right and exits 5, whatever --max-loss says, with no % of line.
+func TestPrivilegedBenchInvalidMeasurementExit5(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$")
+	cmd.Env = append(os.Environ(), "RIG_CMD_BENCH_CHILD="+strings.Join([]string{"bench", "loop", "--vdev", "net_null0", "--vdev", "net_null1",
+		"--duration", "1s", "--no-huge", "--max-loss", "0"}, "\x1f"))
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != exitInvalid {
+		t.Fatalf("net_null loop: %v, want exit %d\n%s%s", err, exitInvalid, o.String(), e.String())
+	}
+	if !strings.Contains(o.String(), "INVALID MEASUREMENT: ") || !strings.Contains(e.String(), "invalid measurement") {
+		t.Errorf("want the reason on stdout and stderr:\n%s%s", o.String(), e.String())
+	}
+	for _, l := range strings.Split(o.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "net_null") && !strings.Contains(l, " - ") {
+			t.Errorf("a %% of line from net_null's made-up speed: %q", l)
+		}
+	}
+}
