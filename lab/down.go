@@ -28,11 +28,15 @@ type DownReport struct {
 	Name    string   `json:"name"`
 	Killed  []Proc   `json:"killed"`
 	Removed []string `json:"removed"`
+	// Hugepages: what the last lab's down gave back of the host's hugepage
+	// pools (see recordPools).
+	Hugepages []string `json:"hugepages"`
 }
 
 // Down removes lab name: every process in its namespaces (SIGTERM, then
 // SIGKILL), its mount namespace, both network namespaces (and so the
-// veths), its state dir, and, with the last lab, the mount points Up made.
+// veths), its state dir, and, with the last lab, the mount points Up made
+// and what the labs grew of the host's hugepage pools (restorePools).
 // A lab whose processes died, or whose Up failed half way, is removed the
 // same way.
 func (m *Manager) Down(ctx context.Context, name string) (*DownReport, error) {
@@ -85,6 +89,13 @@ func (m *Manager) teardown(ctx context.Context, l Lab) (*DownReport, error) {
 			errs = append(errs, err)
 		} else {
 			rep.Removed = append(rep.Removed, l.Dir)
+		}
+	}
+	if names, err := Names(); err == nil && len(names) == 0 {
+		lines, err := restorePools(HugepagesSysDir, poolRecordPath())
+		rep.Hugepages = lines
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := cleanupShared(); err != nil {

@@ -44,6 +44,11 @@ const (
 	SubstitutePMD  = "net_af_packet"
 )
 
+// Substitutions says, for people, what every lab substitutes.
+func Substitutions() []string {
+	return []string{SubstitutedPMD + " → " + SubstitutePMD + ": ports named by netdev attach through af_packet on the same veth (no mlx5 hardware here); rig plan, rig up and the report name each substituted port"}
+}
+
 // Lab names one lab's paths and namespaces.
 type Lab struct {
 	Name string

@@ -98,3 +98,22 @@ func TestNamesWithoutStateRoot(t *testing.T) {
 		t.Errorf("Names() = %v, %v", names, err)
 	}
 }
+
+// An RDMA port follows its netdev: DOWN/Disabled when admin-down (as the
+// cx6dx-host fixture's admin-down port), DOWN/Polling without a partner
+// (as `rig lab link N p0 down` always made it), ACTIVE/LinkUp with one.
+func TestPortState(t *testing.T) {
+	for _, c := range []struct {
+		admin, carrier bool
+		state, phys    string
+	}{
+		{false, false, "1: DOWN", "3: Disabled"},
+		{false, true, "1: DOWN", "3: Disabled"},
+		{true, false, "1: DOWN", "2: Polling"},
+		{true, true, "4: ACTIVE", "5: LinkUp"},
+	} {
+		if s, p := PortState(c.admin, c.carrier); s != c.state || p != c.phys {
+			t.Errorf("PortState(admin %v, carrier %v) = %q, %q; want %q, %q", c.admin, c.carrier, s, p, c.state, c.phys)
+		}
+	}
+}

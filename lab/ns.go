@@ -198,3 +198,31 @@ func (l Lab) isUp() bool {
 	_, err1 := os.Stat(l.NetNSPath())
 	return err1 == nil && isMounted(l.MntPath())
 }
+
+// quietIPv6 turns IPv6 off in network namespace ns (all and default, so
+// the veths made after inherit it): a card's netdevs and their far ends
+// then carry no kernel chatter (router and neighbour solicitations, MLD
+// reports) that a check through the lab's cables would receive as frames
+// not its own. A kernel without IPv6 has nothing to quiet.
+func quietIPv6(nsPath string) error {
+	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread joins ns and ends with the goroutine
+		if err := setnsFile(nsPath, unix.CLONE_NEWNET); err != nil {
+			done <- err
+			return
+		}
+		var errs []error
+		for _, c := range []string{"all", "default"} {
+			p := "/proc/sys/net/ipv6/conf/" + c + "/disable_ipv6"
+			if err := os.WriteFile(p, []byte("1"), 0); err != nil {
+				errs = append(errs, fmt.Errorf("%s in %s: %w", p, nsPath, err))
+			}
+		}
+		done <- errors.Join(errs...)
+	}()
+	return <-done
+}

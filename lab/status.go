@@ -35,7 +35,10 @@ type Status struct {
 	Netdevs       []NetdevStatus   `json:"netdevs"`
 	Firmware      []FirmwareStatus `json:"firmware"`
 	Processes     []Proc           `json:"processes"`
-	Problems      []string         `json:"problems,omitempty"`
+	// Substitutions: what the lab stands in for hardware it cannot have
+	// (the same as lab.json's, for people).
+	Substitutions []string `json:"substitutions"`
+	Problems      []string `json:"problems,omitempty"`
 }
 
 // NetdevStatus is one card netdev: the lab's veth, its wire end, its RDMA port.
@@ -88,7 +91,7 @@ func List() ([]Status, error) {
 func (l Lab) status() Status {
 	st := Status{SchemaVersion: StatusSchema, Name: l.Name, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(),
 		StateDir: l.Dir, MountNS: l.MntPath(), FirmwareState: l.FirmwareState(), Up: l.isUp(),
-		Netdevs: []NetdevStatus{}, Firmware: []FirmwareStatus{}}
+		Netdevs: []NetdevStatus{}, Firmware: []FirmwareStatus{}, Substitutions: Substitutions()}
 	rec, err := l.readRecord()
 	if err != nil {
 		st.Problems = append(st.Problems, err.Error())
@@ -207,6 +210,9 @@ func (st Status) String() string {
 			b.WriteString(" (pending: power-cycle to load)")
 		}
 		b.WriteString("\n")
+	}
+	for _, s := range st.Substitutions {
+		fmt.Fprintf(&b, "  substitution: %s\n", s)
 	}
 	for _, p := range st.Processes {
 		fmt.Fprintf(&b, "  process %d %s (%s)\n", p.PID, p.Comm, p.Where)

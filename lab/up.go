@@ -67,6 +67,9 @@ func (m *Manager) Up(ctx context.Context, kind, name string) (*Status, error) {
 				FixText: "`rig lab down " + name + "` removes what is left"}
 		}
 	}
+	if err := recordPools(HugepagesSysDir, poolRecordPath(), name); err != nil {
+		return nil, err
+	}
 	if err := m.create(ctx, l, c); err != nil {
 		_, derr := m.teardown(ctx, l)
 		return nil, errors.Join(err, derr)
@@ -99,11 +102,17 @@ func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
 		if err := m.run(ctx, "ip", "netns", "add", ns); err != nil {
 			return fmt.Errorf("lab %s: %w", l.Name, err)
 		}
+		if err := quietIPv6("/run/netns/" + ns); err != nil {
+			return fmt.Errorf("lab %s: %w", l.Name, err)
+		}
 	}
 	if err := l.makeVeths(c); err != nil {
 		return err
 	}
 	if err := l.startInit(m.Binary); err != nil {
+		return err
+	}
+	if err := l.startPorts(m.Binary); err != nil {
 		return err
 	}
 	return l.startOVS(ctx, m.Binary)

@@ -1,11 +1,11 @@
-# make demo: OvS-DPDK proven with traffic (playbook ovs-check) on a private
+# make demo-ovs: OvS-DPDK proven with traffic (playbook ovs-check) on a private
 #  instance: plan, up (hugepages, bridge, then the check's Mpps through the
 #  bridge), up again (0 changes; the check runs again). The instance runs in
 #  its own network namespace (DEMO_NETNS) so that another netdev-datapath OvS
 #  on the host (its shared ovs-netdev tap) cannot collide with it; it is
 #  stopped, and the namespace removed, also when a step fails.
 # make demo-full: the user stories on a machine without a SmartNIC.
-#  1. the check (as `make demo`), 2. BlueField-2 bring-up on the fixture host
+#  1. the check (as `make demo-ovs`), 2. BlueField-2 bring-up on the fixture host
 #  with the firmware simulator (plan -> up: exit 3 power cycle -> power cycle
 #  -> up: all ok), 3. OvS-DPDK on a private instance with vdev ports, verified.
 #  (The former memif loop is replaced by the check through OvS in 1.)
@@ -25,7 +25,7 @@ demo-check:
 	  rc=$$?; $$X ovs daemon stop --rundir $$D; ip netns del $(DEMO_NETNS); exit $$rc
 
 .PHONY: demo-full
-demo-full: demo
+demo-full: demo-ovs
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 	@echo "=== BlueField-2 bring-up: fixture host + firmware simulator"
 	./$(BIN) fwsim init --fw-sim $(DEMO_DIR)/fw.json --device 0000:03:00.0=a2d6:separated

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"rig/ovs"
 )
 
@@ -78,97 +76,52 @@ func TestConnectXHostProfiles(t *testing.T) {
 	}
 }
 
-// checkBlock returns a playbook's commented-out check section ("#~ "
-// lines) uncommented, "" when it has none.
-func checkBlock(raw string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(raw, "\n") {
-		if rest, ok := strings.CutPrefix(l, "#~ "); ok {
-			b.WriteString(rest + "\n")
-		}
-	}
-	return b.String()
-}
-
-// The check sections wait, commented out ("#~ "), for the check step
-// (branch chk). Until it lands they are checked here against the format
-// the brief gives (keys, topology, ports that are the bridge's); once
-// CheckSpec has fields, the uncommented playbook must parse as a whole.
-// Re-enable: delete the "#~ " prefixes in the four playbooks.
+// Each seed playbook's check: the topology and ports the story runs (in
+// a lab, through-ports from the far ends in the wire netns), ports that
+// are the bridge's own, and the thresholds the lab's 2-CPU VM meets.
 func TestSeedPlaybookCheckSections(t *testing.T) {
-	for _, name := range []string{"bf2-dpu", "bf3-dpu", "connectx-host", "cloud-vm"} {
-		raw, _ := Embedded(name)
-		block := checkBlock(string(raw))
-		if block == "" {
+	for name, want := range map[string]struct {
+		topology string
+		ports    []string
+		th       CheckThresholds
+	}{
+		"bf2-dpu":       {TopologyThroughPorts, []string{"p0", "pf0hpf"}, CheckThresholds{MinMpps: 0.05, MaxLossPct: 90}},
+		"bf3-dpu":       {TopologyThroughPorts, []string{"p0", "pf0hpf"}, CheckThresholds{MinMpps: 0.05, MaxLossPct: 90}},
+		"connectx-host": {TopologyThroughPorts, []string{"p0", "p1"}, CheckThresholds{MinMpps: 0.05, MaxLossPct: 90}},
+		"cloud-vm":      {TopologyThroughBridge, nil, CheckThresholds{MinMpps: 0.5, MaxLossPct: 2}},
+	} {
+		pb, err := Load(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := pb.Check
+		if c == nil {
 			t.Fatalf("%s: no check section", name)
 		}
-		full := string(raw) + block
-		pb, err := Parse(name+"+check", []byte(full))
-		if reflect.TypeOf(CheckSpec{}).NumField() > 0 {
-			if err != nil || pb.Check == nil {
-				t.Errorf("%s with its check section: %v", name, err)
-			}
-			continue
+		if c.TopologyOrDefault() != want.topology || !reflect.DeepEqual(c.Ports, want.ports) {
+			t.Errorf("%s: check %s ports %v, want %s %v", name, c.TopologyOrDefault(), c.Ports, want.topology, want.ports)
 		}
-		// the stub refuses the section; nothing outside it may fail
-		for _, e := range asErrors(err) {
-			if e.Field != "check" && !strings.HasPrefix(e.Field, "check.") {
-				t.Errorf("%s: %v", name, e)
+		bridgePorts := map[string]bool{}
+		for _, p := range pb.OVS.Bridges[0].Ports {
+			bridgePorts[p.Name] = true
+		}
+		for _, p := range c.Ports {
+			if !bridgePorts[p] {
+				t.Errorf("%s: check port %s is not a port of bridge %s", name, p, pb.OVS.Bridges[0].Name)
 			}
 		}
-		var doc struct {
-			Check map[string]any `yaml:"check"`
+		if c.FarEndNetNS != "" {
+			t.Errorf("%s: far_end_netns %q: left unset, a lab fills in its wire netns", name, c.FarEndNetNS)
 		}
-		if err := yaml.Unmarshal([]byte(block), &doc); err != nil {
-			t.Fatalf("%s: check block: %v", name, err)
+		th := c.Thresholds
+		if !reflect.DeepEqual(c.Sizes(), []int{64}) || c.DurationOrDefault().String() != "3s" || c.WarmupOrDefault().String() != "1s" ||
+			th != want.th || c.Rate != "" {
+			t.Errorf("%s: check sizes %v, %v after %v, rate %q, thresholds %+v", name, c.Sizes(), c.DurationOrDefault(), c.WarmupOrDefault(), c.Rate, th)
 		}
-		pbNoCheck, _ := Load(name)
-		checkFormat(t, name, doc.Check, pbNoCheck.OVS)
-	}
-}
-
-func asErrors(err error) Errors {
-	switch e := err.(type) {
-	case nil:
-		return nil
-	case Errors:
-		return e
-	case *Error:
-		return Errors{e}
-	}
-	return Errors{{Msg: err.Error()}}
-}
-
-// checkFormat: the keys of the brief's format, a known topology, and for
-// through-ports two distinct ports of the playbook's bridge.
-func checkFormat(t *testing.T, name string, c map[string]any, o *OVSSpec) {
-	t.Helper()
-	allowed := map[string]bool{"topology": true, "ports": true, "frame_size": true, "duration": true, "warmup": true, "thresholds": true}
-	for k := range c {
-		if !allowed[k] {
-			t.Errorf("%s: check.%s not in the format", name, k)
+		raw, _ := Embedded(name)
+		if !strings.Contains(string(raw), "# Thresholds (check): ") {
+			t.Errorf("%s: the header does not say where its thresholds come from", name)
 		}
-	}
-	th, _ := c["thresholds"].(map[string]any)
-	if c["frame_size"] != 64 || c["duration"] != "3s" || c["warmup"] != "1s" || th["min_mpps"] != 0.05 || th["max_loss_pct"] != 1 {
-		t.Errorf("%s: check %v", name, c)
-	}
-	ports := map[string]bool{}
-	for _, p := range o.Bridges[0].Ports {
-		ports[p.Name] = true
-	}
-	switch c["topology"] {
-	case "through-ports":
-		ps, _ := c["ports"].([]any)
-		if len(ps) != 2 || ps[0] == ps[1] || !ports[ps[0].(string)] || !ports[ps[1].(string)] {
-			t.Errorf("%s: check.ports %v are not two ports of bridge %s", name, c["ports"], o.Bridges[0].Name)
-		}
-	case "through-bridge":
-		if _, has := c["ports"]; has {
-			t.Errorf("%s: through-bridge takes no ports", name)
-		}
-	default:
-		t.Errorf("%s: check.topology %v", name, c["topology"])
 	}
 }
 

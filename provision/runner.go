@@ -17,7 +17,7 @@ const (
 	StatusWouldChange   Status = "would-change"   // plan only: Apply would change things
 	StatusPendingReboot Status = "pending-reboot" // nothing to write; a reboot/power cycle is needed
 	StatusFailed        Status = "failed"         // check, apply or re-check failed
-	StatusNotRun        Status = "not-run"        // an earlier step failed
+	StatusNotRun        Status = "not-run"        // an earlier step failed; or a measuring step after one pending a reboot
 )
 
 // RunMode says what a run does with each step's plan: show it (RunPlan) or
@@ -139,11 +139,17 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		now = time.Now
 	}
 	rep := &Report{SchemaVersion: ReportSchemaVersion, Mode: mode, Started: now().UTC()}
-	failed := false
+	failed, pending := false, ""
 	for _, s := range steps {
 		res := StepResult{Name: s.Name()}
 		if failed {
 			res.Status = StatusNotRun
+			rep.Steps = append(rep.Steps, res)
+			continue
+		}
+		if _, ok := s.(measurer); ok && pending != "" && mode == RunApply {
+			res.Status = StatusNotRun
+			res.Notes = []string{fmt.Sprintf("not run: step %s needs a power cycle first, and what this step measures changes with it; power-cycle, then `rig up` again", pending)}
 			rep.Steps = append(rep.Steps, res)
 			continue
 		}
@@ -161,6 +167,9 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		res.DurationMS = float64(res.Duration.Microseconds()) / 1000
 		if res.Status == StatusFailed && mode == RunApply {
 			failed = true
+		}
+		if res.Status == StatusPendingReboot && pending == "" {
+			pending = s.Name()
 		}
 		rep.Steps = append(rep.Steps, res)
 	}

@@ -454,3 +454,43 @@ func TestSkipOfNeededStepRefused(t *testing.T) {
 		t.Errorf("ovs alone: %v", err)
 	}
 }
+
+// measuringStep is a fakeStep with a measurement (the check's shape).
+type measuringStep struct {
+	fakeStep
+	measured int
+}
+
+func (m *measuringStep) Measure(context.Context) (any, error) { m.measured++; return "figures", nil }
+
+// A measurement after a step that needs a power cycle is not run (what it
+// would measure changes with the power cycle; exit 3 stays the verdict),
+// and runs once nothing is pending; a plan never measures.
+func TestRunnerMeasureWaitsForPowerCycle(t *testing.T) {
+	mode := &fakeStep{name: "mode", plans: []Plan{{Pending: "power cycle required"}}}
+	chk := &measuringStep{fakeStep: fakeStep{name: "check", plans: []Plan{{}}}}
+	r := &Runner{Steps: []Step{mode, chk}}
+	rep, err := r.Execute(context.Background(), RunApply, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusPendingReboot, StatusNotRun}) || chk.measured != 0 || chk.checks != 0 {
+		t.Fatalf("statuses %v, measured %d, checks %d", got, chk.measured, chk.checks)
+	}
+	if n := rep.Steps[1].Notes; len(n) != 1 || !strings.Contains(n[0], "step mode needs a power cycle") {
+		t.Fatalf("notes %q", n)
+	}
+	if s := rep.Summary; s.PendingReboot != 1 || s.NotRun != 1 || s.Failed != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	mode.plans = []Plan{{}}
+	rep, _ = r.Execute(context.Background(), RunApply, Selection{})
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusOK, StatusOK}) || chk.measured != 1 || rep.Steps[1].Result != "figures" {
+		t.Fatalf("after the power cycle: statuses %v, measured %d, result %v", got, chk.measured, rep.Steps[1].Result)
+	}
+	mode.plans = []Plan{{Pending: "power cycle required"}}
+	rep, _ = r.Execute(context.Background(), RunPlan, Selection{})
+	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusPendingReboot, StatusOK}) || chk.measured != 1 {
+		t.Fatalf("plan: statuses %v, measured %d", got, chk.measured)
+	}
+}

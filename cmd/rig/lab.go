@@ -132,7 +132,7 @@ func newLabDownCmd(a *app) *cobra.Command {
 				return labError(err)
 			}
 			if a.json() {
-				if jerr := a.emitJSON(map[string]any{"schemaVersion": labDownSchema, "name": rep.Name, "killed": rep.Killed, "removed": rep.Removed}); jerr != nil {
+				if jerr := a.emitJSON(map[string]any{"schemaVersion": labDownSchema, "name": rep.Name, "killed": rep.Killed, "removed": rep.Removed, "hugepages": rep.Hugepages}); jerr != nil {
 					return jerr
 				}
 			} else {
@@ -141,6 +141,9 @@ func newLabDownCmd(a *app) *cobra.Command {
 				}
 				for _, r := range rep.Removed {
 					fmt.Fprintf(a.out, "removed %s\n", r)
+				}
+				for _, h := range rep.Hugepages {
+					fmt.Fprintln(a.out, h)
 				}
 				fmt.Fprintf(a.out, "lab %s is down\n", rep.Name)
 			}

@@ -79,7 +79,8 @@ func newLabLinkCmd(a *app) *cobra.Command {
 
 // newLabInternalCmds are what the lab runs of the rig binary inside
 // itself: its init (`rig lab __init NAME`, builds the mount namespace) and
-// its OvS starter (`rig lab __ovs NAME start`). Hidden.
+// its OvS starter (`rig lab __ovs NAME start`), its port keeper (`rig lab
+// __ports NAME`: RDMA port states follow the netdevs). Hidden.
 func newLabInternalCmds(a *app) []*cobra.Command {
 	initCmd := &cobra.Command{
 		Use: "__init NAME", Hidden: true, Args: cobra.ExactArgs(1),
@@ -97,7 +98,11 @@ func newLabInternalCmds(a *app) []*cobra.Command {
 			return lab.StartOVS(cmd.Context())
 		},
 	}
-	return []*cobra.Command{initCmd, ovsCmd}
+	portsCmd := &cobra.Command{
+		Use: "__ports NAME", Hidden: true, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return lab.FollowPorts(cmd.Context(), args[0]) },
+	}
+	return []*cobra.Command{initCmd, ovsCmd, portsCmd}
 }
 
 // firmwareTool says whether argv0 names under which the rig binary acts as the lab's

@@ -60,12 +60,13 @@ func bf2DPU() Card {
 	}
 }
 
-// bf3DPU: BlueField-3 Arm side in DPU mode with SF representors (fixture
-// bf3-dpu-arm); firmware in DPU mode.
+// bf3DPU: BlueField-3 Arm side with SF representors (fixture bf3-dpu-arm);
+// its firmware starts in separated mode, as bf2-dpu's does, so the bring-up
+// story is the same (mode set for next boot: exit 3, power cycle, ok).
 func bf3DPU() Card {
 	const sw = "76e2e20003fffbf0"
-	return Card{Kind: "bf3-dpu", Fixture: "bf3-dpu-arm", FwMode: "dpu",
-		Summary: "BlueField-3 Arm side: p0, p1, pf0hpf, pf1hpf, SF representors en3f0pf0sf0/en3f1pf1sf0, mlx5_0/mlx5_1; firmware in DPU mode",
+	return Card{Kind: "bf3-dpu", Fixture: "bf3-dpu-arm", FwMode: "separated",
+		Summary: "BlueField-3 Arm side: p0, p1, pf0hpf, pf1hpf, SF representors en3f0pf0sf0/en3f1pf1sf0, mlx5_0/mlx5_1; firmware in separated mode (rig up -p bf3-dpu sets DPU mode)",
 		Fns:     []Fn{bfFn(bfP0, "0000:03:00.0", "0xa2dc", "32.0 GT/s PCIe"), bfFn(bfP1, "0000:03:00.1", "0xa2dc", "32.0 GT/s PCIe")},
 		Netdevs: []Netdev{
 			up(bfP0, "p0", 4, "f0:fb:7f:e2:e2:76", "200000", "p0", sw, "switchdev"),

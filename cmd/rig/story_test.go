@@ -1,0 +1,252 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rig/internal/testutil"
+	"rig/internal/testutil/hugetest"
+	"rig/lab"
+)
+
+// storyCase is one embedded playbook in the lab kind it runs on, and the
+// exit code of its first apply (3: DPU mode is set for the next boot).
+type storyCase struct {
+	playbook, kind string
+	first          int
+}
+
+// The embedded playbooks, each in the lab kind it runs on (cloud-vm uses
+// no card port: any kind does; cx6dx-host here).
+var storyCases = []storyCase{
+	{"bf2-dpu", "bf2-dpu", exitPowerCycle},
+	{"bf3-dpu", "bf3-dpu", exitPowerCycle},
+	{"connectx-host", "cx6dx-host", 0}, // its rdma step sets the admin-down enp59s0f1np1 up; the lab's port keeper makes mlx5_1 ACTIVE
+	{"cloud-vm", "cx6dx-host", 0},
+}
+
+// storyReport is the part of rig.report/v1 the story asserts.
+type storyReport struct {
+	SchemaVersion string      `json:"schemaVersion"`
+	Steps         []storyStep `json:"steps"`
+	Summary       struct {
+		Changes int  `json:"changes"`
+		Success bool `json:"success"`
+	} `json:"summary"`
+}
+
+type storyStep struct {
+	Name          string            `json:"name"`
+	Status        string            `json:"status"`
+	Substitutions []json.RawMessage `json:"substitutions"`
+	Result        *struct {
+		Pass bool `json:"pass"`
+		Runs []struct {
+			RxMpps  float64 `json:"rxMpps"`
+			LossPct float64 `json:"lossPct"`
+		} `json:"runs"`
+	} `json:"result"`
+}
+
+// TestPrivilegedLabStory: each embedded playbook converges in a lab with
+// the unchanged rig (first apply exit 3 where DPU mode needs a power cycle,
+// then `rig lab power-cycle`), the next apply passes its check (JSON
+// report: pass, Mpps > 0), the one after makes 0 changes and passes again;
+// then the lab goes down and the host is as before (host state as in
+// TestPrivilegedLabUpDownLeavesHostAsBefore, plus hugepage files under the
+// host's hugetlbfs mounts, /var/run/dpdk and no process left in a lab's
+// namespaces).
+func TestPrivilegedLabStory(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	hugetest.Reserve(t, 700) // the playbooks' 1024 MB socket memory and the check's dataplane
+	bin := buildRig(t)
+	warmNetns(t)
+	before, files0 := snapshotHost(t), hugeFiles(t)
+	t0 := time.Now()
+	for i, c := range storyCases {
+		name := fmt.Sprintf("st%d-%d", i, os.Getpid()%10000)
+		ids := runStory(t, bin, c, name)
+		if code, out, errOut := runBin(t, bin, "lab", "down", name); code != 0 {
+			t.Fatalf("lab down %s: exit %d\n%s%s", name, code, out, errOut)
+		}
+		if left := procsIn(ids); len(left) > 0 {
+			t.Errorf("%s: processes still in the lab's namespaces after down: %v", c.playbook, left)
+		}
+	}
+	waitEqual(t, before)
+	if files := hugeFiles(t); fmt.Sprint(files) != fmt.Sprint(files0) {
+		t.Errorf("hugepage files and DPDK runtime dirs: before %v\nafter %v", files0, files)
+	}
+	t.Logf("story of %d playbooks: %v", len(storyCases), time.Since(t0).Round(time.Second))
+}
+
+// runStory brings lab name up and runs c in it; it returns the lab's
+// namespace ids (for the leftover process scan after down).
+func runStory(t *testing.T, bin string, c storyCase, name string) map[uint64]bool {
+	t.Helper()
+	labUp(t, bin, c.kind, name)
+	ids := map[uint64]bool{}
+	for _, p := range []string{"/run/netns/rig-lab-" + name, "/run/netns/rig-lab-" + name + "-wire", filepath.Join(lab.StateRoot, name, "mnt")} {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		ids[st.Ino] = true
+	}
+	if code, out, _ := runBin(t, bin, "lab", "status", name); code != 0 || !strings.Contains(out, "substitution: mlx5 → net_af_packet") {
+		t.Errorf("lab status %s: exit %d, no substitution line:\n%s", name, code, out)
+	}
+	up := []string{"lab", "exec", name, "--", bin, "-o", "json", "up", "-p", c.playbook}
+	rep := applyJSON(t, bin, up, c.first)
+	if c.first == exitPowerCycle {
+		if st := stepOf(rep, "check"); st == nil || st.Status != "not-run" {
+			t.Errorf("%s: first apply: check %+v, want not-run (power cycle pending)", c.playbook, st)
+		}
+		if code, out, errOut := runBin(t, bin, "lab", "power-cycle", name); code != 0 {
+			t.Fatalf("power-cycle: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	for i := 2; i <= 3; i++ {
+		rep = applyJSON(t, bin, up, 0)
+		chk := stepOf(rep, "check")
+		if chk == nil || chk.Status != "ok" || chk.Result == nil || !chk.Result.Pass || len(chk.Result.Runs) == 0 || chk.Result.Runs[0].RxMpps <= 0 {
+			t.Fatalf("%s apply %d: check %+v, want ok with a passing result", c.playbook, i, chk)
+		}
+		t.Logf("%s apply %d: check %.3f Mpps, loss %.1f%%, %d change(s)", c.playbook, i, chk.Result.Runs[0].RxMpps, chk.Result.Runs[0].LossPct, rep.Summary.Changes)
+	}
+	if rep.Summary.Changes != 0 {
+		t.Errorf("%s: third apply made %d change(s), want 0", c.playbook, rep.Summary.Changes)
+	}
+	if ovs := stepOf(rep, "ovs"); c.kind != "cx6dx-host" && (ovs == nil || len(ovs.Substitutions) == 0) {
+		t.Errorf("%s: report names no substitution in the ovs step: %+v", c.playbook, ovs)
+	}
+	return ids
+}
+
+func applyJSON(t *testing.T, bin string, args []string, want int) *storyReport {
+	t.Helper()
+	code, out, errOut := runBin(t, bin, args...)
+	var rep storyReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != want || rep.SchemaVersion != "rig.report/v1" {
+		t.Fatalf("%v: exit %d (want %d), %v\n%s%s", args, code, want, err, out, errOut)
+	}
+	return &rep
+}
+
+func stepOf(rep *storyReport, name string) *storyStep {
+	for i := range rep.Steps {
+		if rep.Steps[i].Name == name {
+			return &rep.Steps[i]
+		}
+	}
+	return nil
+}
+
+// procsIn lists the processes whose network or mount namespace is one of ids.
+func procsIn(ids map[uint64]bool) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		for _, ns := range []string{"net", "mnt"} {
+			var st unix.Stat_t
+			if unix.Stat(fmt.Sprintf("/proc/%d/ns/%s", pid, ns), &st) == nil && ids[st.Ino] && !isZombie(pid) {
+				out = append(out, fmt.Sprintf("%d %s", pid, comm(pid)))
+				break
+			}
+		}
+	}
+	return out
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return strings.TrimSpace(string(b))
+}
+
+// hugeFiles lists the files under the host's hugetlbfs mounts (outside
+// other tests' temp dirs) and the entries of /var/run/dpdk.
+func hugeFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, m := range hostMounts(t) {
+		f := strings.Fields(m)
+		if f[1] != "hugetlbfs" || strings.HasPrefix(f[0], os.TempDir()) {
+			continue
+		}
+		ents, _ := os.ReadDir(f[0])
+		for _, e := range ents {
+			out = append(out, filepath.Join(f[0], e.Name()))
+		}
+	}
+	ents, _ := os.ReadDir("/var/run/dpdk")
+	for _, e := range ents {
+		out = append(out, filepath.Join("/var/run/dpdk", e.Name()))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func nrHugepages(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestPrivilegedLabDownGivesBackHugepages: rig inside a lab grows the
+// host's 2 MiB pool; with two labs up, the first down leaves it (the other
+// lab may use it), the last down shrinks it to its size when the first lab
+// came up and says so.
+func TestPrivilegedLabDownGivesBackHugepages(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	hugetest.Lock(t)
+	bin := buildRigNoCgo(t)
+	if names, _ := lab.Names(); len(names) > 0 {
+		t.Skipf("labs %v are up on this host: the pool is given back when the last lab goes down", names)
+	}
+	nr0 := nrHugepages(t)
+	t.Cleanup(func() {
+		_ = os.WriteFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", []byte(strconv.Itoa(nr0)), 0)
+	})
+	a, b := fmt.Sprintf("hp-a-%d", os.Getpid()%10000), fmt.Sprintf("hp-b-%d", os.Getpid()%10000)
+	labUp(t, bin, "bf2-dpu", a)
+	labUp(t, bin, "cx6dx-host", b)
+	if code, out, errOut := runBin(t, bin, "lab", "exec", a, "--", bin, "hugepages", "set", "--size", "2M", "--count", strconv.Itoa(nr0+8)); code != 0 {
+		t.Fatalf("hugepages set inside lab %s: exit %d\n%s%s", a, code, out, errOut)
+	}
+	grown := nrHugepages(t)
+	if grown != nr0+8 {
+		t.Fatalf("nr_hugepages %d after rig hugepages set --count %d inside the lab (was %d)", grown, nr0+8, nr0)
+	}
+	code, out, errOut := runBin(t, bin, "lab", "down", a)
+	if code != 0 || strings.Contains(out, "hugepages") || nrHugepages(t) != grown {
+		t.Fatalf("down %s with %s still up: exit %d, nr_hugepages %d (want %d, left alone)\n%s%s", a, b, code, nrHugepages(t), grown, out, errOut)
+	}
+	code, out, errOut = runBin(t, bin, "lab", "down", b)
+	want := fmt.Sprintf("hugepages 2048kB: nr_hugepages %d -> %d, as when lab %s came up", grown, nr0, a)
+	if code != 0 || !strings.Contains(out, want) || nrHugepages(t) != nr0 {
+		t.Fatalf("down of the last lab: exit %d, nr_hugepages %d (want %d), output lacks %q:\n%s%s", code, nrHugepages(t), nr0, want, out, errOut)
+	}
+	if _, err := os.Lstat(filepath.Join(lab.StateRoot, ".hugepages.json")); err == nil {
+		t.Errorf("the pool record is still there after the last lab went down")
+	}
+}
