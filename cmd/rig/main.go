@@ -29,6 +29,9 @@ const (
 	exitPowerCycle     = 3
 	exitBelowThreshold = 4
 	exitInvalid        = 5
+	// exitInterrupted: rig did not stop within stopGrace of SIGINT/SIGTERM
+	// (or got a second one) and ended itself; 128+SIGINT, as a shell shows it.
+	exitInterrupted = 130
 )
 
 const exitCodesHelp = `Exit codes:
@@ -38,7 +41,8 @@ const exitCodesHelp = `Exit codes:
   3  power cycle / reboot required: firmware or boot config written, not yet live
   4  throughput check below threshold
   5  invalid measurement: the numbers cannot be right (received more than sent,
-     frames without rig's stamp, the asked rate not reached, a link lost)`
+     frames without rig's stamp, the asked rate not reached, a link lost)
+  130 interrupted: a second SIGINT/SIGTERM, or rig still running 10 s after the first`
 
 // exitError carries a named exit code up to main.
 type exitError struct {
@@ -179,12 +183,44 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	return withCode(exitUsage, errors.New(msg+"; see "+cmd.CommandPath()+" --help"))
 }
 
+// stopGrace is how long rig may take to stop after SIGINT/SIGTERM before
+// it exits anyway: a command stops at its next check of the signal (the
+// dataplane within ~0.2 s), but C code blocked in a syscall (a DPDK
+// virtio-user server in accept() after its vhost-user peer went away)
+// never returns, and a dataplane child told to stop by a dying rig
+// (PR_SET_PDEATHSIG) must not live on for ever.
+const stopGrace = 10 * time.Second
+
 func main() {
 	// multi-call: inside a lab, mstconfig/mlxconfig are links to rig
 	if tool, ok := firmwareTool(os.Args[0]); ok {
 		os.Exit(runFirmwareTool(tool, os.Args[1:], os.Stdout, os.Stderr))
 	}
+	go exitIfStuck(stopSignals(), stopGrace)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// stopSignals subscribes to SIGINT and SIGTERM for exitIfStuck.
+func stopSignals() <-chan os.Signal {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	return sigs
+}
+
+// exitIfStuck ends rig when a second SIGINT/SIGTERM comes, or when the
+// first one is grace old and rig still runs (runApp's context, cancelled by
+// the first, is how every command stops normally).
+func exitIfStuck(sigs <-chan os.Signal, grace time.Duration) {
+	first := <-sigs
+	why := fmt.Sprintf("still running %v after %v", grace, first)
+	select {
+	case s := <-sigs:
+		why = fmt.Sprintf("second signal (%v)", s)
+	case <-time.After(grace):
+	}
+	fmt.Fprintf(os.Stderr, "rig: %s: exiting now; something did not return (a DPDK port or an external tool); "+
+		"`rig hugepages clean` removes what a stopped dataplane may have left\n", why)
+	os.Exit(exitInterrupted)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
