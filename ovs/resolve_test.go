@@ -121,15 +121,15 @@ func TestResolveNetdevLabSubstitutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"
-	if !np.Substituted || np.Devargs != "net_af_packet_p0,iface=p0" || np.Hardware != "0000:03:00.0" || np.String() != want {
+	want := "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"
+	if !np.Substituted || np.Devargs != "net_af_packet_p0,iface=p0,framecnt=8192" || np.Hardware != "0000:03:00.0" || np.String() != want {
 		t.Fatalf("got %+v\n%s\nwant %s", np, np, want)
 	}
 	np, err = ResolveNetdev(h, lab, NetdevRequest{Netdev: "pf0hpf", MLX5Args: "dv_xmeta_en=1", NRxq: 2, MTU: 9000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if np.Devargs != "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,blocksz=16384,framesz=16384" || np.Hardware != "0000:03:00.0,representor=[65535]" ||
+	if np.Devargs != "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,blocksz=16384,framesz=16384,framecnt=1024" || np.Hardware != "0000:03:00.0,representor=[65535]" ||
 		!strings.HasSuffix(np.String(), "; mlx5_args dv_xmeta_en=1 not applied (af_packet has no such options)") || CheckDevargs(np.Devargs) != "" {
 		t.Fatalf("got %+v\n%s", np, np)
 	}
@@ -159,10 +159,10 @@ func TestResolveNetdevLabWithoutSubstitution(t *testing.T) {
 
 func TestAFPacketDevargsNames(t *testing.T) {
 	for in, want := range map[string]string{
-		"p0":              "net_af_packet_p0,iface=p0",
-		"enp59s0f0np0":    "net_af_packet_enp59s0f0np0,iface=enp59s0f0np0",
-		"veth-a.1":        "net_af_packet_veth_a_1,iface=veth-a.1",
-		"fifteen-chars15": "net_af_packet_fifteen_chars15,iface=fifteen-chars15",
+		"p0":              "net_af_packet_p0,iface=p0,framecnt=8192",
+		"enp59s0f0np0":    "net_af_packet_enp59s0f0np0,iface=enp59s0f0np0,framecnt=8192",
+		"veth-a.1":        "net_af_packet_veth_a_1,iface=veth-a.1,framecnt=8192",
+		"fifteen-chars15": "net_af_packet_fifteen_chars15,iface=fifteen-chars15,framecnt=8192",
 	} {
 		got := AFPacketDevargs(NetdevRequest{Netdev: in})
 		name, _, _ := strings.Cut(got, ",")

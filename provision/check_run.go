@@ -211,7 +211,7 @@ func (s *checkStep) setupPorts(ctx context.Context) (*checkPath, error) {
 	for i, port := range []string{p.in, p.out} {
 		ifc, _ := st.Interface(port)
 		nd := FarEndNetdev(port, ifc.Devargs())
-		p.vdevs = append(p.vdevs, fmt.Sprintf("net_af_packet%d,iface=%s,qpairs=1", i, nd))
+		p.vdevs = append(p.vdevs, fmt.Sprintf("net_af_packet%d,iface=%s,qpairs=1,framecnt=%d", i, nd, ovs.AFPacketRingFrames(2048)))
 		p.notes = append(p.notes, fmt.Sprintf("port %s: far end is netdev %s in netns %s", port, nd, netns))
 	}
 	return p, nil

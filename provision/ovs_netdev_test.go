@@ -75,13 +75,13 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 		subs       []Substitution
 	}{
 		{"hardware", false, "0000:03:00.0", "0000:03:00.0,representor=[65535]", nil},
-		{"lab", true, "net_af_packet_p0,iface=p0", "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2", []Substitution{
-			{Object: "ovs port p0", Netdev: "p0", Hardware: "0000:03:00.0", Substitute: "net_af_packet_p0,iface=p0",
+		{"lab", true, "net_af_packet_p0,iface=p0,framecnt=8192", "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,framecnt=8192", []Substitution{
+			{Object: "ovs port p0", Netdev: "p0", Hardware: "0000:03:00.0", Substitute: "net_af_packet_p0,iface=p0,framecnt=8192",
 				Reason: "virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev",
-				Text:   "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
-			{Object: "ovs port pf0hpf", Netdev: "pf0hpf", Hardware: "0000:03:00.0,representor=[65535]", Substitute: "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2",
+				Text:   "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
+			{Object: "ovs port pf0hpf", Netdev: "pf0hpf", Hardware: "0000:03:00.0,representor=[65535]", Substitute: "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,framecnt=8192",
 				Reason: "virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev",
-				Text:   "pf0hpf: mlx5 devargs 0000:03:00.0,representor=[65535] substituted by net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
+				Text:   "pf0hpf: mlx5 devargs 0000:03:00.0,representor=[65535] substituted by net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 			var out bytes.Buffer
 			rep.WriteText(&out)
 			js, _ := json.Marshal(rep)
-			if c.lab && (!strings.Contains(out.String(), "  · "+c.subs[0].Text) || !strings.Contains(string(js), `"substitutions":[{"object":"ovs port p0","netdev":"p0","hardware":"0000:03:00.0","substitute":"net_af_packet_p0,iface=p0"`)) {
+			if c.lab && (!strings.Contains(out.String(), "  · "+c.subs[0].Text) || !strings.Contains(string(js), `"substitutions":[{"object":"ovs port p0","netdev":"p0","hardware":"0000:03:00.0","substitute":"net_af_packet_p0,iface=p0,framecnt=8192"`)) {
 				t.Errorf("report:\n%s\n%s", out.String(), js)
 			}
 			f.Reset()
@@ -158,7 +158,7 @@ func TestOVSStepNetdevRefused(t *testing.T) {
 	spec.Bridges[0].Ports = []playbooks.OVSPort{{Name: "a", Devargs: "net_af_packet_p0,iface=x"}, {Name: "b", Netdev: "p0"}}
 	step, _ = NewOVSStep(&Env{Host: hl}, spec)
 	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
-	mustFailNoCause(t, rep, "ovs port b: devargs net_af_packet_p0,iface=p0 name the device of port a too")
+	mustFailNoCause(t, rep, "ovs port b: devargs net_af_packet_p0,iface=p0,framecnt=8192 name the device of port a too")
 }
 
 func mustFailNoCause(t *testing.T, rep *Report, text string) {
@@ -218,7 +218,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 		{Name: "up0", Netdev: veth, MLX5Args: "txq_inline_max=1024"}}}}}
 	rep, c := ovsRun(t, h, d, spec)
 	st := rep.Steps[0]
-	if st.Status != StatusChanged || len(st.Substitutions) != 1 || st.Substitutions[0].Substitute != "net_af_packet_"+veth+",iface="+veth {
+	if st.Status != StatusChanged || len(st.Substitutions) != 1 || st.Substitutions[0].Substitute != "net_af_packet_"+veth+",iface="+veth+",framecnt=8192" {
 		t.Fatalf("first apply: %+v", st)
 	}
 	t.Logf("substitution: %s", st.Substitutions[0].Text)
@@ -226,7 +226,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ifc, ok := state.Interface("up0"); !ok || !ifc.Attached() || ifc.Devargs() != "net_af_packet_"+veth+",iface="+veth {
+	if ifc, ok := state.Interface("up0"); !ok || !ifc.Attached() || ifc.Devargs() != "net_af_packet_"+veth+",iface="+veth+",framecnt=8192" {
 		t.Fatalf("up0: %+v", ifc)
 	}
 	rec.Reset()

@@ -93,15 +93,15 @@ func TestPlanLabSubstitution(t *testing.T) {
 	if err := labinfo.Write(filepath.Join(root, "run/rig"), &labinfo.Info{Name: "a", Kind: "bf2-dpu", Substitutions: map[string]string{"mlx5": "net_af_packet"}}); err != nil {
 		t.Fatal(err)
 	}
-	line := "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"
+	line := "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"
 	code, out, errOut := rig(t, "plan", "-p", "bf2-dpu", "--only", "ovs", "--root", root)
 	if code != exitOK || !strings.Contains(out, "  · "+line+"\n") {
 		t.Fatalf("text: %d\n%s%s", code, out, errOut)
 	}
 	_, rep := planJSON(t, "plan", "-p", "bf2-dpu", "--only", "ovs", "--root", root)
 	subs := rep.Steps[0].Substitutions
-	if len(subs) != 2 || subs[0].Object != "ovs port p0" || subs[0].Hardware != "0000:03:00.0" || subs[0].Substitute != "net_af_packet_p0,iface=p0" ||
-		subs[0].Text != line || subs[1].Substitute != "net_af_packet_pf0hpf,iface=pf0hpf" {
+	if len(subs) != 2 || subs[0].Object != "ovs port p0" || subs[0].Hardware != "0000:03:00.0" || subs[0].Substitute != "net_af_packet_p0,iface=p0,framecnt=8192" ||
+		subs[0].Text != line || subs[1].Substitute != "net_af_packet_pf0hpf,iface=pf0hpf,framecnt=8192" {
 		t.Fatalf("json substitutions: %+v", subs)
 	}
 }
