@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"rig/lab"
 	"rig/lab/card"
@@ -52,7 +54,17 @@ func (a *app) labManager() (*lab.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: find the rig binary: %w", err)
 	}
+	noInheritedFDs()
 	return &lab.Manager{Binary: bin, Host: a.host()}, nil
+}
+
+// noInheritedFDs marks every descriptor above stderr close-on-exec before
+// the lab starts its long-lived processes (init, port keeper, OvS): they
+// must not hold what rig's caller held (a flock, a pipe) for the lab's
+// life. rig's own descriptors are close-on-exec already; `rig lab exec`
+// does not call it, so a command run in the lab gets what the caller gave.
+func noInheritedFDs() {
+	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 }
 
 // labNeedsRoot refuses a non-root user before anything is touched.

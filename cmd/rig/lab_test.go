@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -425,6 +426,36 @@ func TestPrivilegedLabKilledAndTaken(t *testing.T) {
 		t.Fatalf("down of a killed lab: exit %d\n%s%s", code, out, errOut)
 	}
 	waitEqual(t, before)
+}
+
+// A lab's long-lived processes hold no descriptor `rig lab up` inherited
+// (run under flock(1), they kept its lock for the lab's life).
+func TestPrivilegedLabProcessesHoldNoInheritedFD(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	bin := buildRigNoCgo(t)
+	warmNetns(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const name = "lt-fd"
+	cmd := exec.Command(bin, "lab", "up", "cx6dx-host", "--name", name)
+	cmd.ExtraFiles = []*os.File{w} // fd 3, not close-on-exec, as flock(1) leaves its lock
+	out, err := cmd.CombinedOutput()
+	w.Close()
+	t.Cleanup(func() { runBin(t, bin, "lab", "down", name) })
+	if err != nil {
+		t.Fatalf("lab up: %v\n%s", err, out)
+	}
+	if len(labStatus(t, bin, name).Processes) == 0 {
+		t.Fatal("the lab runs no process: nothing to check")
+	}
+	// every writer gone = EOF at once; a lab process holding fd 3 keeps it open
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := r.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("read of the pipe rig lab up inherited: %d, %v; want EOF (a lab process still holds its write end)", n, err)
+	}
 }
 
 // TestLabUsage: bad kinds, names and forms are usage errors (exit 2),
