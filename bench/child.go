@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"rig/hugepages"
 	"rig/internal/host"
 )
 
@@ -88,7 +90,25 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	waitErr := c.wait(ctx, cmd)
 	release()
+	c.removeRuntimeDir(cfg, cmd.Process.Pid)
 	return decodeChild(object, stdout.Bytes(), waitErr, tail.String())
+}
+
+// removeRuntimeDir removes the EAL runtime directory the ended child may
+// have left (/var/run/dpdk/<its prefix>): a child that exits cleanly
+// removes its own, one killed (the grace ran out) or aborted by a PMD
+// cannot. Its prefix is unique to it (rig<child pid> unless cfg names one).
+func (c Child) removeRuntimeDir(cfg Config, pid int) {
+	if os.Geteuid() != 0 {
+		return // EAL's runtime dirs of non-root users live elsewhere; rig hugepages clean finds them
+	}
+	prefix := cfg.FilePrefix
+	if prefix == "" {
+		prefix = DefaultFilePrefix(pid)
+	}
+	if err := hugepages.RemoveDeadRuntimeDir(filepath.Join("/var/run/dpdk", prefix)); err != nil && c.Stderr != nil {
+		fmt.Fprintf(c.Stderr, "rig: dataplane child %d left /var/run/dpdk/%s: %v; `rig hugepages clean` removes it\n", pid, prefix, err)
+	}
 }
 
 // wait waits for cmd; a cancelled ctx gets SIGINT, then SIGKILL.

@@ -212,6 +212,17 @@ func Clean(fs FS, resolve func(string) string, dirs []RuntimeDir, stale []StaleF
 	return rep, errors.Join(errs...)
 }
 
+// RemoveDeadRuntimeDir removes a DPDK primary's runtime directory (what
+// EAL leaves in /var/run/dpdk/<prefix>) when no process holds its config
+// lock: what a parent does for a dataplane child that ended without its
+// own cleanup (SIGKILL, a PMD's abort). An absent directory is no error.
+func RemoveDeadRuntimeDir(full string) error {
+	if _, err := os.Stat(full); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return removeRuntimeDir(full)
+}
+
 func removeRuntimeDir(full string) error {
 	f, err := os.OpenFile(full+"/config", os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {

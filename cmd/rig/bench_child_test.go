@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -119,5 +120,25 @@ func TestPrivilegedBenchInvalidMeasurementExit5(t *testing.T) {
 		if strings.HasPrefix(strings.TrimSpace(l), "net_null") && !strings.Contains(l, " - ") {
 			t.Errorf("a %% of line from net_null's made-up speed: %q", l)
 		}
+	}
+}
+
+// A child that dies without its own cleanup (SIGKILL, a PMD's abort)
+// leaves /var/run/dpdk/rig<pid>; the parent removes it.
+func TestPrivilegedBenchChildKilledLeavesNoRuntimeDir(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	// stands in for a dataplane: EAL made its runtime dir, then SIGKILL
+	script := `d=/var/run/dpdk/rig$$; mkdir -p $d && : > $d/config && : > $d/fbarray_memseg-2048k-0-0 && echo $d >&2 && kill -KILL $$`
+	var errOut bytes.Buffer
+	_, err := bench.Child{Exe: "/bin/sh", Args: []string{"-c", script}, Stderr: &errOut}.Run(context.Background(), bench.Config{})
+	if err == nil || !strings.Contains(err.Error(), "ended without a result") {
+		t.Fatalf("killed child: %v, want a failure", err)
+	}
+	d := strings.TrimSpace(errOut.String())
+	if !strings.HasPrefix(d, "/var/run/dpdk/rig") {
+		t.Fatalf("the stand-in made no runtime dir: %q", d)
+	}
+	if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s is left after the child died (%v)", d, err)
 	}
 }
