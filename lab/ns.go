@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"rig/internal/host"
 )
 
 // Entering namespaces from Go (lab-notes.md, measured): setns(CLONE_NEWNS)
@@ -143,16 +145,7 @@ func (l Lab) startInit(binary string) error {
 	if err != nil {
 		return err
 	}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread joins the lab's netns
-		if err := setnsFile(l.NetNSPath(), unix.CLONE_NEWNET); err != nil {
-			started <- err
-			return
-		}
-		started <- cmd.Start()
-	}()
-	if err := <-started; err != nil {
+	if err := host.InNetNS(l.NetNSPath(), cmd.Start); err != nil {
 		return fmt.Errorf("lab %s: start init: %w", l.Name, err)
 	}
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
@@ -208,13 +201,7 @@ func quietIPv6(nsPath string) error {
 	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
 		return nil
 	}
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread joins ns and ends with the goroutine
-		if err := setnsFile(nsPath, unix.CLONE_NEWNET); err != nil {
-			done <- err
-			return
-		}
+	return host.InNetNS(nsPath, func() error {
 		var errs []error
 		for _, c := range []string{"all", "default"} {
 			p := "/proc/sys/net/ipv6/conf/" + c + "/disable_ipv6"
@@ -222,7 +209,6 @@ func quietIPv6(nsPath string) error {
 				errs = append(errs, fmt.Errorf("%s in %s: %w", p, nsPath, err))
 			}
 		}
-		done <- errors.Join(errs...)
-	}()
-	return <-done
+		return errors.Join(errs...)
+	})
 }

@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"rig/internal/host"
 	"rig/lab/card"
 )
 
@@ -87,16 +87,7 @@ func writeIfDiffers(p, v string) error {
 func (l Lab) startPorts(binary string) error {
 	cmd := exec.Command(binary, "lab", "__ports", l.Name)
 	cmd.SysProcAttr = &unix.SysProcAttr{Setsid: true}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread joins the lab's netns
-		if err := setnsFile(l.NetNSPath(), unix.CLONE_NEWNET); err != nil {
-			started <- err
-			return
-		}
-		started <- cmd.Start()
-	}()
-	if err := <-started; err != nil {
+	if err := host.InNetNS(l.NetNSPath(), cmd.Start); err != nil {
 		return fmt.Errorf("lab %s: start the port keeper: %w", l.Name, err)
 	}
 	return cmd.Process.Release()

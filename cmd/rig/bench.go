@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -223,6 +225,10 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// the parent may be gone (rig killed: SIGTERM by PR_SET_PDEATHSIG):
+			// a write to its pipes must fail, not kill this process by SIGPIPE
+			// before the EAL cleanup removes /var/run/dpdk/<prefix>
+			signal.Ignore(syscall.SIGPIPE)
 			emit := func(code int, err error) error {
 				_ = json.NewEncoder(a.out).Encode(bench.NewRunJSONError(err))
 				return withCode(code, err)

@@ -257,6 +257,16 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 				t.Fatalf("dataplane child %d still runs 5 s after rig was killed", pid)
 			}
 		}
+		// Known: about half the time the killed check's dataplane (virtio-user
+		// ports toward OvS) ends without removing its EAL runtime dir (empty, or
+		// only the telemetry sockets); the cause is not found yet. The test
+		// restores the host and says so.
+		if d := fmt.Sprintf("/var/run/dpdk/rig%d", pid); fileExists(d) {
+			t.Logf("known issue: the killed dataplane left %s; removing it", d)
+			if err := os.RemoveAll(d); err != nil {
+				t.Errorf("remove %s: %v", d, err)
+			}
+		}
 	}
 	if ports := l.vsctl("list-ports", "br-t"); !strings.Contains(ports, "rig-chk-in") || !strings.Contains(ports, "rig-chk-out") {
 		t.Fatalf("the killed check left no ports to clean: %q", ports)
@@ -287,6 +297,8 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 		t.Fatalf("flows left: %q", f)
 	}
 }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // childPIDs lists the processes whose parent is pid.
 func childPIDs(t *testing.T, pid int) []int {

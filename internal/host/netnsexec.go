@@ -46,14 +46,40 @@ func StartTied(cmd *exec.Cmd, nsName string) (release func(), err error) {
 }
 
 func joinNetNS(nsName string) error {
-	path := filepath.Join("/run/netns", nsName)
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if err := setnsPath(filepath.Join("/run/netns", nsName)); err != nil {
 		return fmt.Errorf("netns %s: %w (is it created? `ip netns list`)", nsName, err)
+	}
+	return nil
+}
+
+// setnsPath moves the calling thread into the network namespace that the
+// file nsPath names (/run/netns/NAME, /proc/PID/ns/net).
+func setnsPath(nsPath string) error {
+	fd, err := unix.Open(nsPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
 	}
 	defer unix.Close(fd)
 	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("netns %s: setns: %w", nsName, err)
+		return fmt.Errorf("setns %s: %w", nsPath, err)
 	}
 	return nil
+}
+
+// InNetNS runs fn on a thread of its own inside the network namespace
+// nsPath names: a process fn starts is born there, a /proc/sys/net file fn
+// writes is that namespace's. The thread is locked and never unlocked, so
+// Go ends it when fn returns and no other goroutine ever runs in the
+// namespace (lab-notes.md: threads and setns).
+func InNetNS(nsPath string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := setnsPath(nsPath); err != nil {
+			done <- fmt.Errorf("netns %s: %w", nsPath, err)
+			return
+		}
+		done <- fn()
+	}()
+	return <-done
 }
