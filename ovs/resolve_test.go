@@ -12,7 +12,9 @@ import (
 	"rig/internal/labinfo"
 )
 
-func hostFixture(name string) *host.Host { return host.New(filepath.Join("..", "testdata", "hosts", name)) }
+func hostFixture(name string) *host.Host {
+	return host.New(filepath.Join("..", "testdata", "hosts", name))
+}
 
 // The fixture roots' sysfs, resolved as on hardware.
 func TestResolveNetdevFixtures(t *testing.T) {
@@ -129,7 +131,7 @@ func TestResolveNetdevLabSubstitutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if np.Devargs != "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,blocksz=16384,framesz=16384,framecnt=1024" || np.Hardware != "0000:03:00.0,representor=[65535]" ||
+	if np.Devargs != "net_af_packet_pf0hpf,iface=pf0hpf,blocksz=16384,framesz=16384,framecnt=1024" || np.Hardware != "0000:03:00.0,representor=[65535]" ||
 		!strings.HasSuffix(np.String(), "; mlx5_args dv_xmeta_en=1 not applied (af_packet has no such options)") || CheckDevargs(np.Devargs) != "" {
 		t.Fatalf("got %+v\n%s", np, np)
 	}

@@ -75,13 +75,13 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 		subs       []Substitution
 	}{
 		{"hardware", false, "0000:03:00.0", "0000:03:00.0,representor=[65535]", nil},
-		{"lab", true, "net_af_packet_p0,iface=p0,framecnt=8192", "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,framecnt=8192", []Substitution{
+		{"lab", true, "net_af_packet_p0,iface=p0,framecnt=8192", "net_af_packet_pf0hpf,iface=pf0hpf,framecnt=8192", []Substitution{
 			{Object: "ovs port p0", Netdev: "p0", Hardware: "0000:03:00.0", Substitute: "net_af_packet_p0,iface=p0,framecnt=8192",
 				Reason: "virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev",
 				Text:   "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
-			{Object: "ovs port pf0hpf", Netdev: "pf0hpf", Hardware: "0000:03:00.0,representor=[65535]", Substitute: "net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,framecnt=8192",
-				Reason: "virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev",
-				Text:   "pf0hpf: mlx5 devargs 0000:03:00.0,representor=[65535] substituted by net_af_packet_pf0hpf,iface=pf0hpf,qpairs=2,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
+			{Object: "ovs port pf0hpf", Netdev: "pf0hpf", Hardware: "0000:03:00.0,representor=[65535]", Substitute: "net_af_packet_pf0hpf,iface=pf0hpf,framecnt=8192",
+				Reason: "virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev; n_rxq 2 served by one af_packet queue pair (its fanout reorders a flow when a ring fills)",
+				Text:   "pf0hpf: mlx5 devargs 0000:03:00.0,representor=[65535] substituted by net_af_packet_pf0hpf,iface=pf0hpf,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev; n_rxq 2 served by one af_packet queue pair (its fanout reorders a flow when a ring fills))"},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
