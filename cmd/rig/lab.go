@@ -67,6 +67,18 @@ func noInheritedFDs() {
 	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 }
 
+// labManagerFor is the prologue of a command on the lab named name: the
+// name checked (exit 2), root required, then the manager.
+func (a *app) labManagerFor(name string) (*lab.Manager, error) {
+	if err := lab.ValidateName(name); err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	if err := a.labNeedsRoot(); err != nil {
+		return nil, err
+	}
+	return a.labManager()
+}
+
 // labNeedsRoot refuses a non-root user before anything is touched.
 func (a *app) labNeedsRoot() error {
 	if a.geteuid == nil || a.geteuid() == 0 {
@@ -129,13 +141,7 @@ func newLabDownCmd(a *app) *cobra.Command {
 		Short: "Remove a lab: its processes, mount namespace, network namespaces (veths), state",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := lab.ValidateName(args[0]); err != nil {
-				return withCode(exitUsage, err)
-			}
-			if err := a.labNeedsRoot(); err != nil {
-				return err
-			}
-			m, err := a.labManager()
+			m, err := a.labManagerFor(args[0])
 			if err != nil {
 				return err
 			}

@@ -19,13 +19,7 @@ func newLabPowerCycleCmd(a *app) *cobra.Command {
 		Short: "Power-cycle the lab's card: next-boot firmware becomes current; every lab process ends; OvS starts again from its database",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := lab.ValidateName(args[0]); err != nil {
-				return withCode(exitUsage, err)
-			}
-			if err := a.labNeedsRoot(); err != nil {
-				return err
-			}
-			m, err := a.labManager()
+			m, err := a.labManagerFor(args[0])
 			if err != nil {
 				return err
 			}
