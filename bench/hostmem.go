@@ -16,15 +16,16 @@ func hostHugepages() *hugepages.State {
 	return st
 }
 
-// freeHugepages is how many hugepages of any size are free system-wide.
-func freeHugepages(st *hugepages.State) int {
-	n := 0
+// freeHugeMB is how much hugepage memory, pages of any size, is free
+// system-wide, in MiB.
+func freeHugeMB(st *hugepages.State) int {
+	var kb int64
 	for _, p := range st.Pools {
 		if p.Node == hugepages.AllNodes {
-			n += p.Free
+			kb += int64(p.Free) * p.SizeKB
 		}
 	}
-	return n
+	return int(kb / 1024)
 }
 
 // hugetlbfsMounts lists the hugetlbfs mount points.

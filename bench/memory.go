@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -43,17 +45,31 @@ var sharedMemoryArgs = []string{"--in-memory", "--single-file-segments"}
 // ChooseMemoryFor is ChooseMemory for c's devices: when a vdev shares its
 // memory by fd (sharedMemoryVDev), hugepages in memfds with one file per
 // memseg list (--in-memory --single-file-segments, and --huge-dir's page
-// size when given), and an error instead of --no-huge when no hugepage is
-// free.
-func ChooseMemoryFor(c *Config, freeHuge int, mounted bool) (Memory, error) {
+// size when given), all of the run's needMB taken at EAL start (-m), and an
+// error instead of --no-huge when that much hugepage memory is not free.
+//
+// Why -m: EAL memory that grows after a virtio-user port started makes the
+// PMD pause its queues and send the peer a new memory table
+// (virtio_user_mem_event_cb). rig's mempool is created after EAL probed the
+// port, and OvS connects as soon as the socket exists, so without -m every
+// run re-sent its table while OvS had just started polling: 6-9 % of a
+// 1M-frame run lost in 1 run in 8, and now and then the peer dropped the
+// connection mid-update and DPDK 22.11 aborted (PANIC in eal_intr_thread).
+func ChooseMemoryFor(c *Config, freeMB int, mounted bool, needMB int) (Memory, error) {
 	dev, why := sharedMemoryVDev(c.VDevs)
 	if dev == "" {
-		return ChooseMemory(c.NoHuge, c.HugeDir, freeHuge, mounted), nil
+		return ChooseMemory(c.NoHuge, c.HugeDir, freeMB, mounted), nil
 	}
-	if freeHuge <= 0 {
+	const reserve = "reserve 2 MiB hugepages (e.g. rig hugepages set, or echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages) and run again"
+	if freeMB <= 0 {
 		return Memory{}, failure("memory for "+dev, fmt.Errorf("no free hugepages"),
-			why+"; memory without hugepages (--no-huge) cannot be shared",
-			"reserve 2 MiB hugepages (e.g. rig hugepages set, or echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages) and run again")
+			why+"; memory without hugepages (--no-huge) cannot be shared", reserve)
+	}
+	preset := hasEALFlag(c.EAL, "--socket-mem") || slices.ContainsFunc(c.EAL, func(a string) bool { return strings.HasPrefix(a, "-m") }) // -m N, -mN
+	if !preset && needMB > freeMB {
+		return Memory{}, failure("memory for "+dev, fmt.Errorf("the run needs %d MiB of hugepages, %d MiB are free", needMB, freeMB),
+			why+"; rig takes all of it when EAL starts, so the port's memory table never changes while it runs",
+			reserve+", or lower --rxd/--txd/--mbufs")
 	}
 	var out []string
 	for _, a := range sharedMemoryArgs {
@@ -63,6 +79,9 @@ func ChooseMemoryFor(c *Config, freeHuge int, mounted bool) (Memory, error) {
 	}
 	if c.HugeDir != "" {
 		out = append(out, "--huge-dir", c.HugeDir) // its page size; the files are memfds
+	}
+	if !preset {
+		out = append(out, "-m", strconv.Itoa(needMB))
 	}
 	return Memory{Args: out}, nil
 }

@@ -15,7 +15,7 @@ func TestChooseMemoryForVDevs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		cfg      Config
-		free     int
+		free     int // MiB
 		mounted  bool
 		want     string // EAL memory args
 		wantErr  string
@@ -24,19 +24,23 @@ func TestChooseMemoryForVDevs(t *testing.T) {
 		{"ring, mounted", Config{VDevs: []string{"net_ring0"}}, 100, true, "[--huge-unlink]", "", false},
 		{"ring, not mounted", Config{VDevs: []string{"net_ring0"}}, 100, false, "[--in-memory]", "", false},
 		{"ring, no free pages", Config{VDevs: []string{"net_ring0"}}, 0, true, "[--no-huge -m 512]", "", true},
-		{"virtio_user, mounted", Config{VDevs: []string{vu}}, 100, true, "[--in-memory --single-file-segments]", "", false},
-		{"virtio_user, not mounted", Config{VDevs: []string{"net_ring0", vu}}, 100, false, "[--in-memory --single-file-segments]", "", false},
-		{"virtio_user, huge dir", Config{VDevs: []string{vu}, HugeDir: "/mnt/h"}, 100, true, "[--in-memory --single-file-segments --huge-dir /mnt/h]", "", false},
-		{"virtio_user, --eal --single-file-segments", Config{VDevs: []string{vu}, EAL: []string{"--single-file-segments"}}, 100, true, "[--in-memory]", "", false},
+		{"virtio_user, mounted", Config{VDevs: []string{vu}}, 100, true, "[--in-memory --single-file-segments -m 40]", "", false},
+		{"virtio_user, not mounted", Config{VDevs: []string{"net_ring0", vu}}, 100, false, "[--in-memory --single-file-segments -m 40]", "", false},
+		{"virtio_user, huge dir", Config{VDevs: []string{vu}, HugeDir: "/mnt/h"}, 100, true, "[--in-memory --single-file-segments --huge-dir /mnt/h -m 40]", "", false},
+		{"virtio_user, --eal --single-file-segments", Config{VDevs: []string{vu}, EAL: []string{"--single-file-segments"}}, 100, true, "[--in-memory -m 40]", "", false},
+		{"virtio_user, --eal -m", Config{VDevs: []string{vu}, EAL: []string{"-m", "64"}}, 100, true, "[--in-memory --single-file-segments]", "", false},
+		{"virtio_user, --eal -m64", Config{VDevs: []string{vu}, EAL: []string{"-m64"}}, 30, true, "[--in-memory --single-file-segments]", "", false},
+		{"virtio_user, --eal --socket-mem", Config{VDevs: []string{vu}, EAL: []string{"--socket-mem=64"}}, 100, true, "[--in-memory --single-file-segments]", "", false},
+		{"virtio_user, too little free", Config{VDevs: []string{vu}}, 38, true, "", "needs 40 MiB of hugepages, 38 MiB are free", false},
 		{"virtio_user, no free pages", Config{VDevs: []string{vu}}, 0, true, "", "no free hugepages", false},
 		{"memif copy mode", Config{VDevs: []string{"net_memif0,role=client,socket=/tmp/m"}}, 100, true, "[--huge-unlink]", "", false},
-		{"memif zero-copy", Config{VDevs: []string{"net_memif0,role=client,socket=/tmp/m,zero-copy=yes"}}, 100, true, "[--in-memory --single-file-segments]", "", false},
+		{"memif zero-copy", Config{VDevs: []string{"net_memif0,role=client,socket=/tmp/m,zero-copy=yes"}}, 100, true, "[--in-memory --single-file-segments -m 40]", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := ChooseMemoryFor(&tc.cfg, tc.free, tc.mounted)
+			m, err := ChooseMemoryFor(&tc.cfg, tc.free, tc.mounted, 40)
 			if tc.wantErr != "" {
 				var be *Error
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &be) || !strings.Contains(be.Cause(), "cannot be shared") || !strings.Contains(be.Fix(), "hugepages") {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &be) || !strings.Contains(be.Cause(), "file descriptor") || !strings.Contains(be.Fix(), "hugepages") {
 					t.Fatalf("got %v, %v; want an error %q with cause and fix", m, err, tc.wantErr)
 				}
 				return

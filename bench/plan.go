@@ -71,6 +71,17 @@ func planLayout(c *Config, frames [][]byte) layout {
 	return layout{units: units, poolSize: max(poolMbufs(c, nports), c.Mbufs), dataRoom: dataRoom(c.FrameSize, frames)}
 }
 
+// memoryMB is the DPDK memory the run allocates after EAL starts, in MiB,
+// with room for EAL's own heap, the ports' rings and the mempool's ring:
+// per mbuf its data room, the 128 B rte_mbuf and the pool's object header
+// (a cache line); each unit (unitBytes, from the C side) and the capture
+// buffers (2 KiB and a length per frame).
+func (l layout) memoryMB(capture, unitBytes int) int {
+	const slack = 32 << 20
+	b := int64(l.poolSize)*int64(l.dataRoom+128+64) + int64(len(l.units))*int64(unitBytes) + int64(capture)*(2048+4) + slack
+	return int((b + 1<<20 - 1) >> 20)
+}
+
 // genUnits: one generator per tx queue of port 0, --count split among them.
 func genUnits(c *Config) []unitPlan {
 	n := c.TxQ

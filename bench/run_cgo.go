@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"rig/bench/internal/dpdk"
 )
 
 // Run executes one benchmark in this process. EAL is initialised here, so
@@ -30,9 +32,10 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 			return nil, err
 		}
 	}
+	plan := planLayout(&c, frames)
 	huge := hostHugepages()
 	mounts := hugetlbfsMounts(huge)
-	mem, err := ChooseMemoryFor(&c, freeHugepages(huge), len(mounts) > 0)
+	mem, err := ChooseMemoryFor(&c, freeHugeMB(huge), len(mounts) > 0, plan.memoryMB(c.Capture, dpdk.UnitBytes()))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +58,6 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 		}
 		res.PinnedGo = true
 	}
-	plan := planLayout(&c, frames)
 	d, err := openDataplane(ctx, &c, mem, plan, mounts)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,8 @@ import (
 //	    pmd-cpu-mask: "0x6"
 //	    dpdk-extra: "--no-pci"
 //	    hw-offload: false
+//	    per-port-memory: true       # a pool per port sized to it (OvS's shared pools
+//	                                # first ask for 262144 mbufs per MTU)
 //	  prune: false                  # true: delete bridges/ports not listed here
 //	  bridges:
 //	    - name: br-phy
@@ -55,6 +57,12 @@ type OVSConfig struct {
 	PMDCPUMask      string `yaml:"pmd-cpu-mask"`
 	DPDKExtra       string `yaml:"dpdk-extra"`
 	HWOffload       *bool  `yaml:"hw-offload"`
+	// PerPortMemory: OvS's shared pools first ask for 262144 mbufs per
+	// MTU and halve until one fits; while EAL grows to dpdk-socket-limit
+	// and gives it back, other DPDK allocations in ovs-vswitchd fail
+	// (e.g. a vhost-user queue: "failed to allocate memory for batching
+	// copy"). Per-port pools are sized to the port.
+	PerPortMemory *bool `yaml:"per-port-memory"`
 }
 
 // OtherConfig returns the keys set in the playbook, as OvS spells them.
@@ -73,6 +81,9 @@ func (c OVSConfig) OtherConfig() map[string]string {
 	set("dpdk-extra", c.DPDKExtra)
 	if c.HWOffload != nil {
 		m["hw-offload"] = strconv.FormatBool(*c.HWOffload)
+	}
+	if c.PerPortMemory != nil {
+		m["per-port-memory"] = strconv.FormatBool(*c.PerPortMemory)
 	}
 	return m
 }

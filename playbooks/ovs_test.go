@@ -23,6 +23,21 @@ func TestParseOVSVdevPlaybook(t *testing.T) {
 	}
 }
 
+// The check playbook asks OvS for per-port pools (OVSConfig.PerPortMemory).
+func TestParseOVSCheckPerPortMemory(t *testing.T) {
+	pb, err := Load("ovs-check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oc := pb.OVS.Config.OtherConfig(); oc["per-port-memory"] != "true" {
+		t.Fatalf("other_config: %v, want per-port-memory=true", oc)
+	}
+	pb, err = Parse("t.yaml", []byte("ovs:\n  config:\n    per-port-memory: maybe\n"))
+	if err == nil || !strings.Contains(err.Error(), "per-port-memory") {
+		t.Fatalf("per-port-memory: maybe: %v, want an error naming the field", err)
+	}
+}
+
 func TestParseOVSScalarsAsStrings(t *testing.T) {
 	// unquoted YAML `true` and `1024` still mean the OvS strings
 	pb, err := Parse("t.yaml", []byte("ovs:\n  config:\n    dpdk-init: true\n    dpdk-socket-mem: 1024\n"))

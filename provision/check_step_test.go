@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -470,8 +471,12 @@ func TestCheckMeasureMemifPortsAndQueues(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &fakeDataplane{sent: 1000}
 	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Transport: "memif", Warmup: "0s", Duration: "1s"}, o, dp)
-	if _, err := s.Measure(context.Background()); err != nil {
+	out, err := s.Measure(context.Background())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if w := out.(*CheckResult).Runs[0].Warnings; !slices.Contains(w, memifServerNote) {
+		t.Errorf("warnings %q: the memif transport's risk to ovs-vswitchd is not said", w)
 	}
 	sock := s.sockDir()
 	if o.calls[0] != "add-port br0 rig-chk-in type=dpdk vhost-server-path= devargs=net_memif_rigchk0,role=server,id=0,socket="+sock+"/in.sock,socket-abstract=no" {

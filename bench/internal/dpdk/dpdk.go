@@ -272,6 +272,9 @@ func StopClosePort(port uint16) error {
 // Unit is one piece of lcore work: a gen, rx or fwd on a (port, queue).
 type Unit struct{ u *C.struct_rig_unit }
 
+// UnitBytes is the DPDK memory one unit takes.
+func UnitBytes() int { return int(C.rig_unit_size()) }
+
 // NewUnit allocates a unit (in DPDK memory, so the lcore reads it locally).
 func NewUnit(kind int, rxPort, rxQueue, txPort, txQueue, burst uint16, pool *Mempool) (*Unit, error) {
 	var mp unsafe.Pointer

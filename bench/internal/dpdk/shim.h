@@ -4,6 +4,7 @@
 #ifndef RIG_SHIM_H
 #define RIG_SHIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RIG_MAX_BURST 512
@@ -73,6 +74,7 @@ int rig_port_mac(uint16_t port, uint8_t *mac);
 int rig_port_info(uint16_t port, char *driver, int driver_len, uint32_t *speed_mbps, int *link_up);
 int rig_port_stop_close(uint16_t port);
 
+size_t rig_unit_size(void);
 struct rig_unit *rig_unit_new(int kind, uint16_t rx_port, uint16_t rx_queue,
 			      uint16_t tx_port, uint16_t tx_queue, uint16_t burst, void *mp);
 int rig_unit_gen(struct rig_unit *u, const struct rig_gen_conf *c);

@@ -7,6 +7,8 @@
 
 #include "shim_internal.h"
 
+size_t rig_unit_size(void) { return sizeof(struct rig_unit); }
+
 struct rig_unit *rig_unit_new(int kind, uint16_t rx_port, uint16_t rx_queue,
 			      uint16_t tx_port, uint16_t tx_queue, uint16_t burst, void *mp)
 {

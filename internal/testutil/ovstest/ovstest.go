@@ -90,6 +90,10 @@ func IsRead(argv []string) bool {
 	return cmds > 0
 }
 
+// KeepLogEnv names a file that gets the whole ovs-vswitchd.log of a failed
+// test (the test log shows its last 40 lines).
+const KeepLogEnv = "RIG_TEST_KEEP_OVS_LOG"
+
 // Start reserves hugepages (pages x 2 MiB), starts a private ovsdb-server
 // and ovs-vswitchd-dpdk in a short temp dir (unix socket paths are
 // limited), and at cleanup stops both by pid, checks that no process and
@@ -149,6 +153,11 @@ func Start(t testing.TB, h *host.Host, pages int) *ovs.Daemon {
 		}
 		if t.Failed() {
 			if b, err := os.ReadFile(filepath.Join(dir, "ovs-vswitchd.log")); err == nil {
+				if k := os.Getenv(KeepLogEnv); k != "" {
+					if err := os.WriteFile(k, b, 0o644); err != nil {
+						t.Logf("ovstest: %s: %v", KeepLogEnv, err)
+					}
+				}
 				lines := strings.Split(string(b), "\n")
 				if len(lines) > 40 {
 					lines = lines[len(lines)-40:]
