@@ -307,9 +307,7 @@ func (d *dataplane) close() {
 		r()
 	}
 	quiesceMemif(d.ports, d.cfg.VDevs, linkUp)
-	for _, p := range d.ports {
-		_ = dpdk.StopClosePort(p.id)
-	}
+	closeMemifAware(d.ports, d.cfg.VDevs, linkUp, func(p openPort) { _ = dpdk.StopClosePort(p.id) })
 	d.pool.Free()
 	if d.ealUp {
 		_ = dpdk.CleanupEAL()

@@ -26,7 +26,8 @@ func startOVSDPDK(t *testing.T) *ovs.Daemon {
 	d := ovstest.Start(t, host.New("/"), 512)
 	vsctl(t, d, "--no-wait", "set", "Open_vSwitch", ".", "other_config:dpdk-init=true",
 		"other_config:dpdk-socket-mem=256", "other_config:dpdk-socket-limit=512", "other_config:per-port-memory=true",
-		"other_config:dpdk-lcore-mask=0x1", "other_config:pmd-cpu-mask=0x2")
+		"other_config:dpdk-lcore-mask=0x1", "other_config:pmd-cpu-mask=0x2",
+		"other_config:dpdk-extra=--no-pci --no-telemetry") // no NIC to probe; no /var/run/dpdk/rte telemetry socket left behind
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := d.RestartVswitchd(ctx); err != nil {
