@@ -60,7 +60,12 @@ func startTestpmd(t *testing.T, socks ...string) *testpmd {
 	if err != nil {
 		t.Skipf("needs dpdk-testpmd (dpdk package): %v", err)
 	}
-	args := []string{"-l", "0,1", "--no-pci", "--in-memory", "--single-file-segments", "-m", "64", "--log-level", "5"}
+	// its own file prefix, removed after: EAL makes /var/run/dpdk/<prefix>
+	// even --in-memory, and the default one (rte) was left on the host
+	prefix := fmt.Sprintf("rigtpmd%d", os.Getpid())
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join("/var/run/dpdk", prefix)) })
+	args := []string{"-l", "0,1", "--no-pci", "--in-memory", "--single-file-segments", "-m", "64", "--log-level", "5",
+		"--file-prefix", prefix, "--no-telemetry"}
 	for i, s := range socks {
 		args = append(args, "--vdev", "net_virtio_user"+string(rune('0'+i))+",path="+s+",server=1")
 	}

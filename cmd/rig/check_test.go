@@ -137,6 +137,7 @@ func newCheckLab(t *testing.T, pages int, playbook string) *checkLab {
 	}
 	l.sh("ip", "netns", "add", l.netns)
 	l.sh("ip", "-n", l.netns, "link", "set", "lo", "up")
+	testutil.CleanDefaultDPDKRuntimeDir(t) // runs after the daemon stop below
 	t.Cleanup(func() {
 		l.rig("ovs", "daemon", "stop", "--rundir", l.rundir)
 		exec.Command("ip", "netns", "del", l.netns).Run()

@@ -105,6 +105,7 @@ func Start(t testing.TB, h *host.Host, pages int) *ovs.Daemon {
 		t.Skipf("needs %s (openvswitch-switch-dpdk; `make deps`): %v", ovs.DefaultVswitchd, err)
 	}
 	hugetest.Reserve(t, pages)
+	testutil.CleanDefaultDPDKRuntimeDir(t) // runs after the stop below
 	dir, err := os.MkdirTemp("", "rigovs")
 	if err != nil {
 		t.Fatal(err)

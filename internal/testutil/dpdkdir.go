@@ -1,0 +1,32 @@
+package testutil
+
+import (
+	"os"
+	"testing"
+)
+
+// DefaultDPDKRuntimeDir is where EAL keeps a process's runtime files under
+// the default file prefix. ovs-vswitchd's EAL makes it even with
+// --in-memory and --no-telemetry, and leaves it (empty) when it stops.
+const DefaultDPDKRuntimeDir = "/var/run/dpdk/rte"
+
+// CleanDefaultDPDKRuntimeDir removes, at cleanup, the default-prefix runtime
+// dir when the test's processes made it: it was absent before and is empty
+// after (a dir with files in it may be a system vswitchd's and stays).
+// Register it before the cleanup that stops those processes, so it runs
+// after it.
+func CleanDefaultDPDKRuntimeDir(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(DefaultDPDKRuntimeDir); err == nil {
+		return // not ours
+	}
+	t.Cleanup(func() {
+		if ents, err := os.ReadDir(DefaultDPDKRuntimeDir); err == nil && len(ents) == 0 {
+			if err := os.Remove(DefaultDPDKRuntimeDir); err != nil {
+				t.Errorf("testutil: %v", err)
+			}
+		} else if err == nil {
+			t.Logf("testutil: %s made during the test holds %d file(s); left in place", DefaultDPDKRuntimeDir, len(ents))
+		}
+	})
+}
