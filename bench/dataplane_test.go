@@ -468,3 +468,57 @@ func TestPrivilegedSeqGapsAndReorderExact(t *testing.T) {
 		t.Errorf("latency %+v: want %d stamped samples", r.Latency, n)
 	}
 }
+
+// A forwarder, and a receiver, fed by a source that keeps sending past
+// their deadline: the summary rate is the rate their own samples saw
+// (before: the 1 s drain after the deadline was counted too, 50 % more
+// than any sample over a 2 s run).
+func TestPrivilegedFwdAndRxSummaryMatchTheirSamples(t *testing.T) {
+	needDataplane(t)
+	for _, role := range []Role{RoleFwd, RoleRx} {
+		t.Run(string(role), func(t *testing.T) {
+			s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
+			// the source outlasts the measured 2 s; the measured side
+			// keeps its links 3 s more so that it disconnects after
+			// the source stopped polling (a memif peer must not leave
+			// under a poller: quiesceMemif)
+			src := Config{Role: RoleLoop, Duration: 4 * time.Second, Rate: "300kpps", RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
+			dut := Config{Role: role, Duration: 2 * time.Second, Hold: 3 * time.Second, Interval: 250 * time.Millisecond, RxD: 512, TxD: 512,
+				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}}
+			if role == RoleRx {
+				src.Role, src.VDevs = RoleGen, src.VDevs[:1]
+				dut.VDevs = dut.VDevs[:1]
+			}
+			sh := startHelper(t, src)
+			dout, err := startHelper(t, dut).wait(30 * time.Second)
+			if err != nil || dout.Err != "" {
+				t.Fatalf("%s: %v %s", role, err, dout.Err)
+			}
+			if _, err := sh.wait(30 * time.Second); err != nil {
+				t.Fatalf("source: %v", err)
+			}
+			d := dout.Result
+			var pkts, secs float64
+			for i, s := range d.Samples {
+				dt := s.T
+				if i > 0 {
+					dt -= d.Samples[i-1].T
+				}
+				pkts += s.RxMpps[0] * dt
+				secs += dt
+			}
+			if len(d.Samples) < 6 || secs <= 0 || d.Ports[0].RxPkts == 0 {
+				t.Fatalf("%d samples over %.2f s, %d frames received: no steady traffic", len(d.Samples), secs, d.Ports[0].RxPkts)
+			}
+			fromSamples, summary := pkts/secs, d.Ports[0].RxMpps
+			t.Logf("summary %.4f Mpps over %.3f s; samples %.4f Mpps over %.2f s", summary, d.DurationS, fromSamples, secs)
+			if summary < fromSamples*0.98 || summary > fromSamples*1.02 {
+				t.Errorf("summary %.4f Mpps, samples %.4f Mpps: more than 2 %% apart", summary, fromSamples)
+			}
+			if d.DurationS > 2.5 {
+				t.Errorf("timed over %.2f s for --duration 2s: the drain is in it", d.DurationS)
+			}
+		})
+	}
+}

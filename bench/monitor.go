@@ -100,6 +100,9 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 				return m.rxSpan(time.Since(m.start))
 			}
 			end := time.Since(m.start)
+			if c.Role == RoleFwd {
+				return end // no generator to halt: see the deadline below
+			}
 			m.halt()
 			m.drain(200 * time.Millisecond)
 			return end
@@ -113,6 +116,15 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 			m.seeRx(sum(t.rx), el)
 			m.watchLinks(el)
 			switch {
+			case c.Duration > 0 && el >= c.Duration && c.Role == RoleFwd:
+				// a forwarder or a receiver has no generator to halt and
+				// its source may keep sending: a drain would count a
+				// second more frames over the same interval (measure
+				// times a forwarder until its lcores stop; a receiver
+				// is timed from its first frame to its last)
+				return el
+			case c.Duration > 0 && el >= c.Duration && c.Role == RoleRx:
+				return m.rxSpan(el)
 			case c.Duration > 0 && el >= c.Duration:
 				m.halt()
 				m.drain(time.Second)

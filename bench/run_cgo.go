@@ -107,6 +107,11 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	}
 	elapsed := newMonitor(c, d.units, d.ports, res, prog, start).run(ctx)
 	d.stop()
+	if c.Role == RoleFwd {
+		// a forwarder counts until its lcores stop: its rates are over
+		// exactly that span
+		elapsed = time.Since(start)
+	}
 	collect(c, d.units, d.ports, res, elapsed)
 	asked, _ := ParseRate(c.Rate, c.FrameSize, linkBps) // validated
 	res.Invalid = judge(c, res, asked, 2*pollInterval(c))

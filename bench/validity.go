@@ -50,8 +50,24 @@ func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 			bad = append(bad, fmt.Sprintf("asked --rate %s (%.3f Mpps) but sent %.3f Mpps, more than %.0f%% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate", c.Rate, askedPPS/1e6, got/1e6, RateTolerance*100))
 		}
 	}
+	for _, p := range r.Ports {
+		for _, x := range []struct {
+			dir  string
+			pct  float64
+			gbps float64
+		}{{"sent", p.TxLineRatePct, p.TxGbpsL1}, {"received", p.RxLineRatePct, p.RxGbpsL1}} {
+			if x.pct > 100+lineRateSlackPct {
+				bad = append(bad, fmt.Sprintf("port %s %s %.1f %% of its %g Gbps line rate (%.2f Gbps on the wire): more than a link can carry; the port does not put frames on a real wire at that speed (a virtual device), or the link speed is wrong (--link-speed)", p.Name, x.dir, x.pct, r.LinkSpeedGbps, x.gbps))
+			}
+		}
+	}
 	return append(bad, r.linkDrops...)
 }
+
+// lineRateSlackPct: the run's clock (the monitor's interval) and the
+// port's differ by a little; beyond that, above 100 % of line rate is not
+// a measurement.
+const lineRateSlackPct = 1
 
 // virtualDriver: a PMD whose reported link speed is made up (net_null,
 // net_ring, memif and virtio-user report a fixed or configured figure, a

@@ -29,6 +29,12 @@ func TestJudgeInvalidMeasurements(t *testing.T) {
 		{"gen rate not reached", &Config{Role: RoleGen, Rate: "10Mpps"}, Result{Sent: 5e6, DurationS: 1}, 10e6, []string{"more than 10% below it"}},
 		{"link lost", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 5, DurationS: 1, linkDrops: []string{"port net_memif1: link went down"}}, 0, []string{"port net_memif1: link went down"}},
 		{"the monitor's poll is not the generator's", &Config{Role: RoleGen, Rate: "200kpps"}, Result{Sent: 20000, DurationS: 0.121}, 200e3, nil},
+		{"net_null --size 1518 --link-speed 10G: 4387 % of line", &Config{Role: RoleGen}, Result{Sent: 35e6, DurationS: 1, LinkSpeedGbps: 10,
+			Ports: []PortStats{{Name: "net_null0", TxGbpsL1: 438.7, TxLineRatePct: 4387}}}, 0, []string{"port net_null0 sent 4387.0 % of its 10 Gbps line rate (438.70 Gbps on the wire): more than a link can carry"}},
+		{"line rate within the clocks' slack", &Config{Role: RoleGen}, Result{Sent: 14.8e6, DurationS: 1, LinkSpeedGbps: 10,
+			Ports: []PortStats{{Name: "0000:03:00.0", TxGbpsL1: 10.05, TxLineRatePct: 100.5, RxLineRatePct: 99}}}, 0, nil},
+		{"rx above line rate", &Config{Role: RoleRx}, Result{Received: 20e6, DurationS: 1, LinkSpeedGbps: 10,
+			Ports: []PortStats{{Name: "0000:03:00.1", RxGbpsL1: 13.4, RxLineRatePct: 134}}}, 0, []string{"port 0000:03:00.1 received 134.0 %"}},
 		{"two reasons", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 20, Unstamped: 10, DurationS: 1}, 0, []string{"received 20 frames but sent 10", "10 received frames carry no rig stamp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,10 +83,16 @@ func TestPrivilegedBenchLoopEndToEndExitCodes(t *testing.T) {
 		}
 		return code, o.String(), e.String()
 	}
-	code, out, errOut := runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--link-speed", "10G", "-o", "json")
+	// net_ring moves frames in memory: 400G is more than it reaches here,
+	// 10 Mb/s far less (above 100 % of line rate is no measurement)
+	code, out, errOut := runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--link-speed", "400G", "-o", "json")
 	var r bench.Result
-	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != "rig.bench/v1" || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 10 {
+	if code != exitOK || json.Unmarshal([]byte(out), &r) != nil || r.SchemaVersion != "rig.bench/v1" || r.Sent != 50000 || r.Received != 50000 || r.Lost != 0 || r.LinkSpeedGbps != 400 {
 		t.Fatalf("loop: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--link-speed", "10M")
+	if code != exitInvalid || !strings.Contains(out, "INVALID MEASUREMENT: port net_ring0 sent") || !strings.Contains(out, "of its 0.01 Gbps line rate") {
+		t.Fatalf("above line rate: exit %d, want %d (invalid)\n%s\n%s", code, exitInvalid, out, errOut)
 	}
 	code, out, errOut = runChild("bench", "loop", "--vdev", "net_ring0", "--count", "50000", "--rxd", "512", "--txd", "512", "--min-mpps", "100000")
 	if code != exitBelowThreshold || !strings.Contains(out, "sent 50000, received 50000, lost 0") || !strings.Contains(errOut, "below --min-mpps") {
