@@ -83,6 +83,13 @@ type Latency struct {
 	// WarmupExcludedS: samples of the first seconds after the first frame
 	// were dropped; 0: the run ended before the warm-up, all are included
 	WarmupExcludedS float64 `json:"warmupExcludedSeconds"`
+	// the load it was measured at (latencyLoad): the receiver's rate, the
+	// generator's (loop), % of line when the link speed is known, and
+	// why the path was saturated ("" when it was not)
+	LoadMpps        float64 `json:"loadMpps"`
+	OfferedMpps     float64 `json:"offeredMpps,omitempty"`
+	LoadLineRatePct float64 `json:"loadLineRatePct,omitempty"`
+	Saturated       string  `json:"saturated,omitempty"`
 }
 
 // Sample is one live interval.
@@ -162,7 +169,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
 	if l := r.Latency; l != nil {
-		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples, %s)\n", l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Samples, l.warmupNote())
+		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples, %s; %s)\n", l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Samples, l.warmupNote(), l.loadNote())
 		if l.P99Us > 0 && l.MaxUs > 100*l.P99Us {
 			fmt.Fprintf(w, "latency note: max %.2f us is an outlier (over 100x p99): one frame delayed, e.g. by a preempted lcore; see p99\n", l.MaxUs)
 		}

@@ -115,6 +115,7 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	collect(c, d.units, d.ports, res, elapsed)
 	asked, _ := ParseRate(c.Rate, c.FrameSize, linkBps) // validated
 	res.Invalid = judge(c, res, asked, 2*pollInterval(c))
+	latencyLoad(c, res)
 	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(memifServers(c.VDevs)) > 0 {
 		res.Warnings = append(res.Warnings, "nothing came back through the memif server: "+memifQueueHint+fmt.Sprintf(" (this run: --rxq %d --txq %d)", c.RxQ, c.TxQ))
 	}

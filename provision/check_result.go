@@ -237,6 +237,9 @@ func (run *CheckRun) writeText(w io.Writer) {
 	fmt.Fprintf(w, "\n  rig: sent %d, received %d, loss %.4f%%", run.Sent, run.Received, run.LossPct)
 	if l := run.Latency; l != nil {
 		fmt.Fprintf(w, ", latency us p50 %.2f p99 %.2f max %.2f", l.P50Us, l.P99Us, l.MaxUs)
+		if l.Saturated != "" {
+			fmt.Fprintf(w, " (saturated: %s; set check.rate below capacity to measure the path's own latency)", l.Saturated)
+		}
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
