@@ -71,9 +71,37 @@ func TestPrivilegedLoopRingExactCountsFlowsSizes(t *testing.T) {
 		srcs[string(f.Data[26:30])] = true
 		dsts[string(f.Data[30:34])] = true
 		sports[binary.BigEndian.Uint16(f.Data[34:])] = true
+		// flow order: src fastest, then dst, then sport
+		if f.Data[29] != byte(1+i%4) || f.Data[33] != byte(1+i/4%2) || binary.BigEndian.Uint16(f.Data[34:]) != uint16(1000+i/8%3) {
+			t.Fatalf("frame %d: src .%d dst .%d sport %d, want .%d .%d %d", i, f.Data[29], f.Data[33], binary.BigEndian.Uint16(f.Data[34:]), 1+i%4, 1+i/4%2, 1000+i/8%3)
+		}
 	}
 	if len(srcs) != 4 || len(dsts) != 2 || len(sports) != 3 {
 		t.Errorf("flows observed: %d src IPs, %d dst IPs, %d sports; want 4, 2, 3", len(srcs), len(dsts), len(sports))
+	}
+}
+
+// More flows than the generator prebuilds (RIG_MAX_FLOW_TMPL): each frame
+// is patched instead, in the same order, with a valid checksum.
+func TestPrivilegedLoopRingManyFlowsPatched(t *testing.T) {
+	needDataplane(t)
+	const n = 5000
+	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: n, SrcIP: "10.0.0.0-10.0.255.255",
+		RxD: 512, TxD: 512, Capture: 1500})
+	checkNoLoss(t, out.Result, n)
+	if len(out.Captured) != 1500 {
+		t.Fatalf("captured %d frames, want 1500", len(out.Captured))
+	}
+	for i, f := range out.Captured {
+		if src := binary.BigEndian.Uint32(f.Data[26:]); src != 0x0a000000+uint32(i) {
+			t.Fatalf("frame %d: src %#x, want %#x", i, src, 0x0a000000+i)
+		}
+		if ipSum(f.Data[14:34]) != 0xffff {
+			t.Fatalf("frame %d: bad IPv4 header checksum", i)
+		}
+		if stream, seq := stampSeq(t, f.Data); int(stream) != i%1024 || seq != uint64(i/1024) {
+			t.Fatalf("frame %d: stream %#x seq %d, want slot %d seq %d", i, stream, seq, i%1024, i/1024)
+		}
 	}
 }
 

@@ -74,13 +74,25 @@ func planLayout(c *Config, frames [][]byte) layout {
 // memoryMB is the DPDK memory the run allocates after EAL starts, in MiB,
 // with room for EAL's own heap, the ports' rings and the mempool's ring:
 // per mbuf its data room, the 128 B rte_mbuf and the pool's object header
-// (a cache line); each unit (unitBytes, from the C side) and the capture
-// buffers (2 KiB and a length per frame).
+// (a cache line); each unit (unitBytes, from the C side), each generator's
+// prebuilt flows (at most flowTemplateBytes) and the capture buffers (2 KiB
+// and a length per frame).
 func (l layout) memoryMB(capture, unitBytes int) int {
 	const slack = 32 << 20
-	b := int64(l.poolSize)*int64(l.dataRoom+128+64) + int64(len(l.units))*int64(unitBytes) + int64(capture)*(2048+4) + slack
+	gens := 0
+	for _, u := range l.units {
+		if u.kind == kindGen {
+			gens++
+		}
+	}
+	b := int64(l.poolSize)*int64(l.dataRoom+128+64) + int64(len(l.units))*int64(unitBytes) + int64(gens)*flowTemplateBytes +
+		int64(capture)*(2048+4) + slack
 	return int((b + 1<<20 - 1) >> 20)
 }
+
+// flowTemplateBytes is the most a generator prebuilds: RIG_MAX_FLOW_TMPL
+// flows of RIG_FLOW_STRIDE bytes (bench/internal/dpdk/shim.h).
+const flowTemplateBytes = 16384 * 64
 
 // genUnits: one generator per tx queue of port 0, --count split among them.
 func genUnits(c *Config) []unitPlan {

@@ -36,9 +36,9 @@ func TestPlanLoopSplitsCountAndQueues(t *testing.T) {
 	if l.poolSize != 2*(3*1024+3*1024)+2*(256+128)+4096 || l.dataRoom != 2176 {
 		t.Errorf("pool %d mbufs of %d B", l.poolSize, l.dataRoom)
 	}
-	// 17152 mbufs x (2176 + 192) B + 6 units x 1 MiB + 10 frames x 2052 B + 32 MiB slack
-	wantMB := (17152*(2176+192) + 6<<20 + 10*2052 + 32<<20 + 1<<20 - 1) >> 20
-	if got := l.memoryMB(10, 1<<20); got != wantMB || got != 77 {
+	// 17152 mbufs x (2176 + 192) B + 6 units x 1 MiB + 3 generators' flows x 1 MiB + 10 frames x 2052 B + 32 MiB slack
+	wantMB := (17152*(2176+192) + 6<<20 + 3<<20 + 10*2052 + 32<<20 + 1<<20 - 1) >> 20
+	if got := l.memoryMB(10, 1<<20); got != wantMB || got != 80 {
 		t.Errorf("memory %d MiB, want %d", got, wantMB)
 	}
 }

@@ -107,6 +107,10 @@ func scenarios(rig, testpmd, tmp string) []scenario {
 		{name: "io fwd, net_null pair", testpmd: tp(null, "io"), rig: rg(null, "fwd"), ports: null, target: 1.05},
 		{name: "io fwd, net_ring pair (tx-first)", testpmd: tp(ring, "io", "--tx-first"), rig: rg(ring, "fwd", "--tx-first", "32"), ports: ring, target: 1.05},
 		{name: "txonly 64 B, net_null", testpmd: tp(null[:1], "txonly", "--txpkts=60"), rig: rg(null[:1], "gen", "--size", "64"), ports: null[:1], target: 1.0},
+		// 64 flows: testpmd --txonly-multi-flow varies the source IP per
+		// frame; rig's generator prebuilds each flow's headers (issue 12)
+		{name: "txonly 64 B, 64 flows, net_null", testpmd: tp(null[:1], "txonly", "--txpkts=60", "--txonly-multi-flow"),
+			rig: rg(null[:1], "gen", "--size", "64", "--src-ip", "10.0.0.1-10.0.0.64"), ports: null[:1], target: 1.15},
 		{name: "memif chain gen->DUT io->rx", testpmd: chain(tp(memifDUT, "io")), rig: chain(rg(memifDUT, "fwd")), ports: []string{"rx port"}, target: 1.05},
 		{name: "io fwd, net_null, Go threads NOT pinned", testpmd: tp(null, "io"), rig: rg(null, "fwd", "--no-pin-go"), ports: null, target: 0},
 	}

@@ -15,6 +15,8 @@
 #define RIG_HIST_N (64 * RIG_HIST_SUB)
 #define RIG_STAMP_MAGIC 0x5247u /* "RG" */
 #define RIG_HDR_LEN 42          /* eth 14 + ipv4 20 + udp 8 */
+#define RIG_FLOW_STRIDE 64      /* gen: one flow's prebuilt headers, a cache line */
+#define RIG_MAX_FLOW_TMPL 16384 /* gen: flows prebuilt (1 MiB); more are patched per frame */
 #define RIG_STAMP_LEN 18        /* magic 2 + stream|seq 8 + tsc 8 */
 
 enum { RIG_GEN = 1, RIG_RX = 2, RIG_FWD = 3 };

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <rte_ip.h>
+#include <rte_malloc.h>
 #include <rte_udp.h>
 #include <rte_cycles.h>
 
@@ -32,6 +33,56 @@ static void build_tmpl(struct rig_unit *u)
 	udp->dgram_cksum = 0;
 }
 
+/* set_flow writes flow (src fastest, then dst, sport, dport) into the
+ * headers at d, a copy of the template, and its IPv4 checksum. */
+static void set_flow(const struct rig_gen_conf *g, uint8_t *d, uint32_t is, uint32_t id, uint32_t isp, uint32_t idp)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + 14);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	ip->src_addr = rte_cpu_to_be_32(g->src_ip + is);
+	ip->dst_addr = rte_cpu_to_be_32(g->dst_ip + id);
+	udp->src_port = rte_cpu_to_be_16(g->sport + isp);
+	udp->dst_port = rte_cpu_to_be_16(g->dport + idp);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+/* next_flow advances the flow counters in set_flow's order. */
+static inline void next_flow(const struct rig_gen_conf *g, uint32_t *is, uint32_t *id, uint32_t *isp, uint32_t *idp)
+{
+	if (++*is == g->n_src_ip) {
+		*is = 0;
+		if (++*id == g->n_dst_ip) {
+			*id = 0;
+			if (++*isp == g->n_sport) {
+				*isp = 0;
+				if (++*idp == g->n_dport)
+					*idp = 0;
+			}
+		}
+	}
+}
+
+/* build_flows prebuilds every flow's headers when there are several and
+ * not too many: the hot loop then copies one cache line per frame and
+ * writes only the stamp, as with a single flow. */
+static int build_flows(struct rig_unit *u)
+{
+	uint32_t is = 0, id = 0, isp = 0, idp = 0;
+	if (u->n_flows < 2 || u->n_flows > RIG_MAX_FLOW_TMPL)
+		return 0;
+	u->flows = rte_zmalloc("rig_flows", (size_t)u->n_flows * RIG_FLOW_STRIDE, RTE_CACHE_LINE_SIZE);
+	if (u->flows == NULL)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < u->n_flows; f++) {
+		uint8_t *d = u->flows + (size_t)f * RIG_FLOW_STRIDE;
+		memcpy(d, u->tmpl, RIG_HDR_LEN);
+		set_flow(&u->g, d, is, id, isp, idp);
+		next_flow(&u->g, &is, &id, &isp, &idp);
+	}
+	return 0;
+}
+
 int rig_unit_gen(struct rig_unit *u, const struct rig_gen_conf *c)
 {
 	u->g = *c;
@@ -50,6 +101,10 @@ int rig_unit_gen(struct rig_unit *u, const struct rig_gen_conf *c)
 		u->n_flows = nf > UINT32_MAX ? UINT32_MAX : (uint32_t)nf;
 	}
 	u->cyc_per_pkt = c->pps > 0 ? (double)rte_get_tsc_hz() / c->pps : 0;
+	rte_free(u->flows);
+	u->flows = NULL;
+	if (c->pcap_n == 0)
+		return build_flows(u);
 	return 0;
 }
 
@@ -75,36 +130,24 @@ static void gen_fill(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t n, uin
 			if (++u->pcap_i == g->pcap_n)
 				u->pcap_i = 0;
 		} else {
+			uint32_t f = u->flow_i;
+			if (++u->flow_i == u->n_flows)
+				u->flow_i = 0;
 			len = g->pkt_len;
-			rte_memcpy(d, u->tmpl, RIG_HDR_LEN);
-			if (g->n_src_ip > 1 || g->n_dst_ip > 1 || g->n_sport > 1 || g->n_dport > 1) {
-				struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(d + 14);
-				struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-				ip->src_addr = rte_cpu_to_be_32(g->src_ip + u->i_src);
-				ip->dst_addr = rte_cpu_to_be_32(g->dst_ip + u->i_dst);
-				udp->src_port = rte_cpu_to_be_16(g->sport + u->i_sport);
-				udp->dst_port = rte_cpu_to_be_16(g->dport + u->i_dport);
-				ip->hdr_checksum = 0;
-				ip->hdr_checksum = rte_ipv4_cksum(ip);
-				if (++u->i_src == g->n_src_ip) {
-					u->i_src = 0;
-					if (++u->i_dst == g->n_dst_ip) {
-						u->i_dst = 0;
-						if (++u->i_sport == g->n_sport) {
-							u->i_sport = 0;
-							if (++u->i_dport == g->n_dport)
-								u->i_dport = 0;
-						}
-					}
+			if (u->flows != NULL) {
+				rte_memcpy(d, u->flows + (size_t)f * RIG_FLOW_STRIDE, RIG_HDR_LEN);
+			} else {
+				rte_memcpy(d, u->tmpl, RIG_HDR_LEN);
+				if (u->n_flows > 1) { /* too many to prebuild */
+					set_flow(g, d, u->i_src, u->i_dst, u->i_sport, u->i_dport);
+					next_flow(g, &u->i_src, &u->i_dst, &u->i_sport, &u->i_dport);
 				}
 			}
 			if (g->stamp) {
 				/* one sequence per flow slot: RSS sends a flow to one
 				 * queue, so each receiver sees its sequences in order */
-				uint32_t slot = u->flow_i % RIG_FLOW_SLOTS;
+				uint32_t slot = f % RIG_FLOW_SLOTS;
 				stamp(d + RIG_HDR_LEN, (uint16_t)((g->stream << 10) | slot), u->seq[slot]++, tsc);
-				if (++u->flow_i == u->n_flows)
-					u->flow_i = 0;
 			}
 		}
 		u->pend_len[i] = len;

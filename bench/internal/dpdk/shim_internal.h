@@ -39,6 +39,7 @@ struct rig_unit {
 	uint8_t tmpl[RIG_HDR_LEN];
 	uint32_t i_src, i_dst, i_sport, i_dport, pcap_i;
 	uint32_t flow_i, n_flows;
+	uint8_t *flows;          /* n_flows prebuilt headers (checksummed), or NULL */
 	uint64_t seq[RIG_FLOW_SLOTS];
 	uint64_t sent;
 	double cyc_per_pkt;

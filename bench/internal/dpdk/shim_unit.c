@@ -87,6 +87,7 @@ void rig_unit_free(struct rig_unit *u)
 		return;
 	for (uint16_t i = u->pend_off; i < u->pend_n; i++)
 		rte_pktmbuf_free(u->pend[i]);
+	rte_free(u->flows);
 	rte_free(u->cap_data);
 	rte_free(u->cap_len);
 	rte_free(u);
