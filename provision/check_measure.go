@@ -35,9 +35,12 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 		wc := cfg
 		wc.Duration = w
 		var err error
-		if _, warm, err = s.runPolling(ctx, dp, wc); err != nil {
+		if _, warm, err = s.runPolling(ctx, dp, wc, p); err != nil {
 			return nil, fmt.Errorf("check: warm-up run (%d B): %w", size, err)
 		}
+	}
+	if err := s.reattach(ctx, p); err != nil {
+		return nil, err
 	}
 	before, err := s.baseline(ctx, p, warm)
 	if err != nil {
@@ -47,13 +50,16 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 		run.Warnings = append(run.Warnings, "PMD stats not cleared: "+err.Error())
 	}
 	cfg.Duration = sp.DurationOrDefault()
-	r, last, err := s.runPolling(ctx, dp, cfg)
+	r, last, err := s.runPolling(ctx, dp, cfg, p)
 	if err != nil {
 		return nil, fmt.Errorf("check: run (%d B): %w", size, err)
 	}
 	after, err := s.o.PortCounters(ctx, s.bridge)
-	if err != nil {
+	if err != nil && !p.closed {
 		return nil, fmt.Errorf("check: OvS counters after the run: %w", err)
+	}
+	if after == nil {
+		after = map[string]ovs.Counters{}
 	}
 	for _, port := range []string{p.in, p.out} {
 		// the last reading while rig's side was still connected (traffic
@@ -80,18 +86,13 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 }
 
 // baseline is each port's counters before the measured run, by what the
-// ports are: a memif server's persist across connections but read 0 while
-// none is up (the warm-up's last reading while connected; none when there
-// was no warm-up: the ports were just added); a vhost-user port's drop
+// ports are: the memif server ports are added afresh for each run (none); a vhost-user port's drop
 // counters likewise (its packet counters restart at each connection, see
 // portDelta); the bridge's own ports (through-ports) are OvS's and always
 // readable (read now).
 func (s *checkStep) baseline(ctx context.Context, p *checkPath, warm map[string]ovs.Counters) (map[string]ovs.Counters, error) {
 	if p.kind == pathMemif {
-		if warm == nil {
-			warm = map[string]ovs.Counters{}
-		}
-		return warm, nil
+		return map[string]ovs.Counters{}, nil // ports added afresh for the run (reattach)
 	}
 	if p.kind == pathVhost && warm != nil {
 		return warm, nil
@@ -105,7 +106,49 @@ func (s *checkStep) baseline(ctx context.Context, p *checkPath, warm map[string]
 
 // memifServerNote: seen on this project's Debian 12 VM, OvS 3.1 with DPDK
 // 22.11 (bench/ovs_test.go), about 1 run in 80.
-const memifServerNote = "memif transport: DPDK 22.11's memif server in ovs-vswitchd can crash (SIGSEGV in librte_net_memif) when a client disconnects while a PMD thread polls the port, as rig's dataplane does after each run; prefer transport: vhost-user (the default) on a switch that carries other traffic"
+const memifServerNote = "memif transport: DPDK 22.11's memif server in ovs-vswitchd can crash (SIGSEGV in librte_net_memif) when its client disconnects while a PMD thread polls the port; rig deletes its memif ports from OvS once a run's traffic is over, before its dataplane disconnects, and adds them again for the next run; if a run ends before that (no frame went through), the old order remains: prefer transport: vhost-user (the default) on a switch that carries other traffic"
+
+// memifQuietPolls: the path's counters unchanged this many polls in a row
+// (after frames went through) means the run's traffic is over and rig's
+// side is holding its links.
+const memifQuietPolls = 4
+
+// closeMemif deletes the check's memif server ports from OvS while rig's
+// clients still hold their links (memifServerNote: DPDK 22.11's memif
+// server, in ovs-vswitchd, unmaps the rings when its client disconnects
+// while a PMD thread may be in a burst on them; a deleted port is first
+// taken off the PMD threads). The counters were read just before.
+func (s *checkStep) closeMemif(ctx context.Context, p *checkPath) {
+	for _, port := range []string{p.in, p.out} {
+		_ = s.o.DeletePort(ctx, s.bridge, port) // one that stays: teardown tries again
+	}
+	p.closed = true
+}
+
+// reattach adds the memif server ports again after a run closed them,
+// waits for them and points the flows at their new OpenFlow numbers.
+func (s *checkStep) reattach(ctx context.Context, p *checkPath) error {
+	if !p.closed {
+		return nil
+	}
+	for i, port := range []string{p.in, p.out} {
+		if err := s.o.AddPort(ctx, s.bridge, port, p.settings[i]); err != nil {
+			return fmt.Errorf("check: bridge %s: add port %s again: %w", s.bridge, port, err)
+		}
+	}
+	p.closed = false
+	var err error
+	if p.inOF, p.outOF, err = s.waitAttached(ctx, p.in, p.out); err != nil {
+		return err
+	}
+	if err := s.o.DelFlowsByCookie(ctx, s.bridge, CheckCookie); err != nil {
+		return fmt.Errorf("check: bridge %s: remove flows with cookie %#x: %w", s.bridge, CheckCookie, err)
+	}
+	if err := s.o.AddFlows(ctx, s.bridge, flowInOut(p.inOF, p.outOF)); err != nil {
+		return fmt.Errorf("check: bridge %s: add flow %s -> %s: %w", s.bridge, p.in, p.out, err)
+	}
+	return nil
+}
 
 // counterHold is how long the dataplane keeps its ports open after the
 // run, and counterPoll how often the check reads OvS's counters meanwhile:
@@ -120,7 +163,7 @@ const (
 // counterPoll from when its traffic may have ended until it exits; it returns the last reading of each port
 // whose packet counters were known (the hold keeps them readable after
 // the traffic stopped).
-func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Config) (*bench.Result, map[string]ovs.Counters, error) {
+func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Config, p *checkPath) (*bench.Result, map[string]ovs.Counters, error) {
 	type done struct {
 		r   *bench.Result
 		err error
@@ -141,20 +184,34 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 	}
 	tick := time.NewTicker(counterPoll)
 	defer tick.Stop()
+	still := 0 // polls in a row that the path's counters did not move
 	for {
 		select {
 		case d := <-ch:
 			return d.r, last, d.err
 		case <-tick.C:
+			if p.closed {
+				continue
+			}
 			cs, err := s.o.PortCounters(ctx, s.bridge)
 			if err != nil {
 				continue
 			}
+			moved := false
 			for port, c := range cs {
 				prev, seen := last[port]
 				if c.Known(ovs.RxPackets) && c.Known(ovs.TxPackets) && (!seen || c.RxPackets+c.TxPackets >= prev.RxPackets+prev.TxPackets) {
+					if port == p.in || port == p.out {
+						moved = moved || !seen || c.RxPackets+c.TxPackets != prev.RxPackets+prev.TxPackets
+					}
 					last[port] = c // never a reading after a reset (the peer gone)
 				}
+			}
+			if still = still + 1; moved {
+				still = 0
+			}
+			if p.kind == pathMemif && still >= memifQuietPolls && last[p.in].RxPackets > 0 {
+				s.closeMemif(ctx, p)
 			}
 		}
 	}
