@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"rig/internal/host"
 	"rig/lab/card"
@@ -82,13 +83,27 @@ func Link(name, dev string, up bool) error {
 }
 
 // writeAttr rewrites a card attribute in place (the lab's view binds the
-// file or its directory, so the inode must stay).
+// file or its directory, so the inode must stay) with one write and no
+// truncation: rig's steps read these files while the port keeper writes
+// them, and a truncate-then-write let a reader see an empty state (the rdma
+// step failed on `port state ""`, 1 make test in 9). A value shorter than
+// the file is padded with spaces before its newline; readers trim, as they
+// do for sysfs.
 func writeAttr(p, v string) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
-	if _, err := f.WriteString(v + "\n"); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("lab: %w", err)
+	}
+	s := v + "\n"
+	if n := int(fi.Size()); len(s) < n {
+		s = v + strings.Repeat(" ", n-len(s)) + "\n"
+	}
+	if _, err := f.WriteAt([]byte(s), 0); err != nil {
 		f.Close()
 		return fmt.Errorf("lab: %w", err)
 	}
