@@ -19,10 +19,7 @@ func memifServers(vdevs []string) []string {
 			if !strings.HasPrefix(name, "net_memif") {
 				continue
 			}
-			p := kv["socket"]
-			if kv["socket-abstract"] != "no" {
-				p = "@" + p
-			}
+			p := memifSocket(kv)
 			switch {
 			case pass == 0 && kv["role"] == "server":
 				local[p] = true
@@ -32,6 +29,15 @@ func memifServers(vdevs []string) []string {
 		}
 	}
 	return out
+}
+
+// memifSocket is a memif vdev's socket as /proc/net/unix shows it ("@path"
+// for an abstract one).
+func memifSocket(kv map[string]string) string {
+	if kv["socket-abstract"] != "no" {
+		return "@" + kv["socket"]
+	}
+	return kv["socket"]
 }
 
 // listeningUnix reports which of paths are listening unix sockets.
@@ -86,7 +92,7 @@ func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) er
 // memifDevargs parses a memif vdev's devargs with the PMD's defaults.
 func memifDevargs(v string) (name string, kv map[string]string) {
 	name, args, _ := strings.Cut(v, ",")
-	kv = map[string]string{"role": "client", "socket": "/run/memif.sock", "socket-abstract": "yes"}
+	kv = map[string]string{"role": "client", "id": "0", "socket": "/run/memif.sock", "socket-abstract": "yes"}
 	for _, a := range strings.Split(args, ",") {
 		if k, val, ok := strings.Cut(a, "="); ok {
 			kv[k] = val
@@ -114,13 +120,13 @@ func memifRemoteServers(vdevs []string) map[string]bool {
 }
 
 // memifLocalPeers maps each memif vdev whose peer is also in this process
-// (same socket and socket-abstract, the other role) to that peer.
+// (same socket and interface id, the other role) to that peer.
 func memifLocalPeers(vdevs []string) map[string]string {
-	type end struct{ socket, abstract, role string }
+	type end struct{ socket, id, role string }
 	byEnd := map[end]string{}
 	for _, v := range vdevs {
 		if name, kv := memifDevargs(v); strings.HasPrefix(name, "net_memif") {
-			byEnd[end{kv["socket"], kv["socket-abstract"], kv["role"]}] = name
+			byEnd[end{memifSocket(kv), kv["id"], kv["role"]}] = name
 		}
 	}
 	out := map[string]string{}

@@ -7,17 +7,20 @@ import (
 	"time"
 )
 
-// Peers in one process share a socket (and its abstract flag) with the
-// other role; a server whose client is elsewhere has none.
+// Peers in one process share a socket (and its abstract flag) and an
+// interface id (default 0) with the other role; a server whose client is
+// elsewhere has none.
 func TestMemifLocalPeers(t *testing.T) {
 	got := memifLocalPeers([]string{
 		"net_memif_a,role=server,socket=/tmp/ab.sock",
-		"net_memif_b,socket=/tmp/ab.sock",
+		"net_memif_b,socket=/tmp/ab.sock,id=0",
 		"net_memif_c,role=server,socket=/tmp/c.sock",
 		"net_memif_d,role=client,socket=/tmp/c.sock,socket-abstract=no",
+		"net_memif_e,role=server,socket=/tmp/ab.sock,id=1",
+		"net_memif_f,socket=/tmp/ab.sock,id=1",
 		"net_ring0",
 	})
-	if fmt.Sprint(got) != "map[net_memif_a:net_memif_b net_memif_b:net_memif_a]" {
+	if fmt.Sprint(got) != "map[net_memif_a:net_memif_b net_memif_b:net_memif_a net_memif_e:net_memif_f net_memif_f:net_memif_e]" {
 		t.Errorf("peers %v", got)
 	}
 }

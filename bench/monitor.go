@@ -96,16 +96,9 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 		select {
 		case <-ctx.Done():
 			m.res.Interrupted = true
-			if c.Role == RoleRx {
-				return m.rxSpan(time.Since(m.start))
-			}
 			end := time.Since(m.start)
-			if c.Role == RoleFwd {
-				return end // no generator to halt: see the deadline below
-			}
-			m.halt()
-			m.drain(200 * time.Millisecond)
-			return end
+			m.haltAndDrain(200 * time.Millisecond)
+			return m.rxSpan(end)
 		case now := <-tick.C:
 			t, genDone := snapshot(m.units, len(m.ports))
 			if now.Sub(lastAt) >= c.Interval {
@@ -116,18 +109,8 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 			m.seeRx(sum(t.rx), el)
 			m.watchLinks(el)
 			switch {
-			case c.Duration > 0 && el >= c.Duration && c.Role == RoleFwd:
-				// a forwarder or a receiver has no generator to halt and
-				// its source may keep sending: a drain would count a
-				// second more frames over the same interval (measure
-				// times a forwarder until its lcores stop; a receiver
-				// is timed from its first frame to its last)
-				return el
-			case c.Duration > 0 && el >= c.Duration && c.Role == RoleRx:
-				return m.rxSpan(el)
 			case c.Duration > 0 && el >= c.Duration:
-				m.halt()
-				m.drain(time.Second)
+				m.haltAndDrain(time.Second)
 				return m.rxSpan(el)
 			case genDone:
 				m.drain(time.Second)
@@ -165,6 +148,20 @@ func (m *monitor) rxSpan(el time.Duration) time.Duration {
 		return m.lastRx - m.firstRx
 	}
 	return el
+}
+
+// haltAndDrain stops the generators and waits for their frames in flight
+// (drain, at most max). A forwarder or a receiver has no generator here
+// and its source may keep sending: a drain would only count more frames
+// over the same interval, so it stops counting at once (measure times a
+// forwarder until its lcores stop; a receiver is timed from its first
+// frame to its last, rxSpan).
+func (m *monitor) haltAndDrain(max time.Duration) {
+	if m.c.Role == RoleFwd || m.c.Role == RoleRx {
+		return
+	}
+	m.halt()
+	m.drain(max)
 }
 
 // halt stops the generators (their lcores keep running the receivers).
