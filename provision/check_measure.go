@@ -131,10 +131,8 @@ func (s *checkStep) reattach(ctx context.Context, p *checkPath) error {
 	if !p.closed {
 		return nil
 	}
-	for i, port := range []string{p.in, p.out} {
-		if err := s.o.AddPort(ctx, s.bridge, port, p.settings[i]); err != nil {
-			return fmt.Errorf("check: bridge %s: add port %s again: %w", s.bridge, port, err)
-		}
+	if err := s.addPorts(ctx, p); err != nil {
+		return err
 	}
 	p.closed = false
 	var err error
@@ -144,10 +142,7 @@ func (s *checkStep) reattach(ctx context.Context, p *checkPath) error {
 	if err := s.o.DelFlowsByCookie(ctx, s.bridge, CheckCookie); err != nil {
 		return fmt.Errorf("check: bridge %s: remove flows with cookie %#x: %w", s.bridge, CheckCookie, err)
 	}
-	if err := s.o.AddFlows(ctx, s.bridge, flowInOut(p.inOF, p.outOF)); err != nil {
-		return fmt.Errorf("check: bridge %s: add flow %s -> %s: %w", s.bridge, p.in, p.out, err)
-	}
-	return nil
+	return s.addFlows(ctx, p)
 }
 
 // counterHold is how long the dataplane keeps its ports open after the
@@ -207,8 +202,10 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 					last[port] = c // never a reading after a reset (the peer gone)
 				}
 			}
-			if still = still + 1; moved {
+			if moved {
 				still = 0
+			} else {
+				still++
 			}
 			if p.kind == pathMemif && still >= memifQuietPolls && last[p.in].RxPackets > 0 {
 				s.closeMemif(ctx, p)

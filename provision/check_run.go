@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,12 +144,31 @@ func (s *checkStep) setup(ctx context.Context) (*checkPath, error) {
 	if err != nil {
 		return p, err
 	}
+	return p, s.addFlows(ctx, p)
+}
+
+// addFlows adds the flow in -> out (by the ports' OpenFlow numbers) with
+// rig's cookie.
+func (s *checkStep) addFlows(ctx context.Context, p *checkPath) error {
+	p.flows = true // also after a partial add: the teardown removes by cookie
 	if err := s.o.AddFlows(ctx, s.bridge, flowInOut(p.inOF, p.outOF)); err != nil {
-		p.flows = true // a partial add: the teardown removes by cookie
-		return p, fmt.Errorf("check: bridge %s: add flow %s -> %s: %w", s.bridge, p.in, p.out, err)
+		return fmt.Errorf("check: bridge %s: add flow %s -> %s: %w", s.bridge, p.in, p.out, err)
 	}
-	p.flows = true
-	return p, nil
+	return nil
+}
+
+// addPorts adds rig-chk-in and rig-chk-out with p.settings, each recorded
+// in p.added before its add (a half-added port is removed too).
+func (s *checkStep) addPorts(ctx context.Context, p *checkPath) error {
+	for i, port := range []string{p.in, p.out} {
+		if !slices.Contains(p.added, port) {
+			p.added = append(p.added, port)
+		}
+		if err := s.o.AddPort(ctx, s.bridge, port, p.settings[i]); err != nil {
+			return fmt.Errorf("check: bridge %s: add port %s: %w", s.bridge, port, err)
+		}
+	}
+	return nil
 }
 
 // sockDir is where the check's vhost-user and memif sockets live: the
@@ -184,12 +204,11 @@ func (s *checkStep) setupBridge(ctx context.Context) (*checkPath, error) {
 			vdev = fmt.Sprintf("net_memif%d,role=client,id=0,socket=%s,socket-abstract=no", i, sock)
 			p.kind = pathMemif
 		}
-		p.added = append(p.added, port) // before the add: a half-added port is removed too
 		p.settings = append(p.settings, set)
-		if err := s.o.AddPort(ctx, s.bridge, port, set); err != nil {
-			return p, fmt.Errorf("check: bridge %s: add port %s: %w", s.bridge, port, err)
-		}
 		p.vdevs = append(p.vdevs, vdev)
+	}
+	if err := s.addPorts(ctx, p); err != nil {
+		return p, err
 	}
 	var err error
 	p.inOF, p.outOF, err = s.waitAttached(ctx, p.in, p.out)
