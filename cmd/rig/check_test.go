@@ -307,14 +307,11 @@ func childPIDs(t *testing.T, pid int) []int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
 	for _, st := range stats {
-		b, err := os.ReadFile(st)
+		f, err := procStat(st)
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) { // state ppid ...
 			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
 			out = append(out, n)
 		}

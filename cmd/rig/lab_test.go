@@ -169,13 +169,20 @@ func labStatus(t *testing.T, bin, name string) lab.Status {
 func pidAlive(pid int) bool { return syscall.Kill(pid, 0) == nil && !isZombie(pid) }
 
 func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || len(f) == 0 || f[0] == "Z"
+}
+
+// procStat returns the fields of a /proc/PID/stat file after "pid (comm)":
+// state, ppid, ... (comm may hold spaces and parentheses: split after the
+// last ')').
+func procStat(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return true
+		return nil, err
 	}
 	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) == 0 || f[0] == "Z"
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:]), nil
 }
 
 // same: everything equal, and at least as many free hugepages as before
