@@ -8,13 +8,6 @@ import (
 	"rig/bench/internal/dpdk"
 )
 
-// latencyAcc sums the rx units' latency counters.
-type latencyAcc struct {
-	hist           []uint64
-	n, sum         uint64
-	minCyc, maxCyc uint64
-}
-
 // collect reads the units' final counters (lcores joined) into res.
 func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed time.Duration) {
 	secs := elapsed.Seconds()
@@ -125,26 +118,5 @@ func measuredFrameSize(c *Config, res *Result) {
 	res.FrameSize, res.FrameSizeSource = 0, "measured"
 	if pk > 0 {
 		res.FrameSize = int((by+pk/2)/pk) + FCSLen
-	}
-}
-
-// result is the latency summary in microseconds; nil without samples.
-func (l latencyAcc) result(hz, warmupS float64) *Latency {
-	if l.n == 0 || hz <= 0 {
-		return nil
-	}
-	us := func(cyc float64) float64 { return cyc / hz * 1e6 }
-	at := func(q float64) float64 { return us(float64(histRank(l.hist, q, l.minCyc, l.maxCyc))) }
-	return &Latency{
-		Samples:         l.n,
-		MinUs:           us(float64(l.minCyc)),
-		AvgUs:           us(float64(l.sum) / float64(l.n)),
-		P50Us:           at(0.50),
-		P90Us:           at(0.90),
-		P99Us:           at(0.99),
-		P999Us:          at(0.999),
-		MaxUs:           us(float64(l.maxCyc)),
-		Histogram:       newLatencyHistogram(l.hist, hz),
-		WarmupExcludedS: warmupS,
 	}
 }

@@ -95,6 +95,11 @@ type Latency struct {
 	OfferedMpps     float64 `json:"offeredMpps,omitempty"`
 	LoadLineRatePct float64 `json:"loadLineRatePct,omitempty"`
 	Saturated       string  `json:"saturated,omitempty"`
+	// --latency-load: the path's capacity (what it delivered to a
+	// generator without a rate limit, in a probe run before this one)
+	// and the fraction of it the generator was asked to offer
+	CapacityMpps   float64 `json:"capacityMpps,omitempty"`
+	LoadOfCapacity string  `json:"loadOfCapacity,omitempty"`
 }
 
 // Sample is one live interval.
