@@ -40,7 +40,7 @@ func main() {
 	flag.DurationVar(&o.dur, "duration", 5*time.Second, "run time of each run (>= 5s)")
 	flag.StringVar(&o.only, "only", "", "run only rows whose name contains one of these comma-separated strings")
 	flag.BoolVar(&o.list, "list", false, "list the rows and their targets, run nothing")
-	flag.BoolVar(&o.smoke, "smoke", false, "allow -runs >= 1 and -duration >= 1s to check that the rows run end to end: no verdicts")
+	flag.BoolVar(&o.smoke, "smoke", false, "allow -runs >= 1 and -duration >= 3s to check that the rows run end to end: no verdicts")
 	flag.StringVar(&o.md, "md", "", "also write the verdict table as dated Markdown to this file (for the README)")
 	flag.Parse()
 	if err := o.validate(); err != nil {
@@ -59,8 +59,10 @@ func main() {
 
 func (o options) validate() error {
 	switch {
-	case o.smoke && (o.runs < 1 || o.dur < time.Second):
-		return errors.New("-smoke: -runs must be >= 1 and -duration >= 1s")
+	case o.smoke && (o.runs < 1 || o.dur < 3*time.Second):
+		// testpmd's first per-second samples are startup (0 pps): a 1 s
+		// run leaves it nothing to measure
+		return errors.New("-smoke: -runs must be >= 1 and -duration >= 3s")
 	case !o.smoke && o.runs < minRounds:
 		// with fewer rounds no sign test can reach p <= 0.05 in a
 		// useful way (7 of 7 is p = 0.008, 6 of 7 already 0.0625)

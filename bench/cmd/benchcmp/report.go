@@ -47,7 +47,7 @@ func report(rows []row, o options) error {
 		outs[i] = decide(r)
 	}
 	printVerdicts(os.Stdout, rows, outs)
-	fmt.Printf("(%d paired rounds of %v runs per row, the order alternating each round; cores: EAL -l 0-1, one forwarding lcore on CPU 1)\n", o.runs, o.dur)
+	fmt.Printf("(%d paired round(s) of %v runs per row, the order alternating each round; cores: EAL -l 0-1, one forwarding lcore on CPU 1)\n", o.runs, o.dur)
 	fmt.Printf("(ratio: rig/reference per round; above target: rounds whose ratio exceeds the row's target; p(>), p(<): one-sided sign test,"+
 		" the chance of so many rounds on that side if each were a coin toss; MET needs p(>) <= %.2f (n=7: 7 of 7, n=10: 9 of 10), NOT MET p(<) <= %.2f; otherwise inconclusive)\n",
 		alpha, alpha)
