@@ -21,6 +21,7 @@ type benchFlags struct {
 	minLineRatePct float64
 	maxLoss        int64
 	eal            string
+	latencyPlot    string
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -91,6 +92,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
 	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
+	fl.DurationVar(&cf.LatWarmup, "latency-warmup", 0, "loop/rx: latency samples count from this long after the first received frame (default 0.5s, or a quarter of a shorter --duration)")
+	fl.StringVar(&cf.LatencyLoad, "latency-load", "", "loop: measure latency at this % of the path's capacity (e.g. 50%): a 2 s run without a rate limit measures the capacity first")
+	fl.StringVar(&f.latencyPlot, "latency-plot", "", "loop/rx: write the latency distribution (latency by percentile) to this .svg or .png file")
 	return c
 }
 
@@ -103,6 +107,13 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	// here was given (--cores 0) and is refused, not defaulted
 	if err := cfg.Validate(); err != nil {
 		return withCode(exitUsage, err)
+	}
+	if err := checkLatencyPlot(cfg.Role, f.latencyPlot); err != nil {
+		return withCode(exitUsage, err)
+	}
+	cfg, err := atLatencyLoad(cmd, a, cfg)
+	if err != nil {
+		return err
 	}
 	tty := false
 	if fd, ok := a.errOut.(*os.File); ok {
@@ -122,6 +133,9 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		}
 	} else {
 		res.PrintSummary(a.out)
+	}
+	if err := writeLatencyPlot(f.latencyPlot, res); err != nil {
+		return err
 	}
 	if len(res.Invalid) > 0 {
 		// no threshold judges numbers that cannot be right
