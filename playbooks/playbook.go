@@ -32,6 +32,7 @@ type Playbook struct {
 	RDMA        *RDMASpec      `yaml:"rdma"`
 	MST         *MSTSpec       `yaml:"mst"`
 	Mode        *ModeSpec      `yaml:"mode"`
+	Kernel      *KernelSpec    `yaml:"kernel"`
 	OVS         *OVSSpec       `yaml:"ovs"`
 	Check       *CheckSpec     `yaml:"check"`
 
@@ -302,6 +303,9 @@ func (p *Playbook) Validate() []FieldError {
 	}
 	if p.Mode != nil {
 		add("mode", p.Mode.Validate())
+	}
+	if p.Kernel != nil {
+		add("kernel", p.Kernel.Validate())
 	}
 	if p.OVS != nil {
 		add("ovs", p.OVS.Validate())

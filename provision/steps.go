@@ -81,6 +81,8 @@ func Steps() []StepDef {
 			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, NewMSTStep)},
 		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
 			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, NewModeStep)},
+		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
+			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
 			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, NewRDMAStep)},
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
