@@ -33,6 +33,7 @@ type Playbook struct {
 	MST         *MSTSpec       `yaml:"mst"`
 	Mode        *ModeSpec      `yaml:"mode"`
 	Kernel      *KernelSpec    `yaml:"kernel"`
+	Bind        *BindSpec      `yaml:"bind"`
 	OVS         *OVSSpec       `yaml:"ovs"`
 	Check       *CheckSpec     `yaml:"check"`
 
@@ -306,6 +307,9 @@ func (p *Playbook) Validate() []FieldError {
 	}
 	if p.Kernel != nil {
 		add("kernel", p.Kernel.Validate())
+	}
+	if p.Bind != nil {
+		add("bind", p.Bind.Validate())
 	}
 	if p.OVS != nil {
 		add("ovs", p.OVS.Validate())

@@ -85,6 +85,8 @@ func Steps() []StepDef {
 			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
 			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, NewRDMAStep)},
+		{"bind", "bind PCI functions (by address or netdev) to vfio-pci/uio_pci_generic for DPDK; mlx5 stays on mlx5_core",
+			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, NewBindStep)},
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
 			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, NewHugepagesStep)},
 		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",
