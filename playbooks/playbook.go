@@ -34,6 +34,7 @@ type Playbook struct {
 	Mode        *ModeSpec      `yaml:"mode"`
 	Kernel      *KernelSpec    `yaml:"kernel"`
 	Bind        *BindSpec      `yaml:"bind"`
+	SRIOV       *SRIOVSpec     `yaml:"sriov"`
 	OVS         *OVSSpec       `yaml:"ovs"`
 	Check       *CheckSpec     `yaml:"check"`
 
@@ -310,6 +311,9 @@ func (p *Playbook) Validate() []FieldError {
 	}
 	if p.Bind != nil {
 		add("bind", p.Bind.Validate())
+	}
+	if p.SRIOV != nil {
+		add("sriov", p.SRIOV.Validate())
 	}
 	if p.OVS != nil {
 		add("ovs", p.OVS.Validate())

@@ -103,7 +103,7 @@ func (s *bindStep) resolve(dev string, st rigState) (pciFn, error) {
 	fn := pciFn{}
 	if bdf, ok := pci.Canonical(dev); ok {
 		fn.bdf = bdf
-	} else if link, err := s.netdevDevice(dev); err == nil {
+	} else if link, err := netdevDevice(s.h, dev); err == nil {
 		fn.netdev = dev
 		if fn.bdf = pciOf(link); fn.bdf == "" {
 			return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("netdev %s is not on a PCI function (its device is %s)", dev, link),
@@ -127,33 +127,6 @@ func (s *bindStep) resolve(dev string, st rigState) (pciFn, error) {
 		return pciFn{}, &Problem{Object: "bind " + fn.bdf, Err: err}
 	}
 	return fn, nil
-}
-
-// netdevDevice is the sysfs path of a netdev's device: /sys/class/net/X
-// links to the netdev's directory below its device, whose `device` link is
-// relative to that directory.
-func (s *bindStep) netdevDevice(netdev string) (string, error) {
-	dir, err := s.h.Readlink("/sys/class/net/" + netdev)
-	if err != nil {
-		return "", err
-	}
-	real := path.Join("/sys/class/net", dir)
-	dev, err := s.h.Readlink(real + "/device")
-	if err != nil {
-		return "", err
-	}
-	return path.Join(real, dev), nil
-}
-
-// pciOf walks a sysfs device path up to its PCI function (a netdev's
-// device may be a virtio device below the function).
-func pciOf(p string) string {
-	for d := path.Clean(p); d != "/" && d != "."; d = path.Dir(d) {
-		if bdf, ok := pci.Canonical(path.Base(d)); ok && path.Base(d) == bdf {
-			return bdf
-		}
-	}
-	return ""
 }
 
 // canBind refuses, before any write, what would cut the host off or cannot

@@ -85,6 +85,8 @@ func Steps() []StepDef {
 			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
 			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, NewRDMAStep)},
+		{"sriov", "create VFs per PF (sriov_numvfs) and set the eSwitch mode (devlink); VFs and representors verified",
+			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, NewSRIOVStep)},
 		{"bind", "bind PCI functions (by address or netdev) to vfio-pci/uio_pci_generic for DPDK; mlx5 stays on mlx5_core",
 			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, NewBindStep)},
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
