@@ -136,7 +136,6 @@ func sriovStepFor(t *testing.T, k *sriovKernel, pfs []playbooks.SRIOVPF, fixture
 	return s
 }
 
-
 // TestSRIOVSwitchdevApplyTwice: 2 legacy VFs → 4 VFs in switchdev: the VFs
 // go (numvfs 0), the mode changes, 4 VFs come back with representors; the
 // second apply writes nothing and sets nothing.
