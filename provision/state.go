@@ -1,12 +1,11 @@
 package provision
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-
-	"rig/internal/host"
 )
 
 // stateFile is what rig changed that a later `rig down` restores, so it
@@ -18,8 +17,52 @@ const stateFile = "/var/lib/rig/state.json"
 const stateVersion = 1
 
 type rigState struct {
-	Version int           `json:"version"`
-	Bound   []boundDevice `json:"bound,omitempty"`
+	Version   int           `json:"version"`
+	Bound     []boundDevice `json:"bound,omitempty"`
+	Hugepages *hugeRecord   `json:"hugepages,omitempty"`
+	Kernel    *kernelRecord `json:"kernel,omitempty"`
+	SRIOV     []sriovRecord `json:"sriov,omitempty"`
+}
+
+// fileRecord is a file rig wrote: whether it existed and what it held
+// before rig's first write (restored by rig down, or removed).
+type fileRecord struct {
+	Path    string `json:"path"`
+	Existed bool   `json:"existed"`
+	Content string `json:"content,omitempty"`
+	// Link: the path was a symlink rig made (Content is its old target).
+	Link bool `json:"link,omitempty"`
+}
+
+// hugeRecord is what the hugepages step changed.
+type hugeRecord struct {
+	Pools  []poolRecord  `json:"pools,omitempty"`
+	Mounts []mountRecord `json:"mounts,omitempty"` // hugetlbfs mounts rig made
+	Files  []fileRecord  `json:"files,omitempty"`
+}
+
+type mountRecord struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"` // rig made the directory too
+}
+
+type poolRecord struct {
+	SizeKB int64 `json:"sizeKB"`
+	Node   int   `json:"node"`
+	Before int   `json:"before"`
+}
+
+// kernelRecord is what the kernel step changed.
+type kernelRecord struct {
+	Files  []fileRecord      `json:"files,omitempty"`
+	Sysctl map[string]string `json:"sysctl,omitempty"` // name -> live value before
+}
+
+// sriovRecord is a PF's settings before the sriov step changed them.
+type sriovRecord struct {
+	BDF     string `json:"bdf"`
+	NumVFs  int    `json:"numvfs"`
+	Eswitch string `json:"eswitch,omitempty"`
 }
 
 // boundDevice is one PCI function the bind step moved to another driver.
@@ -31,7 +74,13 @@ type boundDevice struct {
 	Driver   string `json:"driver"`
 }
 
-func loadState(h *host.Host) (rigState, error) {
+// stateHost is what reading and writing the state file needs.
+type stateHost interface {
+	ReadFile(p string) ([]byte, error)
+	ReplaceFile(p string, data []byte, perm fs.FileMode) error
+}
+
+func loadState(h stateHost) (rigState, error) {
 	b, err := h.ReadFile(stateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rigState{Version: stateVersion}, nil
@@ -50,7 +99,7 @@ func loadState(h *host.Host) (rigState, error) {
 	return st, nil
 }
 
-func saveState(h *host.Host, st rigState) error {
+func saveState(h stateHost, st rigState) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -86,4 +135,73 @@ func (st *rigState) recordBind(b boundDevice) {
 		}
 	}
 	st.Bound = append(st.Bound, b)
+}
+
+// updateState loads the state, lets change edit it, and saves it.
+func updateState(h stateHost, change func(st *rigState)) error {
+	st, err := loadState(h)
+	if err != nil {
+		return err
+	}
+	change(&st)
+	return saveState(h, st)
+}
+
+// recordFile adds a file's before-state unless it is recorded already
+// (the first write's before is the host's own).
+func recordFile(list *[]fileRecord, r fileRecord) {
+	for _, old := range *list {
+		if old.Path == r.Path {
+			return
+		}
+	}
+	*list = append(*list, r)
+}
+
+// fileBefore reads a path's before-state for recordFile.
+func fileBefore(h interface {
+	ReadFile(p string) ([]byte, error)
+	Readlink(p string) (string, error)
+}, p string, link bool) fileRecord {
+	if link {
+		t, err := h.Readlink(p)
+		return fileRecord{Path: p, Existed: err == nil, Content: t, Link: true}
+	}
+	b, err := h.ReadFile(p)
+	return fileRecord{Path: p, Existed: err == nil, Content: string(b)}
+}
+
+// restoreHost is what restoring a recorded file needs.
+type restoreHost interface {
+	ReadFile(p string) ([]byte, error)
+	Readlink(p string) (string, error)
+	CreateFile(p string, data []byte, perm fs.FileMode) error
+	Symlink(target, p string) error
+	Remove(p string) error
+}
+
+// planRestoreFile plans putting a file back as it was before rig's first
+// write: removed when rig created it, its old content (or link) otherwise.
+func planRestoreFile(h restoreHost, f fileRecord, what string, plan *Plan) {
+	now := fileBefore(h, f.Path, f.Link)
+	if now.Existed == f.Existed && (!f.Existed || now.Content == f.Content) {
+		return
+	}
+	obj := what + " " + f.Path
+	switch {
+	case !f.Existed:
+		plan.add(func(context.Context) error { return h.Remove(f.Path) }, Change{Object: obj, Action: "remove (rig created it)"})
+	case f.Link:
+		plan.add(func(context.Context) error {
+			if now.Existed {
+				if err := h.Remove(f.Path); err != nil {
+					return err
+				}
+			}
+			return h.Symlink(f.Content, f.Path)
+		}, Change{Object: obj, Action: "restore link", To: f.Content})
+	default:
+		plan.add(func(context.Context) error { return h.CreateFile(f.Path, []byte(f.Content), 0o644) },
+			Change{Object: obj, Action: "restore the content it had before rig"})
+	}
 }
