@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,6 +77,9 @@ func (k *fakeKernel) write(p string, data []byte) error {
 	dev := filepath.Join(k.root, "sys/devices/pci0000:00", bdf)
 	switch {
 	case strings.HasSuffix(p, "/driver_override"):
+		if strings.TrimSpace(string(data)) == "" {
+			data = []byte("(null)\n") // cleared: the kernel shows (null)
+		}
 		return os.WriteFile(full, data, 0o644)
 	case strings.HasSuffix(p, "/driver/unbind"):
 		os.RemoveAll(filepath.Join(dev, "virtio0/net"))
@@ -83,6 +87,13 @@ func (k *fakeKernel) write(p string, data []byte) error {
 		return os.Remove(filepath.Join(k.root, "sys/devices/pci0000:00", filepath.Base(filepath.Dir(filepath.Dir(p))), "driver"))
 	case strings.HasSuffix(p, "/bind"):
 		drv := filepath.Base(filepath.Dir(p))
+		if drv == "virtio-pci" { // virtio-net probes and makes its netdev again
+			nd := filepath.Join(dev, "virtio0/net/ens5")
+			os.MkdirAll(nd, 0o755)
+			os.WriteFile(filepath.Join(nd, "address"), []byte("52:54:00:12:34:56\n"), 0o644)
+			os.Symlink("../../../virtio0", filepath.Join(nd, "device"))
+			os.Symlink("../../devices/pci0000:00/0000:00:04.0/virtio0/net/ens5", filepath.Join(k.root, "sys/class/net/ens5"))
+		}
 		return os.Symlink("../../../bus/pci/drivers/"+drv, filepath.Join(dev, "driver"))
 	}
 	k.t.Fatalf("unexpected write %s", p)
@@ -233,5 +244,51 @@ func TestBindFixtureRootRefusesModprobe(t *testing.T) {
 	res := runStep(t, s)
 	if res.Status != StatusFailed || !strings.Contains(res.Error, "refusing to modprobe vfio_pci") || len(k.writes) != 0 || len(rec.Lines()) != 0 {
 		t.Fatalf("%s %q writes %q ran %q", res.Status, res.Error, k.writes, rec.Lines())
+	}
+}
+
+// bindSnapshot is the function's driver, override and netdev.
+func bindSnapshot(t *testing.T, root string) string {
+	t.Helper()
+	dev := filepath.Join(root, "sys/devices/pci0000:00/0000:00:04.0")
+	drv, _ := os.Readlink(filepath.Join(dev, "driver"))
+	ov, _ := os.ReadFile(filepath.Join(dev, "driver_override"))
+	_, err := os.Lstat(filepath.Join(root, "sys/class/net/ens5"))
+	return fmt.Sprintf("driver=%s override=%q netdev=%v", drv, ov, err == nil)
+}
+
+// TestBindDown: down after up gives 0000:00:04.0 back to virtio-pci (its
+// netdev ens5 comes back), clears the override and forgets the record; a
+// second down writes nothing. p0 (mlx5) was never bound: left alone.
+func TestBindDown(t *testing.T) {
+	root := bindRoot(t)
+	spec := &playbooks.BindSpec{Devices: []string{"ens5", "p0"}}
+	before := bindSnapshot(t, root)
+	s, _, _ := bindStepFor(t, root, spec, "")
+	if res := runStep(t, s); res.Status != StatusChanged {
+		t.Fatalf("up: %s %s", res.Status, res.Error)
+	}
+	if bindSnapshot(t, root) == before {
+		t.Fatal("up changed nothing")
+	}
+	s, k, _ := bindStepFor(t, root, spec, "")
+	res := runStep(t, s.Down(DownOptions{}))
+	if res.Status != StatusChanged {
+		t.Fatalf("down: %s %s", res.Status, res.Error)
+	}
+	want := []string{
+		"/sys/bus/pci/devices/0000:00:04.0/driver_override <- \n",
+		"/sys/bus/pci/devices/0000:00:04.0/driver/unbind <- 0000:00:04.0",
+		"/sys/bus/pci/drivers/virtio-pci/bind <- 0000:00:04.0",
+	}
+	if !reflect.DeepEqual(k.writes, want) {
+		t.Fatalf("down writes %q", k.writes)
+	}
+	if got := bindSnapshot(t, root); got != before {
+		t.Fatalf("after down %s, before up %s", got, before)
+	}
+	s, k, _ = bindStepFor(t, root, spec, "")
+	if res := runStep(t, s.Down(DownOptions{})); res.Status != StatusOK || len(k.writes) != 0 {
+		t.Fatalf("second down: %s writes %q notes %q", res.Status, k.writes, res.Notes)
 	}
 }

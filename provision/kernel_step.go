@@ -169,6 +169,9 @@ func (s *kernelStep) planGrubCfg(tokens []string, plan *Plan) {
 func (s *kernelStep) grubOp(tokens []string, c Change) Op {
 	op := Op{Changes: []Change{c, {Object: "grub", Action: "run update-grub"}}, Refused: s.refuseHostWrite()}
 	op.Do = func(ctx context.Context) error {
+		if err := s.record(func(rec *kernelRecord) { recordFile(&rec.Files, fileBefore(s.h, grubDropIn, false)) }); err != nil {
+			return err
+		}
 		var err error
 		if tokens == nil {
 			err = s.h.Remove(grubDropIn)
@@ -233,6 +236,9 @@ func (s *kernelStep) planSysctl(plan *Plan) error {
 	}
 	if string(old) != content {
 		plan.add(func(context.Context) error {
+			if err := s.record(func(rec *kernelRecord) { recordFile(&rec.Files, fileBefore(s.h, sysctlDropIn, false)) }); err != nil {
+				return err
+			}
 			if err := s.h.CreateFile(sysctlDropIn, []byte(content), 0o644); err != nil {
 				return &Problem{Object: "sysctl", Err: fmt.Errorf("write %s: %w", sysctlDropIn, err)}
 			}
@@ -244,7 +250,11 @@ func (s *kernelStep) planSysctl(plan *Plan) error {
 		if live[k] == want {
 			continue
 		}
+		before := live[k]
 		plan.add(func(context.Context) error {
+			if err := s.record(func(rec *kernelRecord) { rec.recordSysctl(k, before) }); err != nil {
+				return err
+			}
 			if err := s.h.WriteFile(sysctlPath(k), []byte(want+"\n")); err != nil {
 				return &Problem{Object: "sysctl " + k, Err: fmt.Errorf("write %q to %s: %w", want, sysctlPath(k), err),
 					CauseText: "the kernel refused the value (out of range, or read-only in this namespace)",

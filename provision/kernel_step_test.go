@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -337,4 +338,46 @@ func FuzzParseCmdline(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKernelDown: down after up removes the drop-in (and runs update-grub),
+// removes the sysctl file rig created, puts each sysctl back to its value
+// before up and forgets the record; a second down writes nothing.
+func TestKernelDown(t *testing.T) {
+	root := kernelRoot(t, "BOOT_IMAGE=/vmlinuz root=UUID=1234 ro quiet")
+	rec := fakeUpdateGrub(t, root)
+	h := &host.Host{Root: root, Exec: rec.Exec}
+	snap := func() string {
+		var b strings.Builder
+		for _, p := range []string{grubDropIn, sysctlDropIn, "/proc/sys/vm/swappiness", "/proc/sys/net/ipv4/tcp_rmem", "/boot/grub/grub.cfg"} {
+			c, err := os.ReadFile(filepath.Join(root, p))
+			fmt.Fprintf(&b, "%s %v %q\n", p, err == nil, c)
+		}
+		return b.String()
+	}
+	before := snap()
+	runKernel(t, h, kernelSpec(), Env{})
+	s, err := NewKernelStep(&Env{Host: h}, kernelSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := s.(Downer).Down(DownOptions{})
+	n := len(rec.Lines())
+	res := runStep(t, down)
+	if res.Status != StatusChanged {
+		t.Fatalf("down: %s %s", res.Status, res.Error)
+	}
+	if got := rec.Lines()[n:]; !reflect.DeepEqual(got, []string{"update-grub"}) {
+		t.Errorf("down ran %q", got)
+	}
+	// the sysctl values come back normalized (fields joined by one space),
+	// as sysctl(8) compares them
+	want := strings.Replace(before, `"4096\t131072\t6291456\n"`, `"4096 131072 6291456\n"`, 1)
+	if got := snap(); got != want {
+		t.Fatalf("after down:\n%s\nbefore up:\n%s", got, want)
+	}
+	n = len(rec.Lines())
+	if res := runStep(t, down); res.Status != StatusOK || len(rec.Lines()) != n {
+		t.Fatalf("second down: %s %v ran %q", res.Status, res.Changes, rec.Lines()[n:])
+	}
 }

@@ -175,8 +175,27 @@ func (s *sriovStep) eswitchMode(st pfState) (string, error) {
 
 // planPF plans one PF: a mode change needs the VFs gone first (numvfs 0,
 // mode, numvfs back), a count change goes through 0; with nothing to
-// write it verifies the VFs and representors are there.
+// write it verifies the VFs and representors are there. The first op
+// records the PF's settings before rig (for rig down).
 func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *Plan) error {
+	n0 := len(plan.Ops)
+	if err := s.planPFOps(st, want, plan); err != nil {
+		return err
+	}
+	if len(plan.Ops) > n0 {
+		first := plan.Ops[n0].Do
+		rec := sriovRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
+		plan.Ops[n0].Do = func(ctx context.Context) error {
+			if err := updateState(s.h, func(rs *rigState) { rs.recordSRIOV(rec) }); err != nil {
+				return &Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
+			}
+			return first(ctx)
+		}
+	}
+	return nil
+}
+
+func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *Plan) error {
 	n := st.numvf
 	if want.NumVFs != nil {
 		n = *want.NumVFs

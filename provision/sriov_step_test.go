@@ -232,3 +232,31 @@ func TestSRIOVFixtureRoot(t *testing.T) {
 		t.Fatalf("apply: %v", err)
 	}
 }
+
+// TestSRIOVDown: down after up brings the PF back to 2 legacy VFs (VFs
+// removed, mode set back, VFs made again) and forgets the record; a second
+// down writes and sets nothing.
+func TestSRIOVDown(t *testing.T) {
+	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
+	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(4), Eswitch: "switchdev"}}
+	if res := runStep(t, sriovStepFor(t, k, pfs, "")); res.Status != StatusChanged {
+		t.Fatalf("up: %s %s", res.Status, res.Error)
+	}
+	k.writes, k.sets = nil, nil
+	res := runStep(t, sriovStepFor(t, k, pfs, "").Down(DownOptions{}))
+	if res.Status != StatusChanged {
+		t.Fatalf("down: %s %s", res.Status, res.Error)
+	}
+	p := "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs"
+	if want := []string{p + " <- 0", p + " <- 2"}; !reflect.DeepEqual(k.writes, want) || !reflect.DeepEqual(k.sets, []string{"pci/0000:3b:00.0 legacy"}) {
+		t.Fatalf("writes %q sets %q", k.writes, k.sets)
+	}
+	if k.mode != "legacy" || k.numvfs() != 2 {
+		t.Fatalf("mode %s numvfs %d", k.mode, k.numvfs())
+	}
+	k.writes, k.sets = nil, nil
+	res = runStep(t, sriovStepFor(t, k, pfs, "").Down(DownOptions{}))
+	if res.Status != StatusOK || len(k.writes)+len(k.sets) != 0 {
+		t.Fatalf("second down: %s %q %q %v", res.Status, k.writes, k.sets, res.Changes)
+	}
+}
