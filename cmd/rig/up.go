@@ -89,7 +89,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().BoolVar(&f.down, "down", false, "plan what `rig down` would restore instead")
+	cmd.Flags().BoolVar(&f.down, "down", false, "plan what rig down would restore instead")
 	cmd.Flags().BoolVar(&f.firmware, "firmware", false, "with --down: firmware parameters too")
 	return cmd
 }
