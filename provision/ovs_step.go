@@ -141,6 +141,12 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 	if err != nil {
 		return plan, err
 	}
+	if err := s.checkDOCA(st, &plan); err != nil {
+		return plan, err
+	}
+	if err := s.checkByNames(&plan); err != nil {
+		return plan, err
+	}
 	d := &ovsDiff{st: st, changedPorts: map[string]bool{}, devargs: devargs}
 	if err := s.planConfig(d, resume); err != nil {
 		return plan, err
@@ -216,6 +222,9 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 	for _, b := range s.spec.Bridges {
 		for _, p := range b.Ports {
 			d := p.Devargs
+			if p.ByNetdevName() {
+				continue // OVS-DOCA resolves it (checkByNames)
+			}
 			if p.Netdev != "" {
 				if lab == nil {
 					var err error
@@ -284,7 +293,7 @@ func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
 		}
 	} else if len(kv) > 0 {
 		d.restart = "DPDK settings changed (read only at start)"
-	} else if init := st.OtherConfig["dpdk-init"]; (init == "true" || init == "try") && !st.DPDKInitialized {
+	} else if dpdkRequested(st) && !st.DPDKInitialized {
 		dd := ovs.DiagnoseDPDK(st, s.c.Log())
 		if s.restarted || len(dd.Evidence) > 0 {
 			return diagProblem(dd)
@@ -346,7 +355,7 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 		if ifc != nil {
 			cur = *ifc
 		}
-		diffs, fix := ifaceDiff(cur, settings)
+		diffs, fix := ifaceDiff(cur, settings, p.ByNetdevName())
 		if len(diffs) == 0 {
 			return
 		}
@@ -498,12 +507,17 @@ func describePort(p playbooks.OVSPort, devargs string) string {
 	if p.Netdev != "" {
 		parts = append(parts, "(netdev "+p.Netdev+")")
 	}
+	if p.ByNetdevName() {
+		parts = append(parts, "(no devargs: OVS-DOCA resolves netdev "+p.Name+")")
+	}
 	return strings.Join(parts, " ")
 }
 
 // ifaceDiff returns one change per differing managed column and the
 // settings that fix them (only the differing ones).
-func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSettings) {
+// byName: the port goes by its netdev name (OVS-DOCA), so devargs it
+// holds are removed.
+func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings, byName bool) ([]Change, ovs.IfaceSettings) {
 	var ch []Change
 	var fix ovs.IfaceSettings
 	if want.Type != "" && cur.Type != want.Type {
@@ -513,6 +527,10 @@ func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSe
 	if want.Devargs != "" && cur.Devargs() != want.Devargs {
 		ch = append(ch, Change{Action: "set options:dpdk-devargs", From: cur.Devargs(), To: want.Devargs})
 		fix.Devargs = want.Devargs
+	}
+	if byName && cur.Devargs() != "" {
+		ch = append(ch, Change{Action: "remove options:dpdk-devargs", From: cur.Devargs(), To: "(none: OVS-DOCA resolves the port by its netdev name)"})
+		fix.ClearDevargs = true
 	}
 	if want.NRxq != "" && cur.Options["n_rxq"] != want.NRxq {
 		ch = append(ch, Change{Action: "set options:n_rxq", From: cur.Options["n_rxq"], To: want.NRxq})
