@@ -365,6 +365,18 @@ func (c *Client) SetOtherConfig(ctx context.Context, kv map[string]string) error
 	return err
 }
 
+// RemoveOtherConfig removes Open_vSwitch other_config keys (rig down puts
+// back keys that were absent before rig set them).
+func (c *Client) RemoveOtherConfig(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	args := []string{"--no-wait", "remove", "Open_vSwitch", ".", "other_config"}
+	args = append(args, keys...)
+	_, err := c.write(ctx, args...)
+	return err
+}
+
 // AddBridge creates a bridge with its datapath type in one transaction (a
 // netdev bridge must never exist as a kernel one, not even briefly).
 func (c *Client) AddBridge(ctx context.Context, name, datapathType string) error {

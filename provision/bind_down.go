@@ -31,7 +31,7 @@ func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 		}
 		rec, ok := st.bound(bdf, netdev)
 		if !ok {
-			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, stateFile))
+			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, stateFilePath()))
 			continue
 		}
 		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
@@ -61,12 +61,12 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 		})
 	}
 	if cur == rec.Original {
-		plan.add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: stateFile})
+		plan.add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: stateFilePath()})
 		return nil
 	}
 	if cur != rec.Driver {
 		return &Problem{Object: fn.object(), Err: fmt.Errorf("now on %s, neither rig's %s nor its original %s; nothing was written", orNone(cur), rec.Driver, orNone(rec.Original)),
-			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + stateFile}
+			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + stateFilePath()}
 	}
 	writes := []struct{ file, data string }{{base + "/driver_override", "\n"}, {base + "/driver/unbind", fn.bdf}}
 	if rec.Original != "" {

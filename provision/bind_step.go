@@ -112,7 +112,7 @@ func (s *bindStep) resolve(dev string, st rigState) (pciFn, error) {
 	} else if b, ok := st.bound("", dev); ok {
 		fn.bdf, fn.netdev = b.BDF, dev
 	} else {
-		return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("no netdev %s on this host, and rig has not bound one of that name (%s)", dev, stateFile),
+		return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("no netdev %s on this host, and rig has not bound one of that name (%s)", dev, stateFilePath()),
 			FixText: "check `ip link`; name the PCI address (lspci -D) instead of the netdev"}
 	}
 	base := "/sys/bus/pci/devices/" + fn.bdf

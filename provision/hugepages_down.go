@@ -61,7 +61,7 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	rec := st.Hugepages
 	var plan Plan
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "hugepages: nothing recorded in "+stateFile+" (rig changed nothing here, or it was restored)")
+		plan.Notes = append(plan.Notes, "hugepages: nothing recorded in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
 		return plan, nil
 	}
 	hs, err := hugepages.ReadState(s.fs)
@@ -81,7 +81,7 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	}
 	plan.add(func(context.Context) error {
 		return updateState(s.fs, func(st *rigState) { st.Hugepages = nil })
-	}, Change{Object: "rig state", Action: "forget the hugepages record", From: stateFile})
+	}, Change{Object: "rig state", Action: "forget the hugepages record", From: stateFilePath()})
 	return plan, nil
 }
 

@@ -49,7 +49,7 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	var plan Plan
 	rec := st.Kernel
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "kernel: nothing recorded in "+stateFile+" (rig changed nothing here, or it was restored)")
+		plan.Notes = append(plan.Notes, "kernel: nothing recorded in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
 		return plan, nil
 	}
 	for _, f := range rec.Files {
@@ -85,6 +85,6 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	}
 	plan.add(func(context.Context) error {
 		return updateState(s.h, func(st *rigState) { st.Kernel = nil })
-	}, Change{Object: "rig state", Action: "forget the kernel record", From: stateFile})
+	}, Change{Object: "rig state", Action: "forget the kernel record", From: stateFilePath()})
 	return plan, nil
 }

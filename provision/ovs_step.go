@@ -276,15 +276,26 @@ func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
 	}
 	sort.Strings(keys)
 	kv := map[string]string{}
+	before := map[string]*string{}
 	var changes []Change
 	for _, k := range keys {
 		if cur, ok := st.OtherConfig[k]; !ok || cur != want[k] {
 			kv[k] = want[k]
+			if ok {
+				before[k] = &cur
+			} else {
+				before[k] = nil
+			}
 			changes = append(changes, Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]})
 		}
 	}
 	if len(kv) > 0 {
-		d.add(phaseConfig, func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }, changes...)
+		d.add(phaseConfig, func(ctx context.Context) error {
+			if err := s.record(func(r *ovsRecord) { r.recordConfig(before) }); err != nil {
+				return err
+			}
+			return s.c.SetOtherConfig(ctx, kv)
+		}, changes...)
 	}
 	if resume != "" {
 		d.restart = resume
@@ -318,7 +329,12 @@ func (s *ovsStep) planBridges(d *ovsDiff) {
 		cur, ok := d.st.Bridge(b.Name)
 		switch {
 		case !ok:
-			d.add(phaseBridge, func(ctx context.Context) error { return s.c.AddBridge(ctx, b.Name, b.Datapath()) },
+			d.add(phaseBridge, func(ctx context.Context) error {
+				if err := s.record(func(r *ovsRecord) { r.Bridges = appendNew(r.Bridges, b.Name) }); err != nil {
+					return err
+				}
+				return s.c.AddBridge(ctx, b.Name, b.Datapath())
+			},
 				Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()})
 		case orDefault(cur.DatapathType, "system") != b.Datapath():
 			d.add(phaseBridge, func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) },
@@ -343,7 +359,12 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 	switch {
 	case !exists:
 		d.changedPorts[p.Name] = true
-		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
+		d.add(phasePortAdd, func(ctx context.Context) error {
+			if err := s.record(func(r *ovsRecord) { r.recordPort(bridge, p.Name) }); err != nil {
+				return err
+			}
+			return addPort(ctx)
+		}, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
 	case curBr != bridge:
 		d.changedPorts[p.Name] = true
 		d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) },

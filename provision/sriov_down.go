@@ -44,7 +44,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 			}
 		}
 		if rec == nil {
-			plan.Notes = append(plan.Notes, cur.object()+": nothing recorded in "+stateFile+"; left as is")
+			plan.Notes = append(plan.Notes, cur.object()+": nothing recorded in "+stateFilePath()+"; left as is")
 			continue
 		}
 		if rec.Eswitch != "" {
@@ -68,7 +68,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 				}
 				rs.SRIOV = keep
 			})
-		}, Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: stateFile})
+		}, Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: stateFilePath()})
 	}
 	return plan, nil
 }

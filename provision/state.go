@@ -6,12 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 )
 
 // stateFile is what rig changed that a later `rig down` restores, so it
-// restores the previous values instead of guessing: today the drivers the
-// bind step replaced.
+// restores the previous values instead of guessing (a host path, under
+// the root like every other).
 const stateFile = "/var/lib/rig/state.json"
+
+// stateFilePath is stateFile, or $RIG_STATE_FILE when set: tests that run
+// steps on this machine keep their records in a temporary file, not the
+// host's.
+func stateFilePath() string {
+	if p := os.Getenv("RIG_STATE_FILE"); p != "" {
+		return p
+	}
+	return stateFile
+}
 
 // stateVersion is the file's schema version; a newer one is refused.
 const stateVersion = 1
@@ -22,6 +33,21 @@ type rigState struct {
 	Hugepages *hugeRecord   `json:"hugepages,omitempty"`
 	Kernel    *kernelRecord `json:"kernel,omitempty"`
 	SRIOV     []sriovRecord `json:"sriov,omitempty"`
+	OVS       []ovsRecord   `json:"ovs,omitempty"`
+}
+
+// ovsRecord is what the ovs step changed in one OvS instance (Target: its
+// ovsdb remote, "" for the system one).
+type ovsRecord struct {
+	Target  string             `json:"target"`
+	Config  map[string]*string `json:"config,omitempty"` // key -> value before rig (null: absent)
+	Bridges []string           `json:"bridges,omitempty"`
+	Ports   []ovsPortRecord    `json:"ports,omitempty"` // ports rig added to bridges it did not make
+}
+
+type ovsPortRecord struct {
+	Bridge string `json:"bridge"`
+	Name   string `json:"name"`
 }
 
 // fileRecord is a file rig wrote: whether it existed and what it held
@@ -81,19 +107,19 @@ type stateHost interface {
 }
 
 func loadState(h stateHost) (rigState, error) {
-	b, err := h.ReadFile(stateFile)
+	b, err := h.ReadFile(stateFilePath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return rigState{Version: stateVersion}, nil
 	}
 	if err != nil {
-		return rigState{}, fmt.Errorf("rig state %s: %w", stateFile, err)
+		return rigState{}, fmt.Errorf("rig state %s: %w", stateFilePath(), err)
 	}
 	var st rigState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return rigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", stateFile, err)
+		return rigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", stateFilePath(), err)
 	}
 	if st.Version > stateVersion {
-		return rigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", stateFile, st.Version, stateVersion)
+		return rigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", stateFilePath(), st.Version, stateVersion)
 	}
 	st.Version = stateVersion
 	return st, nil
@@ -104,8 +130,8 @@ func saveState(h stateHost, st rigState) error {
 	if err != nil {
 		return err
 	}
-	if err := h.ReplaceFile(stateFile, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("rig state %s: %w", stateFile, err)
+	if err := h.ReplaceFile(stateFilePath(), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("rig state %s: %w", stateFilePath(), err)
 	}
 	return nil
 }
