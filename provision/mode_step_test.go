@@ -305,16 +305,16 @@ func TestModeDevices(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:03:00.1": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
 	// auto: function 0 of each BlueField device, from the smartnic
 	// inventory; under a fixture root discovery runs no tool
-	if devs, skipped, err := modeTargets(ctx, r.h, nil); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 || len(skipped) != 0 {
+	if devs, skipped, err := modeTargets(ctx, r.h, nil, mlxconfig.ModeDPU); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 || strings.Join(skipped, ";") != "0000:5e:00.0 (ConnectX-6 Dx): a ConnectX has no DPU mode; left alone" {
 		t.Fatalf("auto: %+v %v %v", devs, skipped, err)
 	}
-	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
+	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}, mlxconfig.ModeDPU); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
 		t.Fatalf("explicit function 1: %+v %v", devs, err)
 	}
 	if len(r.rec.Calls()) != 0 {
 		t.Fatalf("discovery ran tools: %q", r.rec.Calls())
 	}
-	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField") {
+	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "mode.devices: 0000:5e:00.0 (ConnectX-6 Dx): a ConnectX has no DPU mode") {
 		t.Errorf("CX6Dx: %v", err)
 	}
 	if _, err := modeStepFor(t, r, "dpu", "0000:99:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not present") {

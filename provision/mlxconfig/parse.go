@@ -14,7 +14,11 @@ import (
 // "%-20s%-20s" lines Device type/Name/Description/Device, a "Configurations:"
 // header naming the columns (Default and Current only with -e, New only for
 // set), then one row per parameter: "%s%s     %-44s" (diff '*' or ' ',
-// 'RO' or two spaces, name) followed by the values in 20-wide columns.
+// 'RO' or two spaces, name) followed by the values in fixed-width columns
+// (16 wide with the "%-16s" header of the mstflint builds BlueField
+// images ship, 20 wide in later ones; older builds print
+// "*        %-36s" before the name). Rows are split on whitespace, so
+// every layout parses.
 type Query struct {
 	DeviceType  string `json:"deviceType"`
 	Name        string `json:"name"`
@@ -29,6 +33,10 @@ type Query struct {
 	Params []Param `json:"params"`
 	// Errors are the tool's "-E- ..." lines (without the prefix).
 	Errors []string `json:"errors,omitempty"`
+	// Info holds the tool's "Device Firmware does not support reading
+	// default/current configurations" line (mlxcfg_ui.cpp
+	// DEFAULT_CURRENT_NOT_SUPPORTED_PREFIX): why a -e column is missing.
+	Info []string `json:"info,omitempty"`
 }
 
 // Param is one configuration row.
@@ -109,6 +117,9 @@ func ParseQuery(out string) (*Query, error) {
 			continue
 		case strings.HasPrefix(trim, "-E-"):
 			q.Errors = append(q.Errors, strings.TrimSpace(strings.TrimPrefix(trim, "-E-")))
+			continue
+		case strings.HasPrefix(trim, "Device Firmware does not support reading"):
+			q.Info = append(q.Info, trim)
 			continue
 		case strings.HasPrefix(trim, "Device #"):
 			if inDevice {
