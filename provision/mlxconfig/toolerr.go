@@ -70,13 +70,15 @@ var (
 	reDevInTxt = regexp.MustCompile(`(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|/dev/mst/\S+`)
 )
 
-// ErrorLines returns the "-E-" lines of a tool's output, without the prefix.
+// ErrorLines returns the "-E-" messages of a tool's output, without the
+// prefix. A message may follow a prompt on the same line: askUser prints
+// " Apply new Configuration? (y/n) [n] : " without a newline, and with no
+// answer on stdin "-E- Aborted by user." comes right after it.
 func ErrorLines(out string) []string {
 	var lines []string
 	for _, raw := range strings.Split(strings.ReplaceAll(out, "\r\n", "\n"), "\n") {
-		t := strings.TrimSpace(raw)
-		if strings.HasPrefix(t, "-E-") {
-			lines = append(lines, strings.TrimSpace(strings.TrimPrefix(t, "-E-")))
+		if i := strings.Index(raw, "-E-"); i >= 0 {
+			lines = append(lines, strings.TrimSpace(raw[i+len("-E-"):]))
 		}
 	}
 	return lines
