@@ -51,12 +51,12 @@ func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, 
 		out = append(out, queriedReport(dm))
 	}
 	for _, d := range sc.unknown {
-		out = append(out, ModeReport{BDF: d.BDF, Model: d.Model, DeviceType: d.MSTType, Applicable: true,
+		out = append(out, ModeReport{BDF: d.BDF, Model: d.Model, DeviceType: d.MSTType, Applicable: true, Params: []mlxconfig.Param{},
 			Current: mlxconfig.ModeNotRead, Next: mlxconfig.ModeNotRead,
 			Note: "rig knows the mode parameters of BlueField-2 and BlueField-3 only; not queried"})
 	}
 	for _, d := range sc.connectX {
-		out = append(out, ModeReport{BDF: d.BDF, Model: d.Model, DeviceType: d.MSTType,
+		out = append(out, ModeReport{BDF: d.BDF, Model: d.Model, DeviceType: d.MSTType, Params: []mlxconfig.Param{},
 			Current: mlxconfig.ModeNotApplicable, Next: mlxconfig.ModeNotApplicable,
 			Note: "not applicable: a ConnectX has no DPU mode (only BlueField-2/-3 have one)"})
 	}
@@ -69,7 +69,7 @@ func queriedReport(dm *deviceMode) ModeReport {
 	st := dm.state
 	r := ModeReport{BDF: dm.dev.BDF, Model: dm.dev.Model, DeviceType: dm.query.DeviceType, Generation: dm.dev.Generation,
 		Applicable: st.Applicable, Current: st.Current, Next: st.Next, CurrentRead: st.CurrentRead,
-		Pending: st.Pending, ReadOnly: len(st.ReadOnly) > 0}
+		Pending: st.Pending, ReadOnly: len(st.ReadOnly) > 0, Params: []mlxconfig.Param{}}
 	for _, name := range mlxconfig.ModeParams {
 		if p, ok := dm.query.Param(name); ok {
 			r.Params = append(r.Params, p)

@@ -226,6 +226,7 @@ func TestSimDeviceIDs(t *testing.T) {
 		{"0xA2DC", "BlueField3", len(mlxconfig.ModeParams)},
 		{"101d", "ConnectX6DX", 0},
 		{"1021", "ConnectX7", 0},
+		{"1007", "ConnectX3Pro", 0},
 	} {
 		d, err := NewDevice(tc.id, mlxconfig.ModeDPU)
 		if err != nil || d.Type != tc.typ || len(d.Params) != tc.params {

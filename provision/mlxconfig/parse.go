@@ -11,14 +11,14 @@ import (
 //
 // Format (mstflint mlxconfig/mlxcfg_ui.cpp printOpening, printConfHeader,
 // printSingleParam; hardware-formats.md §1.4): a "Device #1:" block with
-// "%-20s%-20s" lines Device type/Name/Description/Device, a "Configurations:"
-// header naming the columns (Default and Current only with -e, New only for
-// set), then one row per parameter: "%s%s     %-44s" (diff '*' or ' ',
-// 'RO' or two spaces, name) followed by the values in fixed-width columns
-// (16 wide with the "%-16s" header of the mstflint builds BlueField
-// images ship, 20 wide in later ones; older builds print
-// "*        %-36s" before the name). Rows are split on whitespace, so
-// every layout parses.
+// "%-16s%-16s" (later builds "%-20s%-20s") lines Device type/Name/
+// Description/Device, a "Configurations:" header naming the columns
+// (Default and Current only with -e, New only for set), then one row per
+// parameter: "%s%s     %-44s" (diff '*' or ' ', 'RO' or two spaces, name;
+// older builds "*        %-36s" without RO, the newest %-48s) followed by
+// the values in fixed-width columns (16 wide in the builds real BlueField
+// hosts run, see lab/fwsim/testdata; 20 and wider later). Rows are split
+// on whitespace after the prefix, so every layout parses.
 type Query struct {
 	DeviceType  string `json:"deviceType"`
 	Name        string `json:"name"`
