@@ -22,7 +22,17 @@ import (
 //     firmware does not, nothing is written and the plan is pending a power
 //     cycle (a host reboot does not reload NIC firmware in DPU mode);
 //   - a restricted (zero-trust) host gets a Problem with the tool's text,
-//     and no write.
+//     and no write;
+//   - a wanted parameter the tool printed no readable Next Boot value for
+//     (missing row, N/A) stops the plan with the names: no write from
+//     values that were not read; without a Current column only Next Boot
+//     is checked, and the plan says so;
+//   - a failing query or set is classified by its -E- lines
+//     (mlxconfig.ClassifyFailure: NV access lost after a warm reboot,
+//     open failure, unsupported device, ...) into a Problem with cause and
+//     fix (mode_tool.go);
+//   - a host whose only cards are ConnectX (no DPU mode) refuses the mode
+//     section at plan time (mode_targets.go).
 type modeStep struct {
 	h       *host.Host
 	want    mlxconfig.DPUMode
