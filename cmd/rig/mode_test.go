@@ -11,6 +11,7 @@ import (
 
 	"rig/internal/host"
 	"rig/lab/fwsim"
+	"rig/provision"
 	"rig/provision/mlxconfig"
 	"rig/provision/smartnic"
 )
@@ -216,5 +217,41 @@ func TestModeCLIWarmRebootAndConnectX(t *testing.T) {
 	code, out, e = rig(t, "--root", cx, "mode", "show")
 	if code != exitOK || !strings.Contains(out, "0000:5e:00.0  ConnectX6DX  n/a      n/a        -") || !strings.Contains(out, "not applicable: a ConnectX has no DPU mode") {
 		t.Fatalf("show on ConnectX: %d\n%s%s", code, out, e)
+	}
+}
+
+// Without a Current column the text shows what was read (Next Boot) and
+// says what was not: no running mode, no current values, pending unknown.
+func TestPrintModesNoCurrentColumn(t *testing.T) {
+	b, err := os.ReadFile("../../provision/mlxconfig/testdata/q-bf3-real.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := mlxconfig.ParseQuery(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := provision.ModeReport{BDF: "0000:03:00.0", Model: "BlueField-3", DeviceType: q.DeviceType, Generation: mlxconfig.BlueField3, Applicable: true,
+		Current: mlxconfig.ModeNotRead, Next: mlxconfig.ModeDPU, Unread: []string{"current mode: mstconfig printed no Current column (the firmware does not report current values)"}}
+	for _, name := range mlxconfig.ModeParams {
+		p, _ := q.Param(name)
+		rep.Params = append(rep.Params, p)
+	}
+	var out bytes.Buffer
+	if err := printModes(&out, []provision.ModeReport{rep}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"0000:03:00.0  BlueField3  not read  dpu        unknown              no",
+		"  INTERNAL_CPU_MODEL            -        -        EMBEDDED_CPU(1)",
+		"  not read: current mode: mstconfig printed no Current column",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q in\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "EMBEDDED_CPU(1)  EMBEDDED_CPU(1)") {
+		t.Errorf("a current value was printed:\n%s", s)
 	}
 }
