@@ -134,8 +134,15 @@ func NewDevice(id string, m mlxconfig.DPUMode) (*Device, error) {
 	if b, ok := boards[model.DeviceID]; ok {
 		d.Name, d.Description = b.name, b.desc
 	}
+	// nv_global_pci_conf on every card; the link type on VPI cards
+	// (BlueField-2/-3 here; a ConnectX-6 Dx EN card has none)
+	d.Params["SRIOV_EN"] = &Param{Default: 1, Current: 1, Next: 1}
+	d.Params["NUM_OF_VFS"] = &Param{Default: 8, Current: 8, Next: 8}
 	if gen == "" {
 		return d, nil
+	}
+	for _, lt := range []string{"LINK_TYPE_P1", "LINK_TYPE_P2"} {
+		d.Params[lt] = &Param{Default: 2, Current: 2, Next: 2}
 	}
 	def, _ := mlxconfig.Wanted(gen, mlxconfig.ModeDPU)
 	cur, err := presetValues(gen, m)

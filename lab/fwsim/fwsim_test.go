@@ -222,11 +222,11 @@ func TestSimDeviceIDs(t *testing.T) {
 		id, typ string
 		params  int
 	}{
-		{"a2d6", "BlueField2", len(mlxconfig.ModeParams)},
-		{"0xA2DC", "BlueField3", len(mlxconfig.ModeParams)},
-		{"101d", "ConnectX6DX", 0},
-		{"1021", "ConnectX7", 0},
-		{"1007", "ConnectX3Pro", 0},
+		{"a2d6", "BlueField2", len(mlxconfig.ModeParams) + 4}, // + SRIOV_EN, NUM_OF_VFS, LINK_TYPE_P1/P2
+		{"0xA2DC", "BlueField3", len(mlxconfig.ModeParams) + 4},
+		{"101d", "ConnectX6DX", 2}, // SRIOV_EN, NUM_OF_VFS: no mode, no link type on an EN card
+		{"1021", "ConnectX7", 2},
+		{"1007", "ConnectX3Pro", 2},
 	} {
 		d, err := NewDevice(tc.id, mlxconfig.ModeDPU)
 		if err != nil || d.Type != tc.typ || len(d.Params) != tc.params {
