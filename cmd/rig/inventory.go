@@ -25,7 +25,7 @@ func (a *app) scanInventory(cmd *cobra.Command) (*smartnic.Inventory, error) {
 func newInventoryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "inventory",
-		Short: "List every Mellanox/NVIDIA PCI function (15b3): model, mst name, NUMA, PCIe link, SR-IOV, netdevs and roles, RDMA ports, eSwitch mode",
+		Short: "List every Mellanox/NVIDIA PCI function (15b3): model, mst name, NUMA, PCIe link, SR-IOV, netdevs and roles, RDMA ports, eSwitch mode, scalable functions (their netdevs and RDMA ports), bonds",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inv, err := a.scanInventory(cmd)

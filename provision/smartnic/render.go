@@ -204,6 +204,11 @@ func RDMALinks(inv *Inventory) []RDMALink {
 		for _, n := range f.Netdevs {
 			idx[n.Name] = n.Ifindex
 		}
+		for _, sf := range f.SFs {
+			for _, n := range sf.Netdevs {
+				idx[n.Name] = n.Ifindex
+			}
+		}
 	}
 	var out []RDMALink
 	for _, p := range inv.Ports() {
@@ -295,41 +300,73 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 		if f.EswitchMode != "" {
 			fmt.Fprintf(&b, "    eswitch: %s\n", f.EswitchMode)
 		}
-		for _, n := range f.Netdevs {
-			writeNetdev(&b, n)
-		}
-		for _, d := range f.RDMA {
-			for _, p := range d.Ports {
-				fmt.Fprintf(&b, "    rdma %s: state %s, phys_state %s", p, p.State, p.PhysState)
-				if p.Netdev != "" {
-					fmt.Fprintf(&b, ", netdev %s", p.Netdev)
-				}
-				b.WriteString("\n")
-			}
+		writeDevice(&b, "    ", f.Netdevs, f.RDMA)
+		for _, sf := range f.SFs {
+			writeSF(&b, sf)
 		}
 	}
 	if len(inv.Netdevs) > 0 {
 		// tmfifo_net0, oob_net0: on no PCI function, so under none of them
 		b.WriteString("platform netdevs:\n")
 		for _, n := range inv.Netdevs {
-			writeNetdev(&b, n)
+			writeNetdev(&b, "    ", n)
+		}
+	}
+	if len(inv.Bonds) > 0 {
+		b.WriteString("bonds:\n")
+		for _, bd := range inv.Bonds {
+			writeNetdev(&b, "    ", bd.Netdev)
+			fmt.Fprintf(&b, "      mode %s, slaves %s\n", bd.Mode, strings.Join(bd.Slaves, " "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeNetdev(b *strings.Builder, n Netdev) {
+// writeDevice prints one device's netdevs and RDMA ports.
+func writeDevice(b *strings.Builder, indent string, nds []Netdev, rdma []RDMADevice) {
+	for _, n := range nds {
+		writeNetdev(b, indent, n)
+	}
+	for _, d := range rdma {
+		for _, p := range d.Ports {
+			fmt.Fprintf(b, "%srdma %s: state %s, phys_state %s", indent, p, p.State, p.PhysState)
+			if p.Netdev != "" {
+				fmt.Fprintf(b, ", netdev %s", p.Netdev)
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+// writeSF prints a scalable function and, indented below it, its netdev
+// and RDMA ports.
+func writeSF(b *strings.Builder, sf SF) {
+	fmt.Fprintf(b, "    sf %s: sfnum %d", sf.Name, sf.SFNum)
+	if sf.Driver != "" {
+		fmt.Fprintf(b, "  driver %s", sf.Driver)
+	}
+	if sf.Representor != "" {
+		fmt.Fprintf(b, "  representor %s", sf.Representor)
+	}
+	b.WriteString("\n")
+	writeDevice(b, "      ", sf.Netdevs, sf.RDMA)
+}
+
+func writeNetdev(b *strings.Builder, indent string, n Netdev) {
 	admin := "down"
 	if n.AdminUp {
 		admin = "up"
 	}
-	fmt.Fprintf(b, "    net %s (%s)  mac %s  admin %s  oper %s", n.Name, n.Role, n.MAC, admin, n.OperState)
+	fmt.Fprintf(b, "%snet %s (%s)  mac %s  admin %s  oper %s", indent, n.Name, n.Role, n.MAC, admin, n.OperState)
 	if n.SpeedMbps >= 0 {
 		fmt.Fprintf(b, "  speed %dMb/s", n.SpeedMbps)
 	}
 	if n.PhysPortName != "" {
 		fmt.Fprintf(b, "  port %s", n.PhysPortName)
+	}
+	if n.Master != "" {
+		fmt.Fprintf(b, "  master %s", n.Master)
 	}
 	b.WriteString("\n")
 }

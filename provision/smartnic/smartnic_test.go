@@ -73,9 +73,10 @@ func TestScanBF2DPUArm(t *testing.T) {
 	}
 	checkFns(t, inv, []wantFn{
 		{"0000:03:00.0", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0", "BlueField2", "switchdev", -1, 1,
-			map[string]string{"p0": RoleUplink, "pf0hpf": RoleHostPFRep}, []string{"mlx5_0/1 4 5 p0"}},
+			map[string]string{"p0": RoleUplink, "pf0hpf": RoleHostPFRep, "en3f0pf0sf0": RoleSFRep, "pf0vf0": RoleVFRep, "pf0vf1": RoleVFRep},
+			[]string{"mlx5_0/1 4 5 p0"}},
 		{"0000:03:00.1", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0.1", "BlueField2", "switchdev", -1, 1,
-			map[string]string{"p1": RoleUplink, "pf1hpf": RoleHostPFRep}, []string{"mlx5_1/1 4 5 p1"}},
+			map[string]string{"p1": RoleUplink, "pf1hpf": RoleHostPFRep, "en3f1pf1sf0": RoleSFRep}, []string{"mlx5_1/1 4 5 p1"}},
 	})
 	var plat []string
 	for _, n := range inv.Netdevs {
@@ -84,12 +85,13 @@ func TestScanBF2DPUArm(t *testing.T) {
 	if want := []string{"oob_net0:oob:0c:42:a1:5e:1d:d0", "tmfifo_net0:tmfifo:00:1a:ca:ff:ff:01"}; !reflect.DeepEqual(plat, want) {
 		t.Errorf("platform netdevs %v, want %v", plat, want)
 	}
-	p0 := inv.Functions[0].Netdevs[0]
-	if p0.Name != "p0" || p0.MAC != "0c:42:a1:5e:1d:cc" || p0.OperState != "up" || !p0.AdminUp || p0.SpeedMbps != 25000 || p0.PhysPortName != "p0" {
+	p0 := netdevNamed(t, inv.Functions[0].Netdevs, "p0")
+	if p0.MAC != "0c:42:a1:5e:1d:cc" || p0.OperState != "up" || !p0.AdminUp || p0.SpeedMbps != 25000 || p0.PhysPortName != "p0" ||
+		p0.Master != "bond0" || p0.Device != "0000:03:00.0" {
 		t.Errorf("p0 = %+v", p0)
 	}
-	if rep := inv.Functions[0].Netdevs[1]; rep.SpeedMbps != -1 {
-		t.Errorf("pf0hpf speed %d, want -1 (unreadable)", rep.SpeedMbps)
+	if rep := netdevNamed(t, inv.Functions[0].Netdevs, "pf0hpf"); rep.SpeedMbps != -1 || rep.Master != "" {
+		t.Errorf("pf0hpf speed %d, master %q, want -1 (unreadable) and none", rep.SpeedMbps, rep.Master)
 	}
 	l := inv.Functions[0].Link
 	if l == nil || l.Current.GTs != 16 || l.Current.Gen != 4 || l.Width != 16 || l.Degraded {
@@ -141,6 +143,24 @@ func TestScanBF3DPUArm(t *testing.T) {
 	if inv.Side != SideDPUArm {
 		t.Errorf("side %q", inv.Side)
 	}
+	// this fixture has the newer kernel's controller-prefixed host-PF representors
+	if rep := netdevNamed(t, inv.Functions[1].Netdevs, "pf1hpf"); rep.PhysPortName != "c1pf1" {
+		t.Errorf("pf1hpf phys_port_name %q, want c1pf1", rep.PhysPortName)
+	}
+	if len(inv.Bonds) != 0 {
+		t.Errorf("bonds %+v, want none", inv.Bonds)
+	}
+}
+
+func netdevNamed(t *testing.T, nds []Netdev, name string) Netdev {
+	t.Helper()
+	for _, n := range nds {
+		if n.Name == name {
+			return n
+		}
+	}
+	t.Fatalf("no netdev %s in %+v", name, nds)
+	return Netdev{}
 }
 
 func TestScanCX6DxHost(t *testing.T) {
@@ -259,7 +279,7 @@ func copyTree(t *testing.T, name string) string {
 // eswitch show` through the exec seam (live systems only).
 func TestEswitchModeFromDevlink(t *testing.T) {
 	root := copyTree(t, "bf2-dpu-arm")
-	matches, _ := filepath.Glob(root + "/sys/devices/*/*/*/*/*/net/*/compat")
+	matches, _ := filepath.Glob(root + "/sys/devices/pci*/*/*/*/*/net/*/compat")
 	if len(matches) != 2 {
 		t.Fatalf("want 2 compat dirs in the fixture, found %v", matches)
 	}
