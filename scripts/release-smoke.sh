@@ -63,4 +63,4 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 step bench-loop "sent 20000, received 20000, lost 0" -- "$@" "$bin" bench loop --vdev net_ring0 --no-huge --count 20000 --no-pin-go
-sed -n '1,3p' "$work/out" | sed 's/^/    /'
+sed -n '2,4p' "$work/out" | sed 's/^/    /'
