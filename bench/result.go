@@ -41,7 +41,9 @@ type Result struct {
 	// Invalid says why the numbers cannot be right (received more than
 	// sent, frames without rig's stamp, the asked rate not reached, a link
 	// lost during the run); empty: a measurement. rig exits 5 when set.
-	Invalid   []string `json:"invalid,omitempty"`
+	Invalid []string `json:"invalid,omitempty"`
+	// Profile is the named profile the run's settings came from.
+	Profile   string   `json:"profile,omitempty"`
 	linkDrops []string // ports whose link went down while the run ran
 	Captured  []Frame  `json:"-"`
 }
@@ -70,6 +72,10 @@ type PortStats struct {
 	RxGbpsL1      float64 `json:"rxGbpsL1"`
 	TxLineRatePct float64 `json:"txLineRatePct,omitempty"`
 	RxLineRatePct float64 `json:"rxLineRatePct,omitempty"`
+	// Origin: the port was named by its netdev, with this role.
+	Origin *PortOrigin `json:"origin,omitempty"`
+	// Host is "near" or "far" in a two-host run; "" otherwise.
+	Host string `json:"host,omitempty"`
 }
 
 // Latency is from the TSC stamps (generator to receiver), microseconds.
@@ -154,6 +160,9 @@ func (r *Result) PrintSummary(w io.Writer) {
 	if r.LinkSpeedGbps > 0 {
 		fmt.Fprintf(w, ", link %gG (%s)", r.LinkSpeedGbps, r.LinkSpeedSource)
 	}
+	if r.Profile != "" {
+		fmt.Fprintf(w, ", profile %s", r.Profile)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "port\tdriver\ttx pkts\ttx Mpps\ttx Gbps\trx pkts\trx Mpps\trx Gbps\trx L1 Gbps\t% line\tdrops\t")
@@ -162,9 +171,10 @@ func (r *Result) PrintSummary(w io.Writer) {
 		if r.LinkSpeedGbps > 0 {
 			pct = fmt.Sprintf("%.1f", math.Max(p.TxLineRatePct, p.RxLineRatePct))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.Name, p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.DisplayName(), p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
 	}
 	tw.Flush()
+	r.printPortOrigins(w)
 	if r.Role == RoleLoop || r.Role == RoleRx {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}

@@ -21,6 +21,9 @@ type benchFlags struct {
 	minLineRatePct float64
 	maxLoss        int64
 	eal            string
+	profile        string   // --profile: a named mlx5 profile (bench.Profiles)
+	portNetdevs    []string // --port-netdev: ports named by their netdev
+	dryRun         bool
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -38,6 +41,7 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchEngineCmd(a, bench.RoleFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
 		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
+		newBenchProfilesCmd(a),
 		newBenchRunJSONCmd(a),
 	)
 	return cmd
@@ -56,6 +60,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	cf := &f.cfg
 	fl.StringArrayVar(&cf.VDevs, "vdev", nil, "EAL virtual device (repeatable), e.g. net_memif0,role=server,socket=/run/m.sock")
 	fl.StringArrayVar(&cf.Ports, "port", nil, "device name or PCI address to use (repeatable; default: the --vdev names)")
+	fl.StringArrayVar(&f.portNetdevs, "port-netdev", nil, "port named by its netdev (repeatable, after --port/--vdev ports), e.g. p0 or pf0hpf: its mlx5 devargs from sysfs (in a virtual lab net_af_packet on it); the report names its role")
+	fl.StringVar(&f.profile, "profile", "", "named mlx5 profile: devargs on PCI ports plus queue, descriptor, burst and cache settings; explicit flags win (see `rig bench profiles`)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve ports and profile, validate, print what would run (ports, devargs, EAL arguments); start nothing")
 	fl.StringVar(&f.eal, "eal", "", "extra EAL arguments, space separated (no shell)")
 	fl.IntVar(&cf.Cores, "cores", d.Cores, "worker lcores")
 	fl.StringVar(&cf.Lcores, "lcores", "", "EAL -l core list (default 0-<cores>; lcore 0 runs Go)")
@@ -95,14 +102,18 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 }
 
 func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
-	cfg := f.cfg
-	if f.eal != "" {
-		cfg.EAL = strings.Fields(f.eal)
+	cfg, notes, err := a.benchConfig(cmd, f)
+	if err != nil {
+		return err
 	}
-	// before Defaults: the flags start from bench.DefaultConfig, so a zero
-	// here was given (--cores 0) and is refused, not defaulted
-	if err := cfg.Validate(); err != nil {
-		return withCode(exitUsage, err)
+	if f.dryRun {
+		return a.printBenchPlan(cfg, notes)
+	}
+	if len(f.portNetdevs) > 0 && !a.host().IsRealRoot() {
+		return withCode(exitUsage, fmt.Errorf("rig bench: --port-netdev under --root %s: the netdevs were resolved in a fixture, but the dataplane would run on this machine's devices; add --dry-run to see what would run there", a.root))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(a.errOut, "rig: %s\n", n)
 	}
 	tty := false
 	if fd, ok := a.errOut.(*os.File); ok {
@@ -116,6 +127,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
+	res.Warnings = append(res.Warnings, notes...)
 	if a.json() {
 		if err := a.emitJSON(res); err != nil {
 			return err
