@@ -43,9 +43,12 @@ type Result struct {
 	// lost during the run); empty: a measurement. rig exits 5 when set.
 	Invalid []string `json:"invalid,omitempty"`
 	// Profile is the named profile the run's settings came from.
-	Profile   string   `json:"profile,omitempty"`
-	linkDrops []string // ports whose link went down while the run ran
-	Captured  []Frame  `json:"-"`
+	Profile string `json:"profile,omitempty"`
+	// Peer is the far side of a two-host run (rig bench gen|loop --peer):
+	// its ports are among Ports, with Host "far".
+	Peer      *PeerSide `json:"peer,omitempty"`
+	linkDrops []string  // ports whose link went down while the run ran
+	Captured  []Frame   `json:"-"`
 }
 
 // Frame is one captured frame (tests, --capture).
@@ -175,7 +178,8 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	tw.Flush()
 	r.printPortOrigins(w)
-	if r.Role == RoleLoop || r.Role == RoleRx {
+	r.printPeer(w)
+	if r.Role == RoleLoop || r.Role == RoleRx || r.Peer != nil {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
 	if l := r.Latency; l != nil {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -24,6 +26,7 @@ type benchFlags struct {
 	profile        string   // --profile: a named mlx5 profile (bench.Profiles)
 	portNetdevs    []string // --port-netdev: ports named by their netdev
 	dryRun         bool
+	peer           peerFlags // gen, loop: --peer and the far side's ports
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -42,6 +45,7 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
 		newBenchProfilesCmd(a),
+		newBenchServeCmd(a),
 		newBenchRunJSONCmd(a),
 	)
 	return cmd
@@ -98,6 +102,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
 	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
+	if role == bench.RoleGen || role == bench.RoleLoop {
+		f.peer.addFlags(fl, role)
+	}
 	return c
 }
 
@@ -106,8 +113,14 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
+	var far bench.Config
+	if f.peer.addr != "" {
+		if far, err = f.peer.farConfig(cfg); err != nil {
+			return err
+		}
+	}
 	if f.dryRun {
-		return a.printBenchPlan(cfg, notes)
+		return a.printBenchPlan(cfg, notes, f.peer.addr, far)
 	}
 	if len(f.portNetdevs) > 0 && !a.host().IsRealRoot() {
 		return withCode(exitUsage, fmt.Errorf("rig bench: --port-netdev under --root %s: the netdevs were resolved in a fixture, but the dataplane would run on this machine's devices; add --dry-run to see what would run there", a.root))
@@ -120,14 +133,27 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		_, err := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS)
 		tty = err == nil
 	}
-	res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut, TTY: tty})
+	prog := bench.Progress{W: a.errOut, TTY: tty}
+	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c, prog) }
+	if f.peer.addr != "" {
+		if trial, err = f.peer.trial(trial, far); err != nil {
+			return err
+		}
+	}
+	res, err := trial(cmd.Context(), cfg)
 	if tty {
 		fmt.Fprintln(a.errOut)
 	}
 	if err != nil {
-		return err
+		return peerExit(err)
 	}
 	res.Warnings = append(res.Warnings, notes...)
+	return a.reportBench(res, f)
+}
+
+// reportBench prints a run's result and maps it to rig's exit codes:
+// 5 for an invalid measurement, 4 below a threshold.
+func (a *app) reportBench(res *bench.Result, f *benchFlags) error {
 	if a.json() {
 		if err := a.emitJSON(res); err != nil {
 			return err
@@ -256,7 +282,7 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			if err := v.Validate(); err != nil {
 				return emit(exitUsage, err)
 			}
-			res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut})
+			res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut, Ready: readyNotifier()})
 			if err != nil {
 				return emit(exitFailure, err)
 			}
@@ -268,5 +294,24 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// readyNotifier is the Progress.Ready of a child whose parent asked to be
+// told when the dataplane runs (bench.Child.Ready): one line on the fd
+// bench.ReadyFDEnv names; nil when none is named.
+func readyNotifier() func() {
+	fd, err := strconv.Atoi(os.Getenv(bench.ReadyFDEnv))
+	_ = os.Unsetenv(bench.ReadyFDEnv) // for this process only
+	var st unix.Stat_t
+	// only the pipe the parent passed: a number inherited without its fd
+	// may name one of this process's own (the Go runtime's epoll)
+	if err != nil || fd < 3 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	return func() {
+		_, _ = f.Write([]byte("ready\n"))
+		_ = f.Close()
 	}
 }

@@ -64,12 +64,18 @@ type benchPlan struct {
 	Ports         []bench.PortOrigin `json:"ports"`
 	EAL           []string           `json:"eal"`
 	Notes         []string           `json:"notes,omitempty"`
+	// Peer and Far: a two-host run's far host and the config sent there.
+	Peer string        `json:"peer,omitempty"`
+	Far  *bench.Config `json:"far,omitempty"`
 }
 
 // printBenchPlan writes --dry-run's plan.
-func (a *app) printBenchPlan(cfg bench.Config, notes []string) error {
+func (a *app) printBenchPlan(cfg bench.Config, notes []string, peer string, far bench.Config) error {
 	cfg.Defaults()
 	p := benchPlan{SchemaVersion: benchPlanSchema, Config: cfg, EAL: cfg.EALArgs(bench.Memory{}), Notes: notes}
+	if peer != "" {
+		p.Peer, p.Far = peer, &far
+	}
 	for _, port := range cfg.Ports {
 		o := bench.PortOrigin{Port: port, Devargs: port, Label: port}
 		for _, po := range cfg.PortOrigins {
@@ -100,6 +106,9 @@ func (a *app) printBenchPlan(cfg bench.Config, notes []string) error {
 	fmt.Fprintf(a.out, "EAL: %s (+ memory options chosen at start)\n", strings.Join(p.EAL, " "))
 	for _, n := range notes {
 		fmt.Fprintf(a.out, "note: %s\n", n)
+	}
+	if p.Far != nil {
+		fmt.Fprintf(a.out, "far side (peer %s, checked there): %s on %s, cores %d\n", peer, far.Role, strings.Join(append(append([]string(nil), far.Ports...), far.VDevs...), " "), far.Cores)
 	}
 	return nil
 }
