@@ -65,7 +65,7 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.StringArrayVar(&cf.VDevs, "vdev", nil, "EAL virtual device (repeatable), e.g. net_memif0,role=server,socket=/run/m.sock")
 	fl.StringArrayVar(&cf.Ports, "port", nil, "device name or PCI address to use (repeatable; default: the --vdev names)")
 	fl.StringArrayVar(&f.portNetdevs, "port-netdev", nil, "port named by its netdev (repeatable, after --port/--vdev ports), e.g. p0 or pf0hpf: its mlx5 devargs from sysfs (in a virtual lab net_af_packet on it); the report names its role")
-	fl.StringVar(&f.profile, "profile", "", "named mlx5 profile: devargs on PCI ports plus queue, descriptor, burst and cache settings; explicit flags win (see `rig bench profiles`)")
+	fl.StringVar(&f.profile, "profile", "", "named mlx5 profile: devargs on PCI ports plus queue, descriptor, burst and cache settings; explicit flags win (rig bench profiles lists them)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve ports and profile, validate, print what would run (ports, devargs, EAL arguments); start nothing")
 	fl.StringVar(&f.eal, "eal", "", "extra EAL arguments, space separated (no shell)")
 	fl.IntVar(&cf.Cores, "cores", d.Cores, "worker lcores")
@@ -101,7 +101,7 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.DurationVar(&cf.Settle, "settle", 0, "wait this long after the links are up before the first frame (a vhost-user peer starts)")
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
-	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
+	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop, rx, gen --peer: exit 4 when more frames than this were lost (sent - received, or sequence gaps); -1 = not checked")
 	if role == bench.RoleGen || role == bench.RoleLoop {
 		f.peer.addFlags(fl, role)
 	}

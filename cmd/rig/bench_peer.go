@@ -23,8 +23,11 @@ type peerFlags struct {
 }
 
 func (p *peerFlags) addFlags(fl *pflag.FlagSet, role bench.Role) {
-	farRole, _ := bench.FarRole(role)
-	fl.StringVar(&p.addr, "peer", "", fmt.Sprintf("HOST:PORT of `rig bench serve` on the far host: it runs the %s there, and the report holds both hosts' counters", farRole))
+	far := "receiver"
+	if role == bench.RoleLoop {
+		far = "forwarder that sends the frames back"
+	}
+	fl.StringVar(&p.addr, "peer", "", fmt.Sprintf("HOST:PORT where rig bench serve listens on the far host: it runs the %s there, and the report holds both hosts' counters", far))
 	fl.StringVar(&p.tokenFile, "peer-token-file", "", "file holding the token the far serve was started with (mode 0600)")
 	fl.StringArrayVar(&p.far.VDevs, "peer-vdev", nil, "far side: EAL virtual device (repeatable), e.g. net_af_packet0,iface=p0")
 	fl.StringArrayVar(&p.far.Ports, "peer-port", nil, "far side: device name or PCI address (repeatable; default: the --peer-vdev names)")
