@@ -17,7 +17,14 @@ import (
 type TrialFunc func(ctx context.Context, near Config) (*Result, error)
 
 // FarFunc is the far side's config for a trial's near config.
-type FarFunc func(near Config) Config
+type FarFunc func(near Config) (Config, error)
+
+// FarTemplate is the FarFunc of FarConfig with tmpl: the far side's
+// ports, cores and memory fixed, the rest following each trial's near
+// config (a sweep's queues, burst...).
+func FarTemplate(tmpl Config) FarFunc {
+	return func(near Config) (Config, error) { return FarConfig(near, tmpl) }
+}
 
 // Peer is the near side's handle on a far host running `rig bench serve`.
 type Peer struct {
@@ -33,7 +40,11 @@ type Peer struct {
 // holds both sides (MergePeer).
 func (p *Peer) Trial(local TrialFunc, far FarFunc) TrialFunc {
 	return func(ctx context.Context, near Config) (*Result, error) {
-		nr, fr, err := p.Run(ctx, far(near), func(ctx context.Context) (*Result, error) { return local(ctx, near) })
+		fc, err := far(near)
+		if err != nil {
+			return nil, err
+		}
+		nr, fr, err := p.Run(ctx, fc, func(ctx context.Context) (*Result, error) { return local(ctx, near) })
 		if err != nil {
 			return nil, err
 		}

@@ -81,8 +81,8 @@ func nearGen(sent uint64) TrialFunc {
 	}
 }
 
-func farRx(Config) Config {
-	return Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true}
+func farRx(near Config) (Config, error) {
+	return FarTemplate(Config{VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})(near)
 }
 
 // One trial across two hosts: the far receiver's counters and the near
@@ -135,7 +135,7 @@ func TestPeerRefusals(t *testing.T) {
 		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, Pcap: "/etc/shadow"}, "--pcap is not served"},
 		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, HugeDir: "/"}, "--huge-dir is not served"},
 	} {
-		_, err := pipePeer(t, srv, testToken).Trial(nearGen(1), func(Config) Config { return c.far })(context.Background(), Config{Role: RoleGen})
+		_, err := pipePeer(t, srv, testToken).Trial(nearGen(1), func(Config) (Config, error) { return c.far, nil })(context.Background(), Config{Role: RoleGen})
 		if !errors.As(err, &pe) || pe.Code != PeerCodeConfig || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("far %+v: %v, want a config refusal naming %q", c.far, err, c.want)
 		}
@@ -151,7 +151,7 @@ func TestPeerRefusals(t *testing.T) {
 	go srv.Handle(context.Background(), s)
 	pc := newPeerConn(c)
 	hello, _ := pc.recv(time.Second, maxPeerRequest)
-	raw, _ := json.Marshal(farRx(Config{}))
+	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	_ = pc.send(peerMsg{Type: peerStart, Version: "rig.bench.peer/v0", Config: raw, MAC: peerMAC([]byte(testToken), []byte(hello.Nonce), raw)}, time.Second)
 	m, _ := pc.recv(time.Second, maxPeerRequest)
 	if m.Type != peerError || m.Code != PeerCodeVersion || !strings.Contains(m.Error.Fix, "same rig version") {
@@ -164,7 +164,7 @@ func TestPeerRefusals(t *testing.T) {
 // is new each time.
 func TestPeerReplayRefused(t *testing.T) {
 	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{}).run, Timeouts: fastPeer}
-	raw, _ := json.Marshal(farRx(Config{}))
+	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	var macs []string
 	for i := 0; i < 2; i++ {
 		c, s := net.Pipe()
@@ -279,7 +279,7 @@ func TestPeerNearGoneStopsFar(t *testing.T) {
 	}()
 	pc := newPeerConn(c)
 	hello, _ := pc.recv(time.Second, maxPeerRequest)
-	raw, _ := json.Marshal(farRx(Config{}))
+	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	_ = pc.send(peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, MAC: peerMAC([]byte(testToken), []byte(hello.Nonce), raw)}, time.Second)
 	if m, _ := pc.recv(time.Second, maxPeerRequest); m.Type != peerReady {
 		t.Fatalf("want ready, got %+v", m)
@@ -326,7 +326,7 @@ func TestMergePeerValidity(t *testing.T) {
 // decoder, nor the far-config check a start goes through; what the check
 // accepts is a receiver or forwarder that validates.
 func FuzzPeerMessage(f *testing.F) {
-	raw, _ := json.Marshal(farRx(Config{}))
+	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	for _, m := range []peerMsg{
 		{Type: peerStart, Version: PeerProtocol, Config: raw, MAC: "00", ClientNonce: "ab"},
 		{Type: peerResult, Result: &Result{Role: RoleRx, Ports: []PortStats{{Name: "x"}}}},

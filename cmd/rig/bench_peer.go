@@ -79,7 +79,7 @@ func (p *peerFlags) trial(local bench.TrialFunc, far bench.Config) (bench.TrialF
 		return nil, withCode(exitUsage, fmt.Errorf("--peer-token-file: %w", err))
 	}
 	peer := &bench.Peer{Addr: p.addr, Token: token}
-	return peer.Trial(local, func(bench.Config) bench.Config { return far }), nil
+	return peer.Trial(local, func(bench.Config) (bench.Config, error) { return far, nil }), nil
 }
 
 // peerExit maps a far side's refusal to rig's exit codes: a config it
