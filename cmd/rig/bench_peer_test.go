@@ -196,7 +196,7 @@ func TestPrivilegedBenchTwoHosts(t *testing.T) {
 	h := newTwoHosts(t)
 	addr, serveProc, log := h.serve()
 	const n = 20000
-	peer := []string{"--peer", addr, "--peer-token-file", h.token, "--peer-no-huge", "--peer-lcores", "0@1,1@0"}
+	peer := []string{"--peer", addr, "--peer-token-file", h.token, "--peer-no-huge"}
 	gen := append([]string{"bench", "gen", "--vdev", "net_af_packet0,iface=dpn0,framecnt=8192", "--no-huge", "--count", fmt.Sprint(n), "--rate", "100kpps",
 		"--peer-vdev", "net_af_packet0,iface=dpf0,framecnt=8192", "-o", "json"}, peer...)
 	code, out, errOut := h.nearRig(gen...)
