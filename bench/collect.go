@@ -8,13 +8,6 @@ import (
 	"rig/bench/internal/dpdk"
 )
 
-// latencyAcc sums the rx units' latency counters.
-type latencyAcc struct {
-	hist           []uint64
-	n, sum         uint64
-	minCyc, maxCyc uint64
-}
-
 // collect reads the units' final counters (lcores joined) into res.
 func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed time.Duration) {
 	secs := elapsed.Seconds()
@@ -125,22 +118,5 @@ func measuredFrameSize(c *Config, res *Result) {
 	res.FrameSize, res.FrameSizeSource = 0, "measured"
 	if pk > 0 {
 		res.FrameSize = int((by+pk/2)/pk) + FCSLen
-	}
-}
-
-// result is the latency summary in microseconds; nil without samples.
-func (l latencyAcc) result(hz, warmupS float64) *Latency {
-	if l.n == 0 || hz <= 0 {
-		return nil
-	}
-	us := func(cyc float64) float64 { return cyc / hz * 1e6 }
-	return &Latency{
-		Samples:         l.n,
-		MinUs:           us(float64(l.minCyc)),
-		AvgUs:           us(float64(l.sum) / float64(l.n)),
-		P50Us:           us(percentile(l.hist, dpdk.HistSub, 0.50)),
-		P99Us:           us(percentile(l.hist, dpdk.HistSub, 0.99)),
-		MaxUs:           us(float64(l.maxCyc)),
-		WarmupExcludedS: warmupS,
 	}
 }

@@ -73,6 +73,15 @@ type Config struct {
 	// runs there, a moment after rig's side sees the link; frames sent
 	// before are dropped by OvS and not a measurement of the path.
 	Settle time.Duration `json:"settle,omitempty"`
+	// LatWarmup is how long after the first received frame latency
+	// samples start to count (0: LatencyWarmup(Duration)).
+	LatWarmup time.Duration `json:"latencyWarmup,omitempty"`
+	// LatencyLoad ("50%", loop only) runs the generator at that fraction
+	// of the path's capacity, so latency is measured below saturation;
+	// AtLatencyLoad measures the capacity first (CapacityMpps) and sets
+	// Rate from it.
+	LatencyLoad  string  `json:"latencyLoad,omitempty"`
+	CapacityMpps float64 `json:"capacityMpps,omitempty"`
 
 	// Profile is the named profile (bench.Profiles) the settings and mlx5
 	// devargs were expanded from (ApplyProfile), for the report.
@@ -187,7 +196,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkMbufs, c.checkEAL, c.checkMemory} {
+	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkLatency, c.checkMbufs, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}

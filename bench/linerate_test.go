@@ -132,22 +132,6 @@ func TestEALArgsAndMemory(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	h := make([]uint64, 1024)
-	h[5] = 50  // value 5
-	h[40] = 49 // msb 5, sub 8: [48,50)
-	h[100] = 1 // tail
-	if got := percentile(h, 16, 0.5); got != 5 {
-		t.Errorf("p50 = %v, want 5", got)
-	}
-	if got := percentile(h, 16, 0.99); got != 49 {
-		t.Errorf("p99 = %v, want 49 (bucket [48,50) midpoint)", got)
-	}
-	if got := percentile(h, 16, 1); got <= 49 {
-		t.Errorf("p100 = %v, want the tail bucket", got)
-	}
-}
-
 func FuzzParseRate(f *testing.F) {
 	for _, s := range []string{"100kpps", "1.5Mpps", "10Gbps", "50%", "", "max", "0.0001pps", "1e3kpps"} {
 		f.Add(s, 64)

@@ -130,7 +130,7 @@ func (m *monitor) seeRx(rx uint64, el time.Duration) {
 		}
 		m.prevRx, m.lastRx = rx, el
 	}
-	warm := LatencyWarmup(m.c.Duration)
+	warm := m.c.latWarmup()
 	if m.res.LatWarmupS == 0 && m.prevRx > 0 && el-m.firstRx >= warm {
 		// latency from here on: the first frames wait for links,
 		// caches and page faults, and would make the max meaningless

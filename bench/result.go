@@ -87,8 +87,13 @@ type Latency struct {
 	MinUs   float64 `json:"minUs"`
 	AvgUs   float64 `json:"avgUs"`
 	P50Us   float64 `json:"p50Us"`
+	P90Us   float64 `json:"p90Us"`
 	P99Us   float64 `json:"p99Us"`
+	P999Us  float64 `json:"p999Us"`
 	MaxUs   float64 `json:"maxUs"`
+	// Histogram is the distribution the percentiles come from (merged
+	// over every rx unit); the percentiles are its buckets' highest values
+	Histogram *LatencyHistogram `json:"histogram,omitempty"`
 	// WarmupExcludedS: samples of the first seconds after the first frame
 	// were dropped; 0: the run ended before the warm-up, all are included
 	WarmupExcludedS float64 `json:"warmupExcludedSeconds"`
@@ -99,6 +104,11 @@ type Latency struct {
 	OfferedMpps     float64 `json:"offeredMpps,omitempty"`
 	LoadLineRatePct float64 `json:"loadLineRatePct,omitempty"`
 	Saturated       string  `json:"saturated,omitempty"`
+	// --latency-load: the path's capacity (what it delivered to a
+	// generator without a rate limit, in a probe run before this one)
+	// and the fraction of it the generator was asked to offer
+	CapacityMpps   float64 `json:"capacityMpps,omitempty"`
+	LoadOfCapacity string  `json:"loadOfCapacity,omitempty"`
 }
 
 // Sample is one live interval.
@@ -117,41 +127,6 @@ func Gbps(pkts, bytes uint64, secs float64) (l2, l1 float64) {
 	l2 = float64(bytes+FCSLen*pkts) * 8 / secs / 1e9
 	l1 = float64(bytes+(FCSLen+WireOverhead)*pkts) * 8 / secs / 1e9
 	return l2, l1
-}
-
-// histValue is the midpoint of a log-linear bucket (see hist_idx in internal/dpdk/shim_rx.c).
-func histValue(idx, sub int) float64 {
-	if idx < sub {
-		return float64(idx)
-	}
-	msb := idx/sub + 3
-	s := idx % sub
-	lo := float64(uint64(sub+s) << uint(msb-4))
-	w := float64(uint64(1) << uint(msb-4))
-	return lo + w/2
-}
-
-// percentile returns the value at quantile q of a histogram.
-func percentile(hist []uint64, sub int, q float64) float64 {
-	var total uint64
-	for _, v := range hist {
-		total += v
-	}
-	if total == 0 {
-		return 0
-	}
-	rank := uint64(math.Ceil(q * float64(total)))
-	if rank == 0 {
-		rank = 1
-	}
-	var cum uint64
-	for i, v := range hist {
-		cum += v
-		if cum >= rank {
-			return histValue(i, sub)
-		}
-	}
-	return histValue(len(hist)-1, sub)
 }
 
 // PrintSummary writes the human summary table.
@@ -183,7 +158,8 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
 	if l := r.Latency; l != nil {
-		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples, %s; %s)\n", l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Samples, l.warmupNote(), l.loadNote())
+		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f (%d samples, %s; %s)\n",
+			l.MinUs, l.AvgUs, l.P50Us, l.P90Us, l.P99Us, l.P999Us, l.MaxUs, l.Samples, l.warmupNote(), l.loadNote())
 		if l.P99Us > 0 && l.MaxUs > 100*l.P99Us {
 			fmt.Fprintf(w, "latency note: max %.2f us is an outlier (over 100x p99): one frame delayed, e.g. by a preempted lcore; see p99\n", l.MaxUs)
 		}

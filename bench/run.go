@@ -20,11 +20,20 @@ type Progress struct {
 var ErrNoDataplane = errors.New("the DPDK dataplane was not built into this rig (built without cgo); rebuild with cgo and libdpdk-dev: make build")
 
 // LatencyWarmup is how long after the first received frame latency
-// samples start to count: 0.5 s, or a quarter of a shorter --duration.
+// samples start to count by default (--latency-warmup sets it): 0.5 s,
+// or a quarter of a shorter --duration.
 func LatencyWarmup(d time.Duration) time.Duration {
 	const w = 500 * time.Millisecond
 	if d > 0 && d < 4*w {
 		return d / 4
 	}
 	return w
+}
+
+// latWarmup is the latency warm-up of this run: --latency-warmup, or the default.
+func (c *Config) latWarmup() time.Duration {
+	if c.LatWarmup > 0 {
+		return c.LatWarmup
+	}
+	return LatencyWarmup(c.Duration)
 }

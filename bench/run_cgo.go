@@ -21,6 +21,9 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if c.LatencyLoad != "" && c.CapacityMpps == 0 {
+		return nil, fmt.Errorf("bench: --latency-load %s: the path's capacity was not measured (AtLatencyLoad probes it first)", c.LatencyLoad)
+	}
 	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores, Profile: c.Profile}
 	if c.Role == RoleFwd {
 		res.FwdMode = c.FwdMode

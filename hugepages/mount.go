@@ -3,6 +3,7 @@ package hugepages
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,6 +105,7 @@ func OtherMountAt(procMounts []byte, dir string) (fstype string, ok bool) {
 // resolved under the root; tests give a fake.
 type Mounter interface {
 	MountHugetlbfs(dir string, pageSizeKB int64) error
+	UnmountHugetlbfs(dir string) error
 }
 
 // SysMounter mounts for real: mkdir -p, then
@@ -125,6 +127,21 @@ func (m SysMounter) MountHugetlbfs(dir string, pageSizeKB int64) error {
 	if err := unix.Mount("nodev", full, "hugetlbfs", 0, opts); err != nil {
 		return fmt.Errorf("hugepages: mount -t hugetlbfs -o %s nodev %s: %w (needs root/CAP_SYS_ADMIN and a kernel with %dkB pages)",
 			opts, dir, err, pageSizeKB)
+	}
+	return nil
+}
+
+// UnmountHugetlbfs implements Mounter: umount(2) of a hugetlbfs rig mounted.
+func (m SysMounter) UnmountHugetlbfs(dir string) error {
+	full := dir
+	if m.Resolve != nil {
+		full = m.Resolve(dir)
+	}
+	if err := unix.Unmount(full, 0); err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("hugepages: umount %s: %w (a process still has files there: a DPDK application or ovs-vswitchd; stop it first)", dir, err)
+		}
+		return fmt.Errorf("hugepages: umount %s: %w", dir, err)
 	}
 	return nil
 }

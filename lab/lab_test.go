@@ -3,6 +3,7 @@ package lab
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -39,8 +40,8 @@ func TestLayout(t *testing.T) {
 
 func TestLabEnvAndLookPath(t *testing.T) {
 	l, _ := ForName("n1")
-	env := l.labEnv([]string{"HOME=/root", "PATH=/usr/bin:/bin"})
-	if env[0] != "HOME=/root" || env[len(env)-1] != "PATH=/run/rig-lab/n1/bin:/usr/bin:/bin" || len(env) != 2 {
+	env := l.labEnv([]string{"HOME=/root", "PATH=/usr/bin:/bin", "RIG_STATE_FILE=/var/lib/rig/state.json"})
+	if want := []string{"HOME=/root", "PATH=/run/rig-lab/n1/bin:/usr/bin:/bin", "RIG_STATE_FILE=/run/rig/state.json"}; !reflect.DeepEqual(env, want) {
 		t.Errorf("labEnv: %v", env)
 	}
 	if env := l.labEnv(nil); !strings.HasPrefix(env[0], "PATH=/run/rig-lab/n1/bin:/usr/local/sbin") {

@@ -79,9 +79,14 @@ func (l Lab) labEnv(env []string) []string {
 			path = v
 			continue
 		}
+		if strings.HasPrefix(e, "RIG_STATE_FILE=") {
+			continue
+		}
 		out = append(out, e)
 	}
-	return append(out, "PATH="+l.BinDir()+":"+path)
+	// rig's record of what it changed (for rig down) stays in the lab's
+	// private /run/rig, not the host's /var/lib/rig
+	return append(out, "PATH="+l.BinDir()+":"+path, "RIG_STATE_FILE=/run/rig/state.json")
 }
 
 // lookPath finds a command on the lab's PATH.

@@ -148,10 +148,22 @@ type Interface struct {
 	Options    map[string]string `json:"options,omitempty"`
 	Status     map[string]string `json:"status,omitempty"`
 	Statistics map[string]int64  `json:"statistics,omitempty"`
+	// Resolution says how OvS finds a DPDK port's device (DPDK ports
+	// only; see Resolution*): set by ParseState, which knows the OvS.
+	Resolution string `json:"resolution,omitempty"`
+	// ResolvedTo says, for a port resolved by netdev name, what sysfs
+	// shows that name to be (ReadStatus fills it).
+	ResolvedTo string `json:"resolvedTo,omitempty"`
 }
 
 // Devargs is options:dpdk-devargs.
 func (i Interface) Devargs() string { return i.Options["dpdk-devargs"] }
+
+// IsDPDKPort reports an interface a DPDK driver backs by devargs or by
+// name: type dpdk (upstream OvS, and NVIDIA's OVS-DOCA, which uses the
+// same type) or doca (the OVS-DOCA netdev class of the upstreaming
+// series, lib/netdev-doca.c). vhost-user types are not.
+func (i Interface) IsDPDKPort() bool { return i.Type == "dpdk" || i.Type == "doca" }
 
 // Attached reports a port OvS added (ofport > 0) with no error.
 func (i Interface) Attached() bool { return i.OFPort > 0 && i.Error == "" }
@@ -175,7 +187,14 @@ type State struct {
 	DPDKInitialized bool              `json:"dpdkInitialized"`
 	DPDKVersion     string            `json:"dpdkVersion,omitempty"`
 	OVSVersion      string            `json:"ovsVersion,omitempty"`
-	Bridges         []Bridge          `json:"bridges"`
+	// DOCA is true when the database is OVS-DOCA's: its Open_vSwitch
+	// table has the doca_initialized and doca_version columns that
+	// OVS-DOCA's ovs_doca_status() writes (lib/ovs-doca.c); upstream
+	// Open vSwitch has neither. DOCAInitialized and DOCAVersion are them.
+	DOCA            bool     `json:"doca"`
+	DOCAInitialized bool     `json:"docaInitialized,omitempty"`
+	DOCAVersion     string   `json:"docaVersion,omitempty"`
+	Bridges         []Bridge `json:"bridges"`
 }
 
 // Bridge returns the named bridge.
@@ -214,10 +233,14 @@ func (s *State) PortBridge(port string) (string, bool) {
 	return "", false
 }
 
-// StateArgs is the one read-only ovs-vsctl argv behind ReadState (after the prefix).
+// StateArgs is the one read-only ovs-vsctl argv behind ReadState (after
+// the prefix). The Open_vSwitch row is read whole: naming a column the
+// schema lacks fails the whole command ("Open_vSwitch does not contain a
+// column whose name matches \"doca_initialized\"" on upstream OvS 3.1),
+// and which columns exist is what tells OVS-DOCA from upstream OvS.
 func StateArgs() []string {
 	return []string{"--format=json",
-		"--columns=dpdk_initialized,dpdk_version,ovs_version,other_config", "list", "Open_vSwitch", "--",
+		"list", "Open_vSwitch", "--",
 		"--columns=_uuid,name,datapath_type,ports", "list", "Bridge", "--",
 		"--columns=_uuid,name,interfaces", "list", "Port", "--",
 		"--columns=_uuid,name,type,ofport,error,link_state,admin_state,options,mtu,mtu_request,status,statistics", "list", "Interface"}
@@ -261,6 +284,13 @@ func ParseState(out []byte) (*State, error) {
 		st.DPDKInitialized, _ = r["dpdk_initialized"].Bool()
 		st.DPDKVersion = r.Str("dpdk_version")
 		st.OVSVersion = r.Str("ovs_version")
+		if d, ok := r["doca_initialized"]; ok {
+			st.DOCA = true
+			st.DOCAInitialized, _ = d.Bool()
+			if v := r.Str("doca_version"); v != "none" {
+				st.DOCAVersion = v
+			}
+		}
 	}
 	ifaces := map[string]Interface{}
 	for _, r := range tables[3].Rows {
@@ -274,6 +304,7 @@ func ParseState(out []byte) (*State, error) {
 		ifc.MTU, _ = r["mtu"].Int()
 		ifc.MTURequest, _ = r["mtu_request"].Int()
 		ifc.NRxq = ifc.Options["n_rxq"]
+		ifc.Resolution = st.resolution(ifc)
 		if sd := r["statistics"]; sd.Kind == KindMap {
 			ifc.Statistics = map[string]int64{}
 			for i, k := range sd.Keys {
@@ -334,6 +365,18 @@ func (c *Client) SetOtherConfig(ctx context.Context, kv map[string]string) error
 	return err
 }
 
+// RemoveOtherConfig removes Open_vSwitch other_config keys (rig down puts
+// back keys that were absent before rig set them).
+func (c *Client) RemoveOtherConfig(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	args := []string{"--no-wait", "remove", "Open_vSwitch", ".", "other_config"}
+	args = append(args, keys...)
+	_, err := c.write(ctx, args...)
+	return err
+}
+
 // AddBridge creates a bridge with its datapath type in one transaction (a
 // netdev bridge must never exist as a kernel one, not even briefly).
 func (c *Client) AddBridge(ctx context.Context, name, datapathType string) error {
@@ -376,6 +419,9 @@ type IfaceSettings struct {
 	NRxq            string
 	MTURequest      int
 	VhostServerPath string
+	// ClearDevargs removes options:dpdk-devargs (a port OVS-DOCA
+	// resolves by its netdev name); SetInterface only.
+	ClearDevargs bool
 }
 
 func (s IfaceSettings) args() []string {
@@ -410,13 +456,22 @@ func (c *Client) AddPort(ctx context.Context, bridge, port string, s IfaceSettin
 	return err
 }
 
-// SetInterface changes an existing interface.
+// SetInterface changes an existing interface in one transaction.
 func (c *Client) SetInterface(ctx context.Context, name string, s IfaceSettings) error {
-	set := s.args()
-	if len(set) == 0 {
+	var args []string
+	if set := s.args(); len(set) > 0 {
+		args = append([]string{"set", "Interface", name}, set...)
+	}
+	if s.ClearDevargs {
+		if len(args) > 0 {
+			args = append(args, "--")
+		}
+		args = append(args, "remove", "Interface", name, "options", "dpdk-devargs")
+	}
+	if len(args) == 0 {
 		return nil
 	}
-	_, err := c.write(ctx, append([]string{"set", "Interface", name}, set...)...)
+	_, err := c.write(ctx, args...)
 	return err
 }
 

@@ -1,8 +1,8 @@
 package ovs
 
 import (
+	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,6 +43,13 @@ const (
 	ProblemNoDevargs        = "devargs-missing"
 	ProblemNoSuchNetdev     = "no-such-device"
 	ProblemAttachFailed     = "attach-failed"
+	ProblemNoDriver         = "no-dpdk-driver"
+	ProblemWrongDriver      = "kernel-driver-not-for-dpdk"
+	ProblemIOMMU            = "vfio-iommu-setup"
+	ProblemPCIExcluded      = "pci-excluded-by-eal-args"
+	ProblemMTU              = "mtu-unsupported"
+	ProblemDeviceConfig     = "device-config-failed"
+	ProblemDOCAName         = "doca-name-unresolved"
 	ProblemUnknown          = "port-error"
 )
 
@@ -144,6 +151,8 @@ func logMessage(l string) string {
 }
 
 var (
+	// DPDK lib/ethdev/rte_ethdev.c eth_dev_validate_mtu
+	maxFrame   = regexp.MustCompile(`Frame size \((\d+)\) > device max frame size \((\d+)\)`)
 	notEnough  = regexp.MustCompile(`Not enough memory available on socket (\d+)! Requested: (\d+)MB, available: (\d+)MB`)
 	devargsKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 )
@@ -222,7 +231,17 @@ func splitDevargs(s string) ([]string, string) {
 func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 	init, set := st.OtherConfig["dpdk-init"]
 	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: ProblemDPDKNotInit}
-	if init != "true" && init != "try" {
+	// OVS-DOCA's doca-init=true initialises DPDK as if dpdk-init were true
+	// (lib/ovs-doca.c ovs_doca_init__)
+	if doca := st.OtherConfig["doca-init"] == "true"; doca && init != "true" && init != "try" {
+		d.Error = "doca-init=true but dpdk_initialized=false"
+		if !st.DOCA {
+			d.Kind = ProblemDPDKNotRequested
+			d.Cause = "other_config:doca-init=true is set but dpdk-init is not, and this Open vSwitch is upstream's, not NVIDIA's OVS-DOCA (its database has no doca_initialized column): it ignores doca-init and never initialises DPDK"
+			d.Fix = "run NVIDIA's OVS-DOCA; or set ovs.config.dpdk-init: try, give the dpdk ports devargs or netdev:, and run `rig up`"
+			return d
+		}
+	} else if init != "true" && init != "try" {
 		d.Kind = ProblemDPDKNotRequested
 		d.Error = "DPDK not requested: other_config:dpdk-init is unset"
 		if set {
@@ -274,48 +293,191 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 
 // Diagnose explains a failed interface (ofport -1 or error set). h is the
 // host seam (sysfs under its root), log the vswitchd log since its start.
+// Older OvS leave Interface.error empty; then the log line that OvS wrote
+// for the interface stands in for it (errorFromLog).
 func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
 	d := Diagnosis{Object: "ovs: port " + ifc.Name, Error: ifc.Error, Kind: ProblemUnknown}
-	if d.Error == "" {
-		d.Error = fmt.Sprintf("ofport is %d", ifc.OFPort)
-	}
-	devargs := ifc.Devargs()
-	isDPDK := strings.HasPrefix(ifc.Type, "dpdk")
 	e := ifc.Error
+	if e == "" {
+		d.Error = fmt.Sprintf("ofport is %d", ifc.OFPort)
+		if line := errorFromLog(ifc, log); line != "" {
+			e = logText(line)
+			d.Error += "; Interface.error is empty (older OvS), the ovs-vswitchd log says: " + e
+			d.Evidence = []string{line}
+		}
+	}
 	switch {
-	case isDPDK && (!st.DPDKInitialized || strings.Contains(e, "Address family not supported")):
+	case (strings.HasPrefix(ifc.Type, "dpdk") || ifc.IsDPDKPort()) && (!st.DPDKInitialized || strings.Contains(e, "Address family not supported")):
 		dd := DiagnoseDPDK(st, log)
 		d.Kind, d.Cause, d.Fix, d.Evidence = dd.Kind, "DPDK is not initialised in ovs-vswitchd (dpdk_initialized=false): "+dd.Cause, dd.Fix, dd.Evidence
 		d.Evidence = append(d.Evidence, log.matching(1, "could not create netdev "+ifc.Name+" of unknown type")...)
 	case strings.Contains(e, "Error attaching device"):
-		diagnoseAttach(h, &d, devargs, log)
-	case strings.Contains(e, "could not add network device") && len(log.matching(1, "Failed to create memory pool for netdev "+ifc.Name)) > 0,
-		len(log.matching(1, "Failed to create memory pool for netdev "+ifc.Name+",")) > 0:
-		d.Kind = ProblemMempool
-		d.Evidence = append(log.matching(1, "Failed to create mempool"), log.matching(1, "Failed to create memory pool for netdev "+ifc.Name)...)
-		sm, sl := st.OtherConfig["dpdk-socket-mem"], st.OtherConfig["dpdk-socket-limit"]
-		d.Cause = fmt.Sprintf("DPDK could not allocate the port's packet buffer pool (\"Failed to create mempool\"): dpdk-socket-mem=%s dpdk-socket-limit=%s MB is too small, or the hugepages are used up",
-			orNone(sm), orNone(sl))
-		d.Fix = "raise ovs.config.dpdk-socket-mem (and dpdk-socket-limit, 0 = no limit) or reserve more hugepages, then `rig up` (restarts ovs-vswitchd); each dpdk port needs about 20-40 MB at MTU 1500"
+		diagnoseAttach(h, st, &d, ifc.Devargs(), log)
+	case strings.Contains(e, "could not add network device"):
+		diagnoseOfprotoAdd(st, &d, ifc, log)
 	case strings.Contains(e, "which is already in use by"):
 		d.Kind = ProblemDevargsInUse
 		d.Cause = "two ports name the same DPDK device in options:dpdk-devargs"
 		d.Fix = "give each port its own devargs, or delete the other port"
 	case strings.Contains(e, "is missing 'options:dpdk-devargs'"):
-		d.Kind = ProblemNoDevargs
-		d.Cause = "a type=dpdk port needs options:dpdk-devargs (PCI address, representor or vdev)"
-		d.Fix = "set devargs for the port in the playbook"
+		diagnoseNoDevargs(st, &d, ifc, log)
+	case strings.Contains(e, "could not set configuration") && len(log.matching(1, ifc.Name+": Could not generate DPDK devargs")) > 0:
+		diagnoseDOCAName(h, &d, ifc, log)
 	case strings.Contains(e, "(No such device)"):
 		d.Kind = ProblemNoSuchNetdev
+		d.Evidence = append(d.Evidence, log.matching(1, "could not open network device "+ifc.Name+" (")...)
 		d.Cause = fmt.Sprintf("no network device %s exists for a type=%s port", ifc.Name, ifc.Type)
 		d.Fix = "for DPDK use type: dpdk with devargs; for a kernel port create the netdev first"
 	default:
 		d.Cause = "ovs-vswitchd could not add the interface"
 		d.Fix = "see the evidence lines from the ovs-vswitchd log"
-		d.Evidence = log.matching(3, ifc.Name)
+		d.Evidence = append(d.Evidence, log.matching(3, ifc.Name)...)
 	}
 	d.Evidence = dedupe(d.Evidence)
 	return d
+}
+
+// errorFromLog returns the last log line in which OvS reported the
+// interface's failure, the texts it also puts in Interface.error
+// (vswitchd/bridge.c iface_do_create and lib/netdev.c netdev_set_config,
+// lib/netdev-dpdk.c), most specific first; "" when there is none.
+func errorFromLog(ifc Interface, log LogTail) string {
+	n := ifc.Name
+	var needles []string
+	if da := ifc.Devargs(); da != "" {
+		needles = append(needles, "Error attaching device '"+da+"' to DPDK")
+	}
+	needles = append(needles, "'"+n+"' is missing 'options:dpdk-devargs'", "'"+n+"' is trying to use device ",
+		"could not add network device "+n+" to ofproto (", "could not open network device "+n+" (", "|"+n+": could not set configuration (")
+	for _, nd := range needles {
+		if m := log.matching(1, nd); len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// logText is a log line's message: "…|00245|bridge|WARN|could not open …" -> "could not open …".
+func logText(l string) string {
+	if parts := strings.SplitN(l, "|", 5); len(parts) == 5 {
+		return parts[4]
+	}
+	return l
+}
+
+// diagnoseOfprotoAdd explains "could not add network device NAME to
+// ofproto (…)": the netdev was created but the datapath could not add
+// it, because its memory pool or its device configuration failed
+// (lib/dpif-netdev.c "Failed to set interface %s new configuration").
+func diagnoseOfprotoAdd(st *State, d *Diagnosis, ifc Interface, log LogTail) {
+	name := ifc.Name
+	if len(log.matching(1, "Failed to create memory pool for netdev "+name+",")) > 0 {
+		d.Kind = ProblemMempool
+		d.Evidence = append(log.matching(1, "Failed to create mempool"), log.matching(1, "Failed to create memory pool for netdev "+name)...)
+		sm, sl := st.OtherConfig["dpdk-socket-mem"], st.OtherConfig["dpdk-socket-limit"]
+		d.Cause = fmt.Sprintf("DPDK could not allocate the port's packet buffer pool (\"Failed to create mempool\"): dpdk-socket-mem=%s dpdk-socket-limit=%s MB is too small, or the hugepages are used up",
+			orNone(sm), orNone(sl))
+		d.Fix = "raise ovs.config.dpdk-socket-mem (and dpdk-socket-limit, 0 = no limit) or reserve more hugepages, then `rig up` (restarts ovs-vswitchd); each dpdk port needs about 20-40 MB at MTU 1500"
+		return
+	}
+	if m := log.matching(1, "Interface "+name+" MTU (", ") setup error: "); len(m) > 0 {
+		d.Kind = ProblemMTU
+		frame := log.before(m[0], 3, "> device max frame size (")
+		d.Evidence = append(frame, m...)
+		d.Cause = fmt.Sprintf("the device does not take the MTU OvS asked for (mtu_request %d): %s", ifc.MTURequest, logText(m[0]))
+		if len(frame) > 0 {
+			if sm := maxFrame.FindStringSubmatch(frame[0]); sm != nil {
+				n, _ := strconv.Atoi(sm[2])
+				d.Cause += fmt.Sprintf("; DPDK: frame size %s > device max frame size %d, so this device takes an MTU of at most %d", sm[1], n, n-18)
+			}
+		}
+		d.Fix = "lower the port's mtu_request to what the device takes (or leave it unset); for net_af_packet raise framesz= and blocksz= in its devargs"
+		return
+	}
+	if m := log.matching(3, "Interface "+name); len(m) > 0 {
+		d.Kind = ProblemDeviceConfig
+		d.Evidence = m
+		d.Cause = "DPDK opened the device but could not configure it (rte_eth_dev_configure or queue setup failed): " + logText(m[len(m)-1])
+		d.Fix = "check the port's n_rxq and mtu_request against the device's limits (`ovs-vsctl get Interface " + name + " status` shows max_rx_queues, max_rx_pktlen), then `rig up`"
+		return
+	}
+	d.Kind = ProblemDeviceConfig
+	d.Cause = "ovs-vswitchd created the netdev but its datapath could not add it"
+	d.Fix = "see the evidence lines from the ovs-vswitchd log"
+	d.Evidence = append(d.Evidence, log.matching(3, name)...)
+}
+
+// before returns, of the up to n lines before the (first) line equal to
+// anchor, those containing needle.
+func (t LogTail) before(anchor string, n int, needle string) []string {
+	for i, l := range t {
+		if l != anchor {
+			continue
+		}
+		var out []string
+		for j := max(0, i-n); j < i; j++ {
+			if strings.Contains(t[j], needle) {
+				out = append(out, t[j])
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// after returns, of the up to n lines after the last line equal to
+// anchor, those containing needle.
+func (t LogTail) after(anchor string, n int, needle string) []string {
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] != anchor {
+			continue
+		}
+		var out []string
+		for j := i + 1; j < len(t) && j <= i+n; j++ {
+			if strings.Contains(t[j], needle) {
+				out = append(out, t[j])
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// diagnoseNoDevargs explains upstream OvS's "'NAME' is missing
+// 'options:dpdk-devargs'": which OvS it is decides the fix, as only
+// NVIDIA's OVS-DOCA (doca-init=true) resolves a port by its netdev name.
+func diagnoseNoDevargs(st *State, d *Diagnosis, ifc Interface, log LogTail) {
+	d.Kind = ProblemNoDevargs
+	d.Evidence = append(d.Evidence, log.matching(1, "'"+ifc.Name+"' is missing 'options:dpdk-devargs'")...)
+	give := "give the port devargs (PCI address, representor or vdev) or netdev: NAME (rig resolves its mlx5 devargs) in the playbook"
+	switch {
+	case st.DOCA && !st.DOCAInitialized:
+		d.Cause = "this is NVIDIA's OVS-DOCA, but doca_initialized is false: a type=dpdk port without options:dpdk-devargs is resolved by its netdev name only with other_config:doca-init=true"
+		d.Fix = "set ovs.config.doca-init: true in the playbook and run `rig up` (it restarts ovs-vswitchd); or " + give
+	case st.OtherConfig["doca-init"] == "true":
+		d.Cause = "other_config:doca-init=true is set, but this Open vSwitch is upstream's, not NVIDIA's OVS-DOCA (its database has no doca_initialized column): it ignores doca-init and needs options:dpdk-devargs for every type=dpdk port"
+		d.Fix = give + "; or run NVIDIA's OVS-DOCA (DOCA's openvswitch packages; on a BlueField /etc/mellanox/mlnx-ovs.conf OVS_DOCA=\"yes\")"
+	default:
+		d.Cause = "a type=dpdk port needs options:dpdk-devargs in upstream Open vSwitch; resolving a port by its netdev name alone is NVIDIA OVS-DOCA's extension (other_config:doca-init=true)"
+		d.Fix = give + "; on OVS-DOCA set ovs.config.doca-init: true instead"
+	}
+}
+
+// diagnoseDOCAName explains an OVS-DOCA port named by its netdev that
+// OVS-DOCA could not resolve ("NAME: Could not generate DPDK devargs",
+// lib/netdev-doca.c), from what sysfs shows for the netdev.
+func diagnoseDOCAName(h Host, d *Diagnosis, ifc Interface, log LogTail) {
+	d.Kind = ProblemDOCAName
+	d.Evidence = append(d.Evidence, log.matching(2, "|"+ifc.Name+": ")...)
+	n, err := ResolveDOCAName(h, ifc.Name)
+	var ne *NetdevError
+	if errors.As(err, &ne) {
+		d.Cause = fmt.Sprintf("OVS-DOCA resolves a port without devargs by its netdev name, and netdev %s does not resolve: %s (sysfs shows: %s)", ifc.Name, ne.Why, ne.Found)
+		d.Fix = ne.Fix()
+		return
+	}
+	d.Cause = fmt.Sprintf("OVS-DOCA could not generate devargs for %s although sysfs shows the %s", ifc.Name, n)
+	d.Fix = "see the evidence lines from the ovs-vswitchd log; give the port devargs to bypass the name resolution"
 }
 
 func dedupe(lines []string) []string {
@@ -335,77 +497,4 @@ func orNone(s string) string {
 		return "(unset)"
 	}
 	return s
-}
-
-func diagnoseAttach(h Host, d *Diagnosis, devargs string, log LogTail) {
-	d.Kind = ProblemAttachFailed
-	dev := strings.SplitN(devargs, ",", 2)[0]
-	// memif: a socket path that another (or a deleted) port still holds
-	if m := log.matching(1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
-		d.Kind = ProblemMemifSocketInUse
-		d.Evidence = m
-		d.Cause = "the memif socket is already in use: another port uses it, or a deleted memif port's socket cannot be reused by the same ovs-vswitchd"
-		d.Fix = "use a different socket= path for this memif port, or restart ovs-vswitchd to release it"
-		return
-	}
-	if bdf, ok := PCIAddress(devargs); ok {
-		d.Evidence = append(log.matching(2, bdf), log.matching(1, strings.TrimPrefix(bdf, "0000:"))...)
-		dir := "/sys/bus/pci/devices/" + bdf
-		if !h.Exists(dir) {
-			d.Kind = ProblemPCIAbsent
-			d.Cause = fmt.Sprintf("PCI device %s does not exist on this host (no %s)", bdf, dir)
-			d.Fix = "use a PCI address that `lspci -D` lists (for mlx5: /sys/class/net/<if>/device); on a BlueField the uplinks are usually 0000:03:00.0 and 0000:03:00.1"
-			return
-		}
-		vendor, _ := readString(h, dir+"/vendor")
-		if vendor == "0x15b3" {
-			if !h.Exists(dir+"/infiniband") || len(log.matching(1, "No Verbs device matches")) > 0 || len(log.matching(1, "no Verbs device matches")) > 0 {
-				d.Kind = ProblemMlx5NoRDMA
-				d.Cause = fmt.Sprintf("mlx5 device %s has no RDMA device (no %s/infiniband/): the mlx5 PMD is bifurcated and needs mlx5_core + mlx5_ib (ib_uverbs) loaded and rdma-core installed", bdf, dir)
-				d.Fix = "modprobe mlx5_ib ib_uverbs; keep the device bound to mlx5_core (do not bind it to vfio-pci); install rdma-core/libibverbs"
-				return
-			}
-		}
-		if vendor == "0x15b3" {
-			// mlx5 is bifurcated: the PMD reaches the device through its
-			// RDMA device while it stays bound to mlx5_core. Binding it to
-			// vfio-pci is the wrong fix: it removes the RDMA device.
-			d.Cause = fmt.Sprintf("the mlx5 PMD could not attach %s; mlx5 is bifurcated (the device stays bound to mlx5_core and DPDK reaches it through its RDMA device), so the usual causes are a representor index the eswitch does not have, the eswitch not in switchdev mode, or another DPDK process holding the port", bdf)
-			d.Fix = fmt.Sprintf("keep %s bound to mlx5_core (do not bind it to vfio-pci); check that `rdma link` lists it, that `devlink dev eswitch show pci/%s` says mode switchdev when the devargs name a representor, and read the evidence lines from the ovs-vswitchd log", bdf, bdf)
-		} else {
-			drv := "no driver"
-			if l, err := h.Readlink(dir + "/driver"); err == nil {
-				drv = "driver " + filepath.Base(l)
-			}
-			d.Cause = fmt.Sprintf("DPDK could not attach PCI device %s (bound to %s; a non-mlx5 NIC must be bound to vfio-pci for DPDK, or another process uses it)", bdf, drv)
-			d.Fix = fmt.Sprintf("bind %s to vfio-pci: dpdk-devbind.py --bind=vfio-pci %s (modprobe vfio-pci first), then `rig up`", bdf, bdf)
-		}
-		if len(d.Evidence) == 0 {
-			d.Evidence = log.matching(3, "EAL:")
-		}
-		return
-	}
-	if why := CheckDevargs(devargs); why != "" {
-		d.Kind = ProblemBadDevargs
-		d.Evidence = log.matching(2, "Driver cannot attach the device")
-		d.Cause = fmt.Sprintf("malformed devargs %q: %s", devargs, why)
-		d.Fix = "write devargs as <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0"
-		return
-	}
-	if m := log.matching(2, "Driver cannot attach the device ("+dev+")"); len(m) > 0 {
-		d.Kind = ProblemBadDevargs
-		d.Evidence = append(log.matching(2, dev+"):"), m...)
-		d.Cause = fmt.Sprintf("the DPDK driver for %s rejected the devargs %q (unknown or invalid key=value argument)", dev, devargs)
-		d.Fix = "check the arguments against the PMD's documented devargs (e.g. doc/guides/nics/<pmd>.rst)"
-		return
-	}
-	if m := log.matching(1, "Cannot find device ("+dev+")"); len(m) > 0 || !strings.HasPrefix(dev, "net_") {
-		d.Evidence = m
-		d.Cause = fmt.Sprintf("DPDK has no driver or device named %q", dev)
-		d.Fix = "vdev names start with the PMD name (net_null0, net_af_packet0, net_memif0) and PCI addresses look like 0000:03:00.0"
-		return
-	}
-	d.Cause = fmt.Sprintf("DPDK could not attach %q", devargs)
-	d.Fix = "see the evidence lines from the ovs-vswitchd log"
-	d.Evidence = log.matching(3, dev)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // fakeRoot builds a host root with files (path -> content; content "<dir>" makes a directory).
-func fakeRoot(t *testing.T, files map[string]string) *host.Host {
+func fakeRoot(t testing.TB, files map[string]string) *host.Host {
 	t.Helper()
 	root := t.TempDir()
 	for p, c := range files {
@@ -91,7 +91,7 @@ func TestDiagnose(t *testing.T) {
 		{"mlx5 with rdma", "", up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.1"), Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}},
 			ProblemAttachFailed, "the mlx5 PMD could not attach 0000:03:00.1; mlx5 is bifurcated (the device stays bound to mlx5_core"},
 		{"intel", "", up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: attach("0000:04:00.0"), Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}},
-			ProblemAttachFailed, "could not attach PCI device 0000:04:00.0 (bound to no driver; a non-mlx5 NIC must be bound to vfio-pci"},
+			ProblemWrongDriver, "could not attach PCI device 0000:04:00.0: it is bound to no driver; a non-mlx5 NIC must be bound to vfio-pci"},
 		{"malformed", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar,,="), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar,,="}},
 			ProblemBadDevargs, "malformed devargs"},
 		{"unknown key", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar"), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar"}},
@@ -252,7 +252,8 @@ func TestDiagnoseAttachHints(t *testing.T) {
 	}
 	d = Diagnose(h, up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:04:00.0' to DPDK",
 		Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}}, nil)
-	if !strings.Contains(d.Cause, "(bound to driver ixgbe;") || d.Fix != "bind 0000:04:00.0 to vfio-pci: dpdk-devbind.py --bind=vfio-pci 0000:04:00.0 (modprobe vfio-pci first), then `rig up`" {
+	if d.Kind != ProblemWrongDriver || d.Cause != "DPDK could not attach PCI device 0000:04:00.0: it is bound to the kernel driver ixgbe, which DPDK cannot use; a non-mlx5 NIC must be bound to vfio-pci for DPDK" ||
+		d.Fix != "bind 0000:04:00.0 to vfio-pci: dpdk-devbind.py --bind=vfio-pci 0000:04:00.0 (modprobe vfio-pci first), then `rig up`" {
 		t.Errorf("intel: cause %s\nfix %s", d.Cause, d.Fix)
 	}
 }

@@ -130,7 +130,7 @@ func TestParseTablesErrors(t *testing.T) {
 }
 
 func FuzzParseTables(f *testing.F) {
-	for _, n := range []string{"state-empty.json", "state-attached.json", "state-bad-pci.json"} {
+	for _, n := range []string{"state-empty.json", "state-attached.json", "state-bad-pci.json", "state-upstream-byname.json", "state-doca-byname.json"} {
 		f.Add(readSample(f, n))
 	}
 	f.Add([]byte(`{"data":[[["map",[["k",["uuid","x"]]]]]],"headings":["m"]}`))

@@ -24,10 +24,14 @@ type Status struct {
 	Vswitchd      ProcStatus `json:"vswitchd"`
 	// DPDKInitialized is the column as stored; DPDKStale is true when the
 	// vswitchd that wrote it is gone (the column stays true after a crash).
-	DPDKInitialized bool              `json:"dpdkInitialized"`
-	DPDKStale       bool              `json:"dpdkInitializedStale"`
-	DPDKVersion     string            `json:"dpdkVersion,omitempty"`
-	OVSVersion      string            `json:"ovsVersion,omitempty"`
+	DPDKInitialized bool   `json:"dpdkInitialized"`
+	DPDKStale       bool   `json:"dpdkInitializedStale"`
+	DPDKVersion     string `json:"dpdkVersion,omitempty"`
+	OVSVersion      string `json:"ovsVersion,omitempty"`
+	// DOCA: the database is NVIDIA OVS-DOCA's (State.DOCA).
+	DOCA            bool              `json:"doca"`
+	DOCAInitialized bool              `json:"docaInitialized,omitempty"`
+	DOCAVersion     string            `json:"docaVersion,omitempty"`
 	OtherConfig     map[string]string `json:"otherConfig"`
 	Bridges         []Bridge          `json:"bridges"`
 	// OVSDBReachable is false when the state could not be read (Problems
@@ -112,6 +116,7 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 	}
 	s := &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(), OVSDBReachable: true,
 		DPDKInitialized: st.DPDKInitialized, DPDKVersion: st.DPDKVersion, OVSVersion: st.OVSVersion,
+		DOCA: st.DOCA, DOCAInitialized: st.DOCAInitialized, DOCAVersion: st.DOCAVersion,
 		OtherConfig: st.OtherConfig, Bridges: st.Bridges}
 	if s.Bridges == nil {
 		s.Bridges = []Bridge{}
@@ -130,11 +135,15 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 		}
 		s.Problems = append(s.Problems, d)
 	}
-	for _, b := range st.Bridges {
+	for _, b := range s.Bridges {
 		for _, p := range b.Ports {
-			for _, ifc := range p.Interfaces {
+			for i := range p.Interfaces {
+				ifc := &p.Interfaces[i]
+				if ifc.Resolution == ResolutionName {
+					ifc.ResolvedTo = describeDOCAName(c.host, ifc.Name)
+				}
 				if !ifc.Attached() { // same rule as the ovs step: ofport > 0 and no error
-					s.Problems = append(s.Problems, Diagnose(c.host, st, ifc, log))
+					s.Problems = append(s.Problems, Diagnose(c.host, st, *ifc, log))
 				}
 			}
 		}
@@ -170,6 +179,13 @@ func (s *Status) WriteText(w io.Writer) error {
 	if s.DPDKVersion != "" {
 		fmt.Fprintf(w, "dpdk_version:      %s\n", s.DPDKVersion)
 	}
+	if s.DOCA {
+		v := ""
+		if s.DOCAVersion != "" {
+			v = " (DOCA " + s.DOCAVersion + ")"
+		}
+		fmt.Fprintf(w, "doca_initialized:  %v%s: NVIDIA OVS-DOCA\n", s.DOCAInitialized, v)
+	}
 	var keys []string
 	for k := range s.OtherConfig {
 		keys = append(keys, k)
@@ -180,7 +196,7 @@ func (s *Status) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BRIDGE\tPORT\tTYPE\tOFPORT\tLINK\tADMIN\tRXQ\tRX_PKTS\tTX_PKTS\tDEVARGS\tERROR")
+	fmt.Fprintln(tw, "BRIDGE\tPORT\tTYPE\tOFPORT\tLINK\tADMIN\tRXQ\tRX_PKTS\tTX_PKTS\tDEVARGS\tRESOLUTION\tERROR")
 	for _, b := range s.Bridges {
 		for _, p := range b.Ports {
 			for _, i := range p.Interfaces {
@@ -188,8 +204,9 @@ func (s *Status) WriteText(w io.Writer) error {
 				if rxq == "" {
 					rxq = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", b.Name, i.Name, i.Type, i.OFPort,
-					dash(i.LinkState), dash(i.AdminState), rxq, i.Statistics["rx_packets"], i.Statistics["tx_packets"], dash(i.Devargs()), dash(i.Error))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", b.Name, i.Name, i.Type, i.OFPort,
+					dash(i.LinkState), dash(i.AdminState), rxq, i.Statistics["rx_packets"], i.Statistics["tx_packets"], dash(i.Devargs()),
+					resolutionText(i), dash(i.Error))
 			}
 		}
 	}
@@ -230,6 +247,33 @@ func (s *Status) writeProblems(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// resolutionText is the RESOLUTION cell: how OvS finds a DPDK port's
+// device.
+func resolutionText(i Interface) string {
+	switch i.Resolution {
+	case ResolutionDevargs:
+		return "devargs given"
+	case ResolutionName:
+		if i.ResolvedTo != "" {
+			return "by netdev name: " + i.ResolvedTo
+		}
+		return "by netdev name"
+	case ResolutionNone:
+		return "none (no devargs, and this OvS resolves no names)"
+	}
+	return "-"
+}
+
+// describeDOCAName says what OVS-DOCA resolves a port name to, or why it
+// cannot, from sysfs.
+func describeDOCAName(h Host, name string) string {
+	n, err := ResolveDOCAName(h, name)
+	if err != nil {
+		return "does not resolve: " + err.Error()
+	}
+	return n.String()
 }
 
 func dash(s string) string {

@@ -41,6 +41,26 @@ import (
 //	          netdev: p1              # instead of devargs: rig resolves the netdev's
 //	                                  # mlx5 devargs at check time (ovs.ResolveNetdev)
 //	          mlx5_args: "txq_inline_max=1024"  # with netdev: appended mlx5 PMD options
+//
+// NVIDIA's OVS-DOCA (BlueField Arm images, DOCA hosts) takes dpdk ports
+// with neither devargs nor netdev: it resolves the port's name as a kernel
+// netdev itself. The playbook says the OvS is OVS-DOCA with doca-init:
+//
+//	ovs:
+//	  config:
+//	    doca-init: true             # other_config:doca-init (OVS-DOCA only)
+//	    hw-offload: true
+//	  bridges:
+//	    - name: br-sfc
+//	      ports:
+//	        - name: p0              # type dpdk, no devargs: OVS-DOCA resolves p0
+//	        - name: pf0hpf
+//	          mtu_request: 9216
+//
+// Without doca-init: true such a port is refused at validation (upstream
+// Open vSwitch rejects it: "'p0' is missing 'options:dpdk-devargs'"), and
+// the ovs step refuses a doca-init playbook on an Open vSwitch that is not
+// OVS-DOCA before it writes anything.
 type OVSSpec struct {
 	Config  OVSConfig   `yaml:"config"`
 	Prune   bool        `yaml:"prune"`
@@ -63,6 +83,10 @@ type OVSConfig struct {
 	// (e.g. a vhost-user queue: "failed to allocate memory for batching
 	// copy"). Per-port pools are sized to the port.
 	PerPortMemory *bool `yaml:"per-port-memory"`
+	// DOCAInit is OVS-DOCA's other_config:doca-init (NVIDIA DPF
+	// DPUFlavors set it with hw-offload): it starts DOCA, and DPDK with it,
+	// and lets dpdk ports go without devargs. Upstream OvS ignores it.
+	DOCAInit *bool `yaml:"doca-init"`
 }
 
 // OtherConfig returns the keys set in the playbook, as OvS spells them.
@@ -85,8 +109,15 @@ func (c OVSConfig) OtherConfig() map[string]string {
 	if c.PerPortMemory != nil {
 		m["per-port-memory"] = strconv.FormatBool(*c.PerPortMemory)
 	}
+	if c.DOCAInit != nil {
+		m["doca-init"] = strconv.FormatBool(*c.DOCAInit)
+	}
 	return m
 }
+
+// DOCA reports a playbook that says the OvS is NVIDIA's OVS-DOCA
+// (config.doca-init: true).
+func (s *OVSSpec) DOCA() bool { return s.Config.DOCAInit != nil && *s.Config.DOCAInit }
 
 // OVSBridge is one bridge.
 type OVSBridge struct {
@@ -120,6 +151,12 @@ type OVSPort struct {
 	NRxq            int    `yaml:"n_rxq"`
 	MTURequest      int    `yaml:"mtu_request"`
 	VhostServerPath string `yaml:"vhost-server-path"`
+}
+
+// ByNetdevName reports a dpdk port with neither devargs nor netdev: one
+// that OVS-DOCA resolves by its name (valid only with doca-init: true).
+func (p OVSPort) ByNetdevName() bool {
+	return p.PortType() == "dpdk" && p.Devargs == "" && p.Netdev == ""
 }
 
 // PortType returns the interface type (default dpdk).
@@ -172,7 +209,7 @@ func shortValue(v string) string {
 
 // Validate checks the section's values.
 func (s *OVSSpec) Validate() []FieldError {
-	v := &ovsValidator{bridges: map[string]int{}, ports: map[string]string{}, devargs: map[string]string{}, netdevs: map[string]string{}}
+	v := &ovsValidator{bridges: map[string]int{}, ports: map[string]string{}, devargs: map[string]string{}, netdevs: map[string]string{}, doca: s.DOCA()}
 	v.config(s.Config)
 	for bi, b := range s.Bridges {
 		v.bridge(bi, b)
@@ -188,6 +225,7 @@ type ovsValidator struct {
 	ports   map[string]string // port name -> field
 	devargs map[string]string // devargs -> field
 	netdevs map[string]string // netdev -> field
+	doca    bool              // config.doca-init: true (ports may go by netdev name)
 }
 
 func (v *ovsValidator) add(f, format string, a ...any) {
@@ -294,8 +332,12 @@ func (v *ovsValidator) port(pf string, b OVSBridge, p OVSPort) {
 func (v *ovsValidator) portDevice(pf, t string, p OVSPort) {
 	add := v.add
 	switch {
-	case t == "dpdk" && p.Devargs == "" && p.Netdev == "":
-		add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0); or give netdev: NAME (p0, pf0hpf) and rig resolves its devargs")
+	case p.ByNetdevName() && v.doca:
+		v.byName(pf, p)
+	case p.ByNetdevName():
+		add(pf+".devargs", "a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0); "+
+			"or give netdev: NAME (p0, pf0hpf) and rig resolves its devargs. A port named by its netdev alone works only on NVIDIA's OVS-DOCA: "+
+			"if this host runs it, set ovs.config.doca-init: true (upstream Open vSwitch rejects the port: \"'%s' is missing 'options:dpdk-devargs'\")", p.Name)
 	case t == "dpdk" && p.Devargs != "" && p.Netdev != "":
 		add(pf+".netdev", "give devargs or netdev, not both: netdev %q resolves to its own devargs; to pass mlx5 options with a netdev use mlx5_args", p.Netdev)
 	case t != "dpdk" && p.Netdev != "":
@@ -308,6 +350,15 @@ func (v *ovsValidator) portDevice(pf, t string, p OVSPort) {
 	if p.MLX5Args != "" && p.Netdev == "" {
 		add(pf+".mlx5_args", "mlx5_args go with netdev (they are appended to the devargs it resolves to); with devargs write the options into devargs")
 	}
+}
+
+// byName checks a port OVS-DOCA resolves by its name: the name is the
+// netdev, which no other port may back.
+func (v *ovsValidator) byName(pf string, p OVSPort) {
+	if other, dup := v.netdevs[p.Name]; dup {
+		v.add(pf+".name", "netdev %q already backs %s (one device cannot back two ports)", p.Name, other)
+	}
+	v.netdevs[p.Name] = pf
 }
 
 // netdev checks a netdev name (the kernel's dev_valid_name rules) and

@@ -1,6 +1,7 @@
 package playbooks
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -214,5 +215,76 @@ func TestParseOVSNetdevPorts(t *testing.T) {
 	}
 	if n := strings.Count(msg, "\n") + 1; n != 8 {
 		t.Errorf("%d errors, want 8:\n%s", n, msg)
+	}
+}
+
+// OVS-DOCA's layout (NVIDIA DPF DPUFlavor): with config.doca-init: true a
+// dpdk port may go without devargs and netdev, OVS-DOCA resolving its
+// name; without it the same port is refused at file:line, the error
+// saying both fixes and what upstream OvS reports for such a port.
+func TestParseOVSDOCAByName(t *testing.T) {
+	const ports = `  bridges:
+    - name: br-sfc
+      ports:
+        - name: p0
+        - name: pf0hpf
+          mtu_request: 9216
+        - name: vnull0
+          devargs: net_null0
+`
+	pb, err := Parse("doca.yaml", []byte("ovs:\n  config:\n    doca-init: true\n    hw-offload: true\n"+ports))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := pb.OVS
+	if !o.DOCA() || o.Config.OtherConfig()["doca-init"] != "true" {
+		t.Fatalf("doca-init: %+v", o.Config)
+	}
+	by := map[string]bool{}
+	for _, p := range o.Bridges[0].Ports {
+		by[p.Name] = p.ByNetdevName()
+	}
+	if !by["p0"] || !by["pf0hpf"] || by["vnull0"] {
+		t.Fatalf("by netdev name: %v", by)
+	}
+
+	for _, head := range []string{"ovs:\n", "ovs:\n  config:\n    doca-init: false\n"} {
+		_, err = Parse("up.yaml", []byte(head+ports))
+		line := strings.Count(head, "\n") + 4 // "- name: p0" is the 4th line of ports
+		want := fmt.Sprintf(`up.yaml:%d: ovs.bridges[0].ports[0].devargs: a dpdk port needs devargs: a PCI address (0000:03:00.0), a representor (0000:03:00.0,representor=[65535]) or a vdev (net_null0); `+
+			`or give netdev: NAME (p0, pf0hpf) and rig resolves its devargs. A port named by its netdev alone works only on NVIDIA's OVS-DOCA: `+
+			`if this host runs it, set ovs.config.doca-init: true (upstream Open vSwitch rejects the port: "'p0' is missing 'options:dpdk-devargs'")`, line)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "ports[1].devargs") {
+			t.Errorf("%q: got %v\nwant %s", head, err, want)
+		}
+	}
+
+	// one netdev backs one port, whether named by netdev: or by name
+	_, err = Parse("dup.yaml", []byte("ovs:\n  config:\n    doca-init: true\n  bridges:\n    - name: b\n      ports:\n        - name: x\n          netdev: p0\n        - name: p0\n          mlx5_args: txq_mpw_en=1\n"))
+	if err == nil || !strings.Contains(err.Error(), `dup.yaml:9: ovs.bridges[0].ports[1].name: netdev "p0" already backs bridges[0].ports[0]`) ||
+		!strings.Contains(err.Error(), "dup.yaml:10: ovs.bridges[0].ports[1].mlx5_args: mlx5_args go with netdev") {
+		t.Errorf("dup: %v", err)
+	}
+}
+
+// The embedded OVS-DOCA playbook: doca-init, p0 and pf0hpf by netdev name
+// with DPF's MTU, and a header saying what it mirrors and how to run it.
+func TestBF3DOCAPlaybook(t *testing.T) {
+	pb, err := Load("bf3-doca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := Embedded("bf3-doca")
+	head := string(raw[:strings.Index(string(raw), "\nname:")])
+	if !pb.OVS.DOCA() || len(pb.OVS.Bridges) != 1 || !strings.Contains(head, "rig up -p bf3-doca") || !strings.Contains(head, "DPUFlavor") {
+		t.Fatalf("bf3-doca: %+v\n%s", pb.OVS, head)
+	}
+	for _, p := range pb.OVS.Bridges[0].Ports {
+		if !p.ByNetdevName() || p.MTURequest != 9216 {
+			t.Errorf("port %+v", p)
+		}
+	}
+	if pb.OVS.Config.DPDKInit != "" {
+		t.Errorf("dpdk-init %q: OVS-DOCA starts DPDK with doca-init", pb.OVS.Config.DPDKInit)
 	}
 }

@@ -32,6 +32,10 @@ type Playbook struct {
 	RDMA        *RDMASpec      `yaml:"rdma"`
 	MST         *MSTSpec       `yaml:"mst"`
 	Mode        *ModeSpec      `yaml:"mode"`
+	Firmware    *FirmwareSpec  `yaml:"firmware"`
+	Kernel      *KernelSpec    `yaml:"kernel"`
+	Bind        *BindSpec      `yaml:"bind"`
+	SRIOV       *SRIOVSpec     `yaml:"sriov"`
 	OVS         *OVSSpec       `yaml:"ovs"`
 	Check       *CheckSpec     `yaml:"check"`
 
@@ -302,6 +306,18 @@ func (p *Playbook) Validate() []FieldError {
 	}
 	if p.Mode != nil {
 		add("mode", p.Mode.Validate())
+	}
+	if p.Firmware != nil {
+		add("firmware", p.Firmware.Validate())
+	}
+	if p.Kernel != nil {
+		add("kernel", p.Kernel.Validate())
+	}
+	if p.Bind != nil {
+		add("bind", p.Bind.Validate())
+	}
+	if p.SRIOV != nil {
+		add("sriov", p.SRIOV.Validate())
 	}
 	if p.OVS != nil {
 		add("ovs", p.OVS.Validate())

@@ -18,6 +18,8 @@ import (
 type hugepagesHost interface {
 	hugepages.FS
 	CreateFile(p string, data []byte, perm fs.FileMode) error
+	ReplaceFile(p string, data []byte, perm fs.FileMode) error
+	Remove(p string) error
 	Symlink(target, p string) error
 	Readlink(p string) (string, error)
 }
@@ -227,8 +229,13 @@ func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
 				FixText:   fmt.Sprintf("ask for at least %d pages, or stop what uses them (`rig hugepages show` lists leftovers of dead DPDK processes; `rig hugepages clean` removes them) and rerun", p.InUse())}
 		}
 		if p.Total != r.Count {
-			r := r
-			plan.add(func(context.Context) error { return s.setPages(r) },
+			r, before := r, p.Total
+			plan.add(func(context.Context) error {
+				if err := s.record(func(rec *hugeRecord) { rec.recordPool(r.SizeKB, r.Node, before) }); err != nil {
+					return err
+				}
+				return s.setPages(r)
+			},
 				Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)})
 		}
 	}
@@ -258,7 +265,13 @@ func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantM
 			continue
 		}
 		m := m
-		plan.add(func(context.Context) error { return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB) },
+		plan.add(func(context.Context) error {
+			created := !s.fs.Exists(m.Path)
+			if err := s.record(func(rec *hugeRecord) { rec.recordMount(m.Path, created) }); err != nil {
+				return err
+			}
+			return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB)
+		},
 			Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)})
 		if s.fixtureRoot != "" {
 			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount(obj)
@@ -319,6 +332,9 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) er
 			}
 			f := f
 			plan.add(func(context.Context) error {
+				if err := s.record(func(rec *hugeRecord) { recordFile(&rec.Files, fileBefore(s.fs, f.Path, false)) }); err != nil {
+					return err
+				}
 				if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
 					return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
 				}
@@ -333,6 +349,9 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) er
 			plan.add(func(context.Context) error {
 				if err == nil {
 					return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
+				}
+				if err := s.record(func(rec *hugeRecord) { recordFile(&rec.Files, fileBefore(s.fs, link, true)) }); err != nil {
+					return err
 				}
 				if err := s.fs.Symlink(target, link); err != nil {
 					return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)

@@ -141,6 +141,12 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 	if err != nil {
 		return plan, err
 	}
+	if err := s.checkDOCA(st, &plan); err != nil {
+		return plan, err
+	}
+	if err := s.checkByNames(&plan); err != nil {
+		return plan, err
+	}
 	d := &ovsDiff{st: st, changedPorts: map[string]bool{}, devargs: devargs}
 	if err := s.planConfig(d, resume); err != nil {
 		return plan, err
@@ -216,6 +222,9 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 	for _, b := range s.spec.Bridges {
 		for _, p := range b.Ports {
 			d := p.Devargs
+			if p.ByNetdevName() {
+				continue // OVS-DOCA resolves it (checkByNames)
+			}
 			if p.Netdev != "" {
 				if lab == nil {
 					var err error
@@ -267,15 +276,26 @@ func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
 	}
 	sort.Strings(keys)
 	kv := map[string]string{}
+	before := map[string]*string{}
 	var changes []Change
 	for _, k := range keys {
 		if cur, ok := st.OtherConfig[k]; !ok || cur != want[k] {
 			kv[k] = want[k]
+			if ok {
+				before[k] = &cur
+			} else {
+				before[k] = nil
+			}
 			changes = append(changes, Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]})
 		}
 	}
 	if len(kv) > 0 {
-		d.add(phaseConfig, func(ctx context.Context) error { return s.c.SetOtherConfig(ctx, kv) }, changes...)
+		d.add(phaseConfig, func(ctx context.Context) error {
+			if err := s.record(func(r *ovsRecord) { r.recordConfig(before) }); err != nil {
+				return err
+			}
+			return s.c.SetOtherConfig(ctx, kv)
+		}, changes...)
 	}
 	if resume != "" {
 		d.restart = resume
@@ -284,7 +304,7 @@ func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
 		}
 	} else if len(kv) > 0 {
 		d.restart = "DPDK settings changed (read only at start)"
-	} else if init := st.OtherConfig["dpdk-init"]; (init == "true" || init == "try") && !st.DPDKInitialized {
+	} else if dpdkRequested(st) && !st.DPDKInitialized {
 		dd := ovs.DiagnoseDPDK(st, s.c.Log())
 		if s.restarted || len(dd.Evidence) > 0 {
 			return diagProblem(dd)
@@ -309,7 +329,12 @@ func (s *ovsStep) planBridges(d *ovsDiff) {
 		cur, ok := d.st.Bridge(b.Name)
 		switch {
 		case !ok:
-			d.add(phaseBridge, func(ctx context.Context) error { return s.c.AddBridge(ctx, b.Name, b.Datapath()) },
+			d.add(phaseBridge, func(ctx context.Context) error {
+				if err := s.record(func(r *ovsRecord) { r.Bridges = appendNew(r.Bridges, b.Name) }); err != nil {
+					return err
+				}
+				return s.c.AddBridge(ctx, b.Name, b.Datapath())
+			},
 				Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()})
 		case orDefault(cur.DatapathType, "system") != b.Datapath():
 			d.add(phaseBridge, func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) },
@@ -334,7 +359,12 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 	switch {
 	case !exists:
 		d.changedPorts[p.Name] = true
-		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
+		d.add(phasePortAdd, func(ctx context.Context) error {
+			if err := s.record(func(r *ovsRecord) { r.recordPort(bridge, p.Name) }); err != nil {
+				return err
+			}
+			return addPort(ctx)
+		}, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
 	case curBr != bridge:
 		d.changedPorts[p.Name] = true
 		d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) },
@@ -346,7 +376,7 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 		if ifc != nil {
 			cur = *ifc
 		}
-		diffs, fix := ifaceDiff(cur, settings)
+		diffs, fix := ifaceDiff(cur, settings, p.ByNetdevName())
 		if len(diffs) == 0 {
 			return
 		}
@@ -498,12 +528,17 @@ func describePort(p playbooks.OVSPort, devargs string) string {
 	if p.Netdev != "" {
 		parts = append(parts, "(netdev "+p.Netdev+")")
 	}
+	if p.ByNetdevName() {
+		parts = append(parts, "(no devargs: OVS-DOCA resolves netdev "+p.Name+")")
+	}
 	return strings.Join(parts, " ")
 }
 
 // ifaceDiff returns one change per differing managed column and the
 // settings that fix them (only the differing ones).
-func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSettings) {
+// byName: the port goes by its netdev name (OVS-DOCA), so devargs it
+// holds are removed.
+func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings, byName bool) ([]Change, ovs.IfaceSettings) {
 	var ch []Change
 	var fix ovs.IfaceSettings
 	if want.Type != "" && cur.Type != want.Type {
@@ -513,6 +548,10 @@ func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings) ([]Change, ovs.IfaceSe
 	if want.Devargs != "" && cur.Devargs() != want.Devargs {
 		ch = append(ch, Change{Action: "set options:dpdk-devargs", From: cur.Devargs(), To: want.Devargs})
 		fix.Devargs = want.Devargs
+	}
+	if byName && cur.Devargs() != "" {
+		ch = append(ch, Change{Action: "remove options:dpdk-devargs", From: cur.Devargs(), To: "(none: OVS-DOCA resolves the port by its netdev name)"})
+		fix.ClearDevargs = true
 	}
 	if want.NRxq != "" && cur.Options["n_rxq"] != want.NRxq {
 		ch = append(ch, Change{Action: "set options:n_rxq", From: cur.Options["n_rxq"], To: want.NRxq})

@@ -149,7 +149,7 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		}
 		if _, ok := s.(measurer); ok && pending != "" && mode == RunApply {
 			res.Status = StatusNotRun
-			res.Notes = []string{fmt.Sprintf("not run: step %s needs a power cycle first, and what this step measures changes with it; power-cycle, then `rig up` again", pending)}
+			res.Notes = []string{fmt.Sprintf("not run: step %s needs a power cycle or reboot first, and what this step measures changes with it; power-cycle (or reboot), then `rig up` again", pending)}
 			rep.Steps = append(rep.Steps, res)
 			continue
 		}

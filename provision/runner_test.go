@@ -477,7 +477,7 @@ func TestRunnerMeasureWaitsForPowerCycle(t *testing.T) {
 	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusPendingReboot, StatusNotRun}) || chk.measured != 0 || chk.checks != 0 {
 		t.Fatalf("statuses %v, measured %d, checks %d", got, chk.measured, chk.checks)
 	}
-	if n := rep.Steps[1].Notes; len(n) != 1 || !strings.Contains(n[0], "step mode needs a power cycle") {
+	if n := rep.Steps[1].Notes; len(n) != 1 || !strings.Contains(n[0], "step mode needs a power cycle or reboot") {
 		t.Fatalf("notes %q", n)
 	}
 	if s := rep.Summary; s.PendingReboot != 1 || s.NotRun != 1 || s.Failed != 0 {

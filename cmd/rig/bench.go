@@ -27,6 +27,7 @@ type benchFlags struct {
 	portNetdevs    []string // --port-netdev: ports named by their netdev
 	dryRun         bool
 	peer           peerFlags // gen, loop: --peer and the far side's ports
+	latencyPlot    string
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -102,6 +103,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
 	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop, rx, gen --peer: exit 4 when more frames than this were lost (sent - received, or sequence gaps); -1 = not checked")
+	fl.DurationVar(&cf.LatWarmup, "latency-warmup", 0, "loop/rx: latency samples count from this long after the first received frame (default 0.5s, or a quarter of a shorter --duration)")
+	fl.StringVar(&cf.LatencyLoad, "latency-load", "", "loop: measure latency at this % of the path's capacity (e.g. 50%): a 2 s run without a rate limit measures the capacity first")
+	fl.StringVar(&f.latencyPlot, "latency-plot", "", "loop/rx: write the latency distribution (latency by percentile) to this .svg or .png file")
 	if role == bench.RoleGen || role == bench.RoleLoop {
 		f.peer.addFlags(fl, role)
 	}
@@ -127,6 +131,15 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	}
 	for _, n := range notes {
 		fmt.Fprintf(a.errOut, "rig: %s\n", n)
+	}
+	if err := checkLatencyPlot(cfg.Role, f.latencyPlot); err != nil {
+		return withCode(exitUsage, err)
+	}
+	if cfg.LatencyLoad != "" && f.peer.addr != "" {
+		return withCode(exitUsage, fmt.Errorf("--latency-load with --peer: the capacity probe runs on this host only; give --rate instead"))
+	}
+	if cfg, err = atLatencyLoad(cmd, a, cfg); err != nil {
+		return err
 	}
 	tty := false
 	if fd, ok := a.errOut.(*os.File); ok {
@@ -160,6 +173,9 @@ func (a *app) reportBench(res *bench.Result, f *benchFlags) error {
 		}
 	} else {
 		res.PrintSummary(a.out)
+	}
+	if err := writeLatencyPlot(f.latencyPlot, res); err != nil {
+		return err
 	}
 	if len(res.Invalid) > 0 {
 		// no threshold judges numbers that cannot be right

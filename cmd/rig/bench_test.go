@@ -116,10 +116,23 @@ func TestBenchBadFlagValuesExitUsage(t *testing.T) {
 		{"--sport", "70000"}, {"--dst-mac", "02:00"}, {"--size", "10"}, {"--duration", "-1s"},
 		{"--cores", "0"}, {"--cores", "-1"}, {"--rxq", "0"}, {"--burst", "0"}, {"--link-speed", "fast"},
 		{"--lcores", "0-x"}, {"--eal", "--no-such-flag"},
+		{"--latency-load", "150%"}, {"--latency-load", "half"}, {"--latency-load", "50%", "--rate", "1Mpps"},
+		{"--latency-warmup", "-1s"}, {"--latency-warmup", "2s", "--duration", "1s"}, {"--latency-plot", "lat.pdf"},
 	} {
 		code, _, errOut := rig(t, append([]string{"bench", "loop", "--vdev", "net_ring0"}, args...)...)
 		if code != exitUsage || !strings.Contains(errOut, args[0]) {
 			t.Errorf("bench loop %v: exit %d, want %d naming %s; stderr: %s", args, code, exitUsage, args[0], errOut)
+		}
+	}
+}
+
+// Only loop and rx measure latency: gen refuses --latency-plot and
+// --latency-load before EAL starts.
+func TestBenchLatencyFlagsNeedAReceiver(t *testing.T) {
+	for _, args := range [][]string{{"gen", "--latency-plot", "l.svg"}, {"fwd", "--latency-plot", "l.png"}, {"gen", "--latency-load", "50%"}} {
+		code, _, errOut := rig(t, append([]string{"bench"}, append(args, "--vdev", "net_null0")...)...)
+		if code != exitUsage || !strings.Contains(errOut, args[1]) {
+			t.Errorf("bench %v: exit %d, want %d naming %s; stderr: %s", args, code, exitUsage, args[1], errOut)
 		}
 	}
 }

@@ -111,6 +111,7 @@ what the path forwards.
 				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
 			}
 			a.cmdPath = calledPath(cmd)
+			noInheritedFDs()
 			return a.checkRoot()
 		},
 	}

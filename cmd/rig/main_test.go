@@ -301,7 +301,7 @@ func TestStepsFromTheList(t *testing.T) {
 		t.Errorf("plan hugepages: code %d\n%s%s\n--only gave:\n%s", code, byArg, errOut, byFlag)
 	}
 	code, _, errOut = rig(t, "plan", "nope", "-p", pb, "--root", root)
-	if code != exitUsage || !strings.Contains(errOut, "unknown step nope; steps: mst, mode, rdma, hugepages, ovs") {
+	if code != exitUsage || !strings.Contains(errOut, "unknown step nope; steps: mst, mode, firmware, kernel, rdma, sriov, bind, hugepages, ovs, check") {
 		t.Errorf("plan nope: code %d %s", code, errOut)
 	}
 }

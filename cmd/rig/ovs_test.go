@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -91,5 +92,111 @@ func TestOVSStatusUnreachable(t *testing.T) {
 		st.Problems[0].Kind != "ovsdb-unreachable" || st.Problems[0].Fix != "rig ovs daemon start --rundir "+dir ||
 		!strings.Contains(st.Problems[0].Error, "database connection failed") {
 		t.Fatalf("json: exit %d, %v\nstdout: %s\nstderr: %s", code, err, out, errOut)
+	}
+}
+
+// docaPlaybook is NVIDIA DPF's OVS-DOCA layout on a BlueField-3: doca-init,
+// a netdev bridge, p0 and pf0hpf by netdev name (no devargs).
+const docaPlaybook = "name: doca\novs:\n  config:\n    doca-init: true\n    hw-offload: true\n  bridges:\n    - name: br-sfc\n      ports:\n" +
+	"        - name: p0\n        - name: pf0hpf\n          mtu_request: 9216\n"
+
+// On the BlueField-3 fixture the OVS-DOCA playbook plans ports without
+// devargs and says what OVS-DOCA resolves each name to; without doca-init
+// the same ports are refused at validation (exit 2, file:line, the fix).
+func TestPlanDOCAPlaybookOnFixture(t *testing.T) {
+	dir := t.TempDir()
+	pb := filepath.Join(dir, "doca.yaml")
+	if err := os.WriteFile(pb, []byte(docaPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := rig(t, "plan", "-p", pb, "--root", "../../testdata/hosts/bf3-dpu-arm")
+	for _, want := range []string{
+		"+ ovs other_config: set doca-init true",
+		"+ ovs port p0: add port to br-sfc type=dpdk (no devargs: OVS-DOCA resolves netdev p0)",
+		"· p0: no devargs, OVS-DOCA resolves it by its netdev name: uplink (phys_port_name p0) of 0000:03:00.0",
+		"· pf0hpf: no devargs, OVS-DOCA resolves it by its netdev name: host-PF representor (phys_port_name pf0) on 0000:03:00.0",
+		"· ovs: config.doca-init: true says this OvS is NVIDIA's OVS-DOCA; not checked against a fixture root",
+	} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("plan: exit %d, missing %q\n%s%s", code, want, out, errOut)
+		}
+	}
+	// the embedded playbook plans the same ports on the fixture
+	code, out, errOut = rig(t, "plan", "-p", "bf3-doca", "--only", "ovs", "--root", "../../testdata/hosts/bf3-dpu-arm")
+	if code != exitOK || !strings.Contains(out, "+ ovs port pf0hpf: add port to br-sfc type=dpdk mtu_request=9216 (no devargs: OVS-DOCA resolves netdev pf0hpf)") {
+		t.Errorf("plan bf3-doca: exit %d\n%s%s", code, out, errOut)
+	}
+	up := filepath.Join(dir, "up.yaml")
+	if err := os.WriteFile(up, []byte(strings.Replace(docaPlaybook, "    doca-init: true\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = rig(t, "plan", "-p", up, "--root", "../../testdata/hosts/bf3-dpu-arm")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, up+":8: ovs.bridges[0].ports[0].devargs: a dpdk port needs devargs") ||
+		!strings.Contains(errOut, "if this host runs it, set ovs.config.doca-init: true (upstream Open vSwitch rejects the port: \"'p0' is missing 'options:dpdk-devargs'\")") {
+		t.Fatalf("without doca-init: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// For real on upstream OvS 3.1: `rig up` with the OVS-DOCA playbook stops
+// before any write (exit 1, "not NVIDIA's OVS-DOCA"); a port added by hand
+// without devargs shows in `rig ovs status` as resolved by nothing, with
+// the cause and fix, next to a port whose devargs are given (text, JSON).
+func TestPrivilegedOVSStatusResolution(t *testing.T) {
+	d := ovstest.Start(t, host.New("/"), 128)
+	dir := t.TempDir()
+	pb := filepath.Join(dir, "doca.yaml")
+	if err := os.WriteFile(pb, []byte(docaPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := rig(t, "up", "-p", pb, "--rundir", d.Dir)
+	if code != exitFailure || !strings.Contains(out, "this Open vSwitch is not NVIDIA's OVS-DOCA: its database has no doca_initialized column") {
+		t.Fatalf("up doca: exit %d\n%s%s", code, out, errOut)
+	}
+	vdev := filepath.Join(dir, "vdev.yaml")
+	if err := os.WriteFile(vdev, []byte("name: v\novs:\n  config:\n    dpdk-init: try\n    dpdk-socket-mem: \"128\"\n    dpdk-extra: \"--no-pci --no-telemetry\"\n"+
+		"  bridges:\n    - name: br-sfc\n      ports:\n        - name: vnull0\n          devargs: net_null0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := rig(t, "up", "-p", vdev, "--rundir", d.Dir); code != exitOK {
+		t.Fatalf("up vdev: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, err := exec.Command("ovs-vsctl", "--db=unix:"+d.Dir+"/db.sock", "--timeout=30", "add-port", "br-sfc", "p0", "--", "set", "Interface", "p0", "type=dpdk").CombinedOutput(); err != nil {
+		t.Fatalf("add-port p0: %v\n%s", err, out)
+	}
+	code, out, errOut = rig(t, "ovs", "status", "--rundir", d.Dir)
+	for _, want := range []string{
+		"DEVARGS    RESOLUTION",
+		"none (no devargs, and this OvS resolves no names)  'p0' is missing 'options:dpdk-devargs'",
+		"net_null0  devargs given",
+		"- ovs: port p0: 'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported\n",
+		"cause: a type=dpdk port needs options:dpdk-devargs in upstream Open vSwitch; resolving a port by its netdev name alone is NVIDIA OVS-DOCA's extension",
+	} {
+		if code != exitFailure || !strings.Contains(out, want) {
+			t.Errorf("status: exit %d, missing %q\n%s%s", code, want, out, errOut)
+		}
+	}
+	_, out, _ = rig(t, "ovs", "status", "--rundir", d.Dir, "-o", "json")
+	var st struct {
+		DOCA    bool `json:"doca"`
+		Bridges []struct {
+			Ports []struct {
+				Interfaces []struct{ Name, Resolution string }
+			}
+		}
+		Problems []struct{ Kind string }
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.DOCA || len(st.Problems) != 1 || st.Problems[0].Kind != "devargs-missing" {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, b := range st.Bridges {
+		for _, p := range b.Ports {
+			for _, i := range p.Interfaces {
+				got[i.Name] = i.Resolution
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, map[string]string{"br-sfc": "", "p0": "none", "vnull0": "devargs"}) {
+		t.Fatalf("resolutions: %v", got)
 	}
 }

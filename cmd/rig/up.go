@@ -22,6 +22,8 @@ type runFlags struct {
 	rundir   string // private OvS instance (rig ovs daemon start --rundir)
 	db       string // ovsdb remote for the ovs step
 	netns    string // rdma step: network namespace of the netdevs
+	down     bool   // plan --down / rig down: undo the playbook's steps
+	firmware bool   // with down: restore firmware parameters too
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -87,6 +89,38 @@ func newPlanCmd(a *app) *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&f.down, "down", false, "plan what rig down would restore instead")
+	cmd.Flags().BoolVar(&f.firmware, "firmware", false, "with --down: firmware parameters too")
+	return cmd
+}
+
+func newDownCmd(a *app) *cobra.Command {
+	f := &runFlags{down: true}
+	cmd := &cobra.Command{
+		Use:   "down [STEP] -p PLAYBOOK",
+		Short: "Undo what a playbook's steps configured, in reverse order, from what rig recorded (rig plan --down shows it)",
+		Long: `Undo what rig up of a playbook configured, in reverse step order, with the
+same check, apply and re-check: hugepage pools back to their counts before
+rig, rig's hugetlbfs mounts and files removed, drivers rebound, VFs and
+eSwitch mode restored, boot-parameter and sysctl drop-ins removed and
+sysctls set back. rig records what it changed, and the values before, in
+/var/lib/rig/state.json, so down restores rather than guesses. Firmware
+parameters are restored only with --firmware (they need a power cycle).
+
+` + exitCodesHelp,
+		Args:      stepArgs,
+		ValidArgs: provision.AllStepNames(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sel, err := f.selection(args)
+			if err != nil {
+				return err
+			}
+			return a.provisionFromPlaybook(cmd, f, provision.RunApply, sel)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&f.firmware, "firmware", false, "restore firmware parameters (the DPU mode) too; they take effect at the next power cycle")
+	a.registerLockFlags(cmd)
 	return cmd
 }
 
@@ -152,7 +186,17 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB, env.NetNS = f.rundir, f.db, f.netns
-	return a.provision(cmd.Context(), pb, env, mode, sel)
+	if !f.down {
+		return a.provision(cmd.Context(), pb, env, mode, sel)
+	}
+	runner, err := provision.NewDownRunnerFor(pb, env, provision.DownOptions{Firmware: f.firmware})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if _, err := runner.Select(sel); err != nil {
+		return withCode(exitUsage, err)
+	}
+	return a.executeAndReport(cmd.Context(), runner, mode, sel, pb.Source)
 }
 
 // provisionSection runs the one step of a playbook holding only that

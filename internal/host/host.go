@@ -116,6 +116,38 @@ func (h *Host) CreateFile(p string, data []byte, perm fs.FileMode) error {
 	return os.WriteFile(full, data, perm)
 }
 
+// ReplaceFile writes a regular file under the root atomically: a
+// temporary file in the same directory, synced, then renamed over p, so a
+// crash leaves the old content or the new, never half of it.
+func (h *Host) ReplaceFile(p string, data []byte, perm fs.FileMode) error {
+	full := h.Path(p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(full), "."+filepath.Base(full)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, full)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
 // Remove deletes a file under the root.
 func (h *Host) Remove(p string) error { return os.Remove(h.Path(p)) }
 

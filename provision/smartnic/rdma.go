@@ -153,7 +153,8 @@ func fillPortNetdevs(h *host.Host, m rdmaMapper, bdf string, devs []RDMADevice) 
 }
 
 // ReadPort reads /sys/class/infiniband/<dev>/ports/<port>: state,
-// phys_state, link_layer, rate and the netdev from the GID table.
+// phys_state, link_layer, rate, the netdev from the GID table and, on an
+// InfiniBand port, lid, sm_lid, LMC and subnet prefix (readIBAddr).
 func ReadPort(h *host.Host, dev string, port int) (RDMAPort, error) {
 	dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", dev, port)
 	p := RDMAPort{Device: dev, Port: port}
@@ -174,6 +175,9 @@ func ReadPort(h *host.Host, dev string, port int) (RDMAPort, error) {
 	p.LinkLayer, _ = h.ReadString(dir + "/link_layer")
 	p.Rate, _ = h.ReadString(dir + "/rate")
 	p.Netdev = portNetdev(h, dev, strconv.Itoa(port))
+	if p.IB, err = readIBAddr(h, dir, p.LinkLayer); err != nil {
+		return p, fmt.Errorf("rdma %s/%d: %w", dev, port, err)
+	}
 	return p, nil
 }
 

@@ -124,6 +124,9 @@ type RDMAPort struct {
 	LinkLayer string    `json:"linkLayer,omitempty"`
 	Rate      string    `json:"rate,omitempty"`
 	Netdev    string    `json:"netdev,omitempty"`
+	// IB: lid, sm_lid, LMC, subnet prefix of an InfiniBand port; nil on
+	// Ethernet (RoCE) ports, as in `rdma link`.
+	IB *IBAddr `json:"ib,omitempty"`
 }
 
 // Active reports state 4: ACTIVE and phys_state 5: LinkUp.

@@ -214,16 +214,17 @@ func TestMSTStatusMatchesSample(t *testing.T) {
 	const row1 = "BlueField3(rev:1)       /dev/mst/mt41692_pciconf0.1   03:00.1   mlx5_1          net-p1,net-pf1hpf,net-en3f1pf1sf0       -1"
 	const row2 = "BlueField3(rev:1)       /dev/mst/mt41692_pciconf0     03:00.0   mlx5_0          net-pf0hpf,net-en3f0pf0sf0,net-p0       -1"
 	var b strings.Builder
-	if err := WriteMSTStatus(&b, MSTRows(scanFixture(t, "bf3-dpu-arm"))); err != nil {
+	if err := WriteMSTStatus(&b, MSTModules{}, MSTRows(scanFixture(t, "bf3-dpu-arm"))); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
-	want := []string{"PCI devices:", "------------", header, row1, "", strings.Replace(row2, "net-pf0hpf,net-en3f0pf0sf0,net-p0", "net-p0,net-pf0hpf,net-en3f0pf0sf0", 1), "", ""}
+	want := []string{"MST modules:", "------------", "    MST PCI module is not loaded", "    MST PCI configuration module is not loaded",
+		"PCI devices:", "------------", header, row1, "", strings.Replace(row2, "net-pf0hpf,net-en3f0pf0sf0,net-p0", "net-p0,net-pf0hpf,net-en3f0pf0sf0", 1), "", ""}
 	if !reflect.DeepEqual(lines, want) {
 		t.Errorf("mst status:\n%s\nwant:\n%s", b.String(), strings.Join(want, "\n"))
 	}
 	// ConnectX-5 sample header/row widths: same column starts.
-	cx := mstLine("ConnectX5(rev:0)", "/dev/mst/mt4121_pciconf0.1", "01:00.1", "mlx5_1", "net-redwest", "0")
+	cx := mstLine(mstWidths, "ConnectX5(rev:0)", "/dev/mst/mt4121_pciconf0.1", "01:00.1", "mlx5_1", "net-redwest", "0")
 	if cx != "ConnectX5(rev:0)        /dev/mst/mt4121_pciconf0.1    01:00.1   mlx5_1          net-redwest                             0\n" {
 		t.Errorf("CX5 sample row = %q", cx)
 	}
@@ -234,11 +235,11 @@ func TestRDMALinks(t *testing.T) {
 	if err := WriteRDMALinks(&b, RDMALinks(scanFixture(t, "cx6dx-host"))); err != nil {
 		t.Fatal(err)
 	}
-	want := `link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0np0
-link mlx5_1/1 state DOWN physical_state DISABLED netdev enp59s0f1np1
-link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v0
-link mlx5_3/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v1
-`
+	// iproute2 ends every field, the last one too, with a space
+	want := "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0np0 \n" +
+		"link mlx5_1/1 state DOWN physical_state DISABLED netdev enp59s0f1np1 \n" +
+		"link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v0 \n" +
+		"link mlx5_3/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v1 \n"
 	if b.String() != want {
 		t.Errorf("rdma links:\n%s\nwant\n%s", b.String(), want)
 	}

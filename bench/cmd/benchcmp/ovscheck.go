@@ -46,7 +46,7 @@ check:
 `
 
 func (o *ovsCheck) scenario() scenario {
-	return scenario{name: "rig check through OvS, vhost-user 64 B", testpmd: o.runTestpmd, rig: o.runRig,
+	return scenario{name: "rig check through OvS, vhost-user 64 B", refName: "testpmd flowgen", ref: o.runTestpmd, rig: o.runRig,
 		ports: []string{"rx through the bridge"}, target: 0.95}
 }
 

@@ -46,11 +46,18 @@ const MaxBurst = C.RIG_MAX_BURST
 // MaxStreams is how many generator streams the receiver tracks.
 const MaxStreams = C.RIG_MAX_STREAMS
 
-// HistSub and HistN describe the latency histogram (log-linear buckets).
+// The latency histogram (shim.h): log-linear buckets of TSC cycles,
+// HistSub per power of two (HistSubBits bits), HistN in all, values of
+// 2^HistMaxBits and more in the last.
 const (
-	HistSub = C.RIG_HIST_SUB
-	HistN   = C.RIG_HIST_N
+	HistSubBits = C.RIG_HIST_SUB_BITS
+	HistSub     = C.RIG_HIST_SUB
+	HistMaxBits = C.RIG_HIST_MAX_BITS
+	HistN       = C.RIG_HIST_N
 )
+
+// HistIndex is the C loop's bucket of v cycles (tests check Go's mirror).
+func HistIndex(v uint64) int { return int(C.rig_hist_idx(C.uint64_t(v))) }
 
 func errnoErr(what string, r C.int) error {
 	if r >= 0 {
@@ -400,17 +407,13 @@ type Counters struct {
 	LatN                                    uint64 // latency samples since the last LatReset
 	TxFirstTSC, TxLastTSC                   uint64 // gen: TSC of the first and last accepted burst (0: none)
 	Done                                    bool
-	Hist                                    []uint64 // only when asked
+	Hist                                    []uint64 // rx: the latency histogram (HistN buckets), only when asked
 }
 
 // Snapshot reads the counters (relaxed atomic loads; safe while running).
 func (u *Unit) Snapshot(withHist bool) Counters {
 	var c C.struct_rig_counters
-	h := C.int(0)
-	if withHist {
-		h = 1
-	}
-	C.rig_unit_snapshot(u.u, &c, h)
+	C.rig_unit_snapshot(u.u, &c)
 	out := Counters{
 		RxPkts: uint64(c.rx_pkts), RxBytes: uint64(c.rx_bytes),
 		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops),
@@ -421,9 +424,7 @@ func (u *Unit) Snapshot(withHist bool) Counters {
 	}
 	if withHist {
 		out.Hist = make([]uint64, HistN)
-		for i := range out.Hist {
-			out.Hist[i] = uint64(c.hist[i])
-		}
+		C.rig_unit_hist(u.u, (*C.uint64_t)(unsafe.Pointer(&out.Hist[0])))
 	}
 	return out
 }

@@ -11,8 +11,16 @@
 #define RIG_MAX_UNITS 32
 #define RIG_MAX_STREAMS 4096 /* rx: (stream << 10 | flow slot) keys tracked */
 #define RIG_FLOW_SLOTS 1024  /* gen: one sequence per flow slot, so RSS keeps each in order */
-#define RIG_HIST_SUB 16
-#define RIG_HIST_N (64 * RIG_HIST_SUB)
+/* Latency histogram (HdrHistogram-style, log-linear, in TSC cycles):
+ * values below RIG_HIST_SUB have a bucket each; above, every power of two
+ * is split into RIG_HIST_SUB buckets of equal width, so a bucket is at
+ * most 1/128 of its values wide (2 significant decimal digits, as
+ * HdrHistogram's numberOfSignificantValueDigits = 2). Values of
+ * 2^RIG_HIST_MAX_BITS cycles (minutes) and more share the last bucket. */
+#define RIG_HIST_SUB_BITS 7
+#define RIG_HIST_SUB (1u << RIG_HIST_SUB_BITS)
+#define RIG_HIST_MAX_BITS 40
+#define RIG_HIST_N ((RIG_HIST_MAX_BITS - RIG_HIST_SUB_BITS + 1) * RIG_HIST_SUB)
 #define RIG_STAMP_MAGIC 0x5247u /* "RG" */
 #define RIG_HDR_LEN 42          /* eth 14 + ipv4 20 + udp 8 */
 #define RIG_FLOW_STRIDE 64      /* gen: one flow's prebuilt headers, a cache line */
@@ -35,7 +43,6 @@ struct rig_counters {
 	uint64_t lat_n;          /* rx: latency samples since the last reset */
 	uint64_t done;           /* gen: count reached */
 	uint64_t tx_first_tsc, tx_last_tsc; /* gen: TSC of the first and the last accepted burst */
-	uint64_t hist[RIG_HIST_N];
 };
 
 struct rig_gen_conf {
@@ -84,7 +91,10 @@ void rig_unit_fwd(struct rig_unit *u, int mode, const uint8_t *dst_mac, const ui
 int rig_unit_capture(struct rig_unit *u, uint32_t n, uint32_t snap);
 uint32_t rig_unit_captured(struct rig_unit *u, uint8_t **data, uint32_t **lens, uint32_t *snap);
 void rig_unit_txfirst(struct rig_unit *u, uint16_t n);
-void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out, int with_hist);
+void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out);
+/* rx: copies the latency histogram (RIG_HIST_N buckets) into out. */
+void rig_unit_hist(const struct rig_unit *u, uint64_t *out);
+uint32_t rig_hist_idx(uint64_t v); /* the bucket of v (for Go's tests) */
 void rig_unit_free(struct rig_unit *u);
 
 /* Runs units on a worker lcore until rig_stop. */

@@ -60,7 +60,25 @@ struct rig_unit {
 	uint32_t *cap_len;
 	uint32_t lat_reset;      /* set by Go, cleared by the lcore */
 	struct rig_counters c __rte_cache_aligned;
+	/* rx: latency histogram since the last reset, written only by the
+	 * unit's lcore (relaxed stores), read by Go once the lcores are
+	 * joined; summed over the rx units (each lcore's) by Go */
+	uint64_t hist[RIG_HIST_N] __rte_cache_aligned;
 };
+
+/* hist_idx is the histogram bucket of v cycles (shim.h: RIG_HIST_*): v
+ * itself below RIG_HIST_SUB; above, octave o = msb - SUB_BITS + 1 and the
+ * SUB_BITS bits below the leading one. Go mirrors it (bench/histogram.go). */
+static inline uint32_t hist_idx(uint64_t v)
+{
+	if (v < RIG_HIST_SUB)
+		return (uint32_t)v;
+	if (v >> RIG_HIST_MAX_BITS)
+		return RIG_HIST_N - 1;
+	int msb = 63 - __builtin_clzll(v);
+	uint32_t sub = (uint32_t)(v >> (msb - RIG_HIST_SUB_BITS)) & (RIG_HIST_SUB - 1);
+	return (uint32_t)(msb - RIG_HIST_SUB_BITS + 1) * RIG_HIST_SUB + sub;
+}
 
 /* One lcore's work. */
 struct rig_job {

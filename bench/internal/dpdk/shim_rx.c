@@ -1,18 +1,10 @@
-/* shim_rx.c: the receiver: counts, sequence loss/reorder, latency, capture. */
+/* shim_rx.c: the receiver: counts, sequence loss/reorder, latency
+ * (min/max/sum and the histogram, per stamped frame), capture. */
 #include <string.h>
 
 #include <rte_cycles.h>
 
 #include "shim_internal.h"
-
-static inline uint32_t hist_idx(uint64_t v)
-{
-	if (v < RIG_HIST_SUB)
-		return (uint32_t)v;
-	int msb = 63 - __builtin_clzll(v);
-	uint32_t sub = (uint32_t)(v >> (msb - 4)) & (RIG_HIST_SUB - 1);
-	return (uint32_t)(msb - 3) * RIG_HIST_SUB + sub;
-}
 
 static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
@@ -26,7 +18,7 @@ static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16
 		ST(c->lat_sum, 0);
 		ST(c->lat_n, 0);
 		for (int i = 0; i < RIG_HIST_N; i++)
-			ST(c->hist[i], 0);
+			ST(u->hist[i], 0);
 		SET_FLAG(u->lat_reset, 0);
 	}
 	lmin = c->lat_min;
@@ -72,7 +64,7 @@ static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16
 		if (lat < lmin) lmin = lat;
 		if (lat > lmax) lmax = lat;
 		uint32_t h = hist_idx(lat);
-		ST(c->hist[h], c->hist[h] + 1);
+		ST(u->hist[h], u->hist[h] + 1);
 	}
 	ST(c->rx_pkts, c->rx_pkts + n);
 	ST(c->rx_bytes, c->rx_bytes + bytes);
@@ -96,3 +88,5 @@ void rig_rx_step(struct rig_unit *u)
 	rx_account(u, pkts, n, rte_rdtsc());
 	rte_pktmbuf_free_bulk(pkts, n);
 }
+
+uint32_t rig_hist_idx(uint64_t v) { return hist_idx(v); }

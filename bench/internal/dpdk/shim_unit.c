@@ -58,7 +58,7 @@ uint32_t rig_unit_captured(struct rig_unit *u, uint8_t **data, uint32_t **lens, 
 	return LD(u->cap_n);
 }
 
-void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out, int with_hist)
+void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out)
 {
 	const struct rig_counters *c = &u->c;
 	out->rx_pkts = LD(c->rx_pkts);
@@ -76,9 +76,12 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out, int w
 	out->tx_first_tsc = LD(c->tx_first_tsc);
 	out->tx_last_tsc = LD(c->tx_last_tsc);
 	out->done = GET_FLAG(c->done);
-	if (with_hist)
-		for (int i = 0; i < RIG_HIST_N; i++)
-			out->hist[i] = LD(c->hist[i]);
+}
+
+void rig_unit_hist(const struct rig_unit *u, uint64_t *out)
+{
+	for (int i = 0; i < RIG_HIST_N; i++)
+		out[i] = LD(u->hist[i]);
 }
 
 void rig_unit_free(struct rig_unit *u)

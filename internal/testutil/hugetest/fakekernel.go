@@ -217,6 +217,28 @@ func (k *FakeKernel) MountHugetlbfs(dir string, pageSizeKB int64) error {
 	return os.MkdirAll(k.Path(dir), 0o755)
 }
 
+// UnmountHugetlbfs is the fake umount: the mount's /proc/mounts line goes.
+func (k *FakeKernel) UnmountHugetlbfs(dir string) error {
+	k.mu.Lock()
+	k.Writes = append(k.Writes, "umount "+dir)
+	k.mu.Unlock()
+	b, _ := os.ReadFile(k.Path("/proc/mounts"))
+	var keep []string
+	found := false
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[1] == dir && f[2] == "hugetlbfs" && !found {
+			found = true
+			continue
+		}
+		keep = append(keep, line)
+	}
+	if !found {
+		return fmt.Errorf("umount %s: invalid argument (not mounted)", dir)
+	}
+	k.Put("/proc/mounts", strings.Join(keep, "\n")+"\n")
+	return nil
+}
+
 // ResetWrites forgets recorded writes.
 func (k *FakeKernel) ResetWrites() {
 	k.mu.Lock()

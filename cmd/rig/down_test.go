@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// downPlaybook is the ovs-check story on a private OvS: a hugepage pool
+// grown by 16 pages over what the host has, a hugetlbfs mount in a new
+// directory, OvS-DPDK settings, a netdev bridge, and the check through it.
+const downPlaybook = `name: down
+hugepages:
+  pages:
+    - size: 2M
+      count: %d
+  mounts:
+    - path: %s
+      pagesize: 2M
+ovs:
+  config:
+    dpdk-init: "try"
+    dpdk-socket-mem: "128"
+    dpdk-socket-limit: "256"
+    dpdk-lcore-mask: "0x1"
+    pmd-cpu-mask: "0x2"
+    dpdk-extra: "--no-pci --no-telemetry"
+    per-port-memory: true
+  bridges:
+    - name: br-down
+      datapath_type: netdev
+check:
+  duration: 2s
+  warmup: 1s
+  thresholds: {min_mpps: 0.01}
+`
+
+func readPages(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	fmt.Sscan(string(b), &n)
+	return n
+}
+
+// downSnapshot is what rig down must give back: OvS's tables (other_config,
+// bridges, dpdk_initialized), the 2 MiB pool, the mount directory and
+// rig's records.
+func (l *checkLab) downSnapshot(mountDir string) string {
+	l.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "other_config %s", l.vsctl("get", "Open_vSwitch", ".", "other_config"))
+	fmt.Fprintf(&b, "bridges %q\n", l.vsctl("list-br"))
+	fmt.Fprintf(&b, "dpdk_initialized %s", l.vsctl("get", "Open_vSwitch", ".", "dpdk_initialized"))
+	fmt.Fprintf(&b, "nr_hugepages %d\n", readPages(l.t))
+	_, err := os.Stat(mountDir)
+	fmt.Fprintf(&b, "mount dir exists %v\n", err == nil)
+	st, _ := os.ReadFile(os.Getenv("RIG_STATE_FILE"))
+	rec := strings.Join(strings.Fields(string(st)), "")
+	fmt.Fprintf(&b, "records %v\n", rec != "" && rec != `{"version":1}`)
+	return b.String()
+}
+
+// TestPrivilegedDownAfterUpRestoresHost: rig up of the ovs-check story
+// changes the host (OvS settings and bridge, a bigger hugepage pool, a
+// mount directory, rig's records); rig down returns every one of them to
+// its state before up; a second down changes nothing; plan --down after
+// that plans nothing.
+func TestPrivilegedDownAfterUpRestoresHost(t *testing.T) {
+	dir := t.TempDir()
+	mountDir := filepath.Join(dir, "huge")
+	l := newCheckLab(t, 64, "")
+	pages := readPages(t)
+	if err := os.WriteFile(l.pb, []byte(fmt.Sprintf(downPlaybook, pages+16, mountDir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := l.downSnapshot(mountDir)
+	args := []string{"-p", l.pb, "--rundir", l.rundir}
+	lock := []string{"--lock-file", l.rundir + "/lock"}
+	if code, out, errOut := l.rig(append(append([]string{"up"}, args...), lock...)...); code != 0 {
+		t.Fatalf("up: %d\n%s%s", code, out, errOut)
+	}
+	if after := l.downSnapshot(mountDir); after == before {
+		t.Fatalf("up changed nothing:\n%s", after)
+	}
+	code, out, errOut := l.rig(append(append([]string{"down"}, args...), lock...)...)
+	if code != 0 {
+		t.Fatalf("down: %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"ovs bridge br-down: delete bridge (rig added it)", "remove dpdk-init (rig set it)", "restart", "set nr_hugepages (back to before rig)", "check: nothing to undo"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("down report lacks %q:\n%s", want, out)
+		}
+	}
+	if got := l.downSnapshot(mountDir); got != before {
+		t.Fatalf("after down:\n%s\nbefore up:\n%s\ndown report:\n%s", got, before, out)
+	}
+	code, out, errOut = l.rig(append(append([]string{"down"}, args...), lock...)...)
+	if code != 0 || !strings.Contains(out, " 0 changed") {
+		t.Fatalf("second down: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := l.rig(append([]string{"plan", "--down"}, args...)...); code != 0 || !strings.Contains(out, "0 would change") {
+		t.Fatalf("plan --down: %d\n%s%s", code, out, errOut)
+	}
+}

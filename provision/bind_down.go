@@ -1,0 +1,85 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"rig/internal/pci"
+)
+
+// Down implements Downer.
+func (s *bindStep) Down(DownOptions) Step { return &bindDown{s: s} }
+
+type bindDown struct{ s *bindStep }
+
+func (d *bindDown) Name() string { return "bind" }
+
+// Check plans giving each function the playbook names back to the driver
+// it had before rig bound it (from the state file), then forgetting it.
+func (d *bindDown) Check(ctx context.Context) (Plan, error) {
+	s := d.s
+	st, err := loadState(s.h)
+	if err != nil {
+		return Plan{}, &Problem{Object: "bind", Err: err}
+	}
+	var plan Plan
+	for _, dev := range s.devices {
+		bdf, netdev := "", dev
+		if c, ok := pci.Canonical(dev); ok {
+			bdf, netdev = c, ""
+		}
+		rec, ok := st.bound(bdf, netdev)
+		if !ok {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, stateFilePath()))
+			continue
+		}
+		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
+		if err := d.planRestore(fn, rec, &plan); err != nil {
+			return Plan{}, err
+		}
+	}
+	return plan, nil
+}
+
+func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
+	s := d.s
+	base := "/sys/bus/pci/devices/" + fn.bdf
+	cur := ""
+	if link, err := s.h.Readlink(base + "/driver"); err == nil {
+		cur = path.Base(link)
+	}
+	forget := func(context.Context) error {
+		return updateState(s.h, func(st *rigState) {
+			var keep []boundDevice
+			for _, b := range st.Bound {
+				if b.BDF != rec.BDF {
+					keep = append(keep, b)
+				}
+			}
+			st.Bound = keep
+		})
+	}
+	if cur == rec.Original {
+		plan.add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: stateFilePath()})
+		return nil
+	}
+	if cur != rec.Driver {
+		return &Problem{Object: fn.object(), Err: fmt.Errorf("now on %s, neither rig's %s nor its original %s; nothing was written", orNone(cur), rec.Driver, orNone(rec.Original)),
+			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + stateFilePath()}
+	}
+	writes := []struct{ file, data string }{{base + "/driver_override", "\n"}, {base + "/driver/unbind", fn.bdf}}
+	if rec.Original != "" {
+		writes = append(writes, struct{ file, data string }{"/sys/bus/pci/drivers/" + rec.Original + "/bind", fn.bdf})
+	}
+	plan.add(func(ctx context.Context) error {
+		for _, w := range writes {
+			if err := s.write(w.file, []byte(w.data)); err != nil {
+				return &Problem{Object: fn.object(), Err: fmt.Errorf("write %q to %s: %w", w.data, w.file, err),
+					FixText: "see dmesg; stop the DPDK application using it first"}
+			}
+		}
+		return forget(ctx)
+	}, Change{Object: fn.object(), Action: "bind (back to before rig)", From: cur, To: orNone(rec.Original)})
+	return nil
+}

@@ -1,0 +1,170 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// target names the OvS instance in rig's state file.
+func (s *ovsStep) target() string { return s.c.Target.DB }
+
+// record updates this instance's part of rig's state file (before a write).
+func (s *ovsStep) record(change func(r *ovsRecord)) error {
+	err := updateState(s.h, func(st *rigState) {
+		for i := range st.OVS {
+			if st.OVS[i].Target == s.target() {
+				change(&st.OVS[i])
+				return
+			}
+		}
+		r := ovsRecord{Target: s.target()}
+		change(&r)
+		st.OVS = append(st.OVS, r)
+	})
+	if err != nil {
+		return &Problem{Object: "ovs", Err: fmt.Errorf("%w; nothing was written", err)}
+	}
+	return nil
+}
+
+// recordConfig keeps each key's value from before rig's first change.
+func (r *ovsRecord) recordConfig(before map[string]*string) {
+	if r.Config == nil {
+		r.Config = map[string]*string{}
+	}
+	for k, v := range before {
+		if _, ok := r.Config[k]; !ok {
+			r.Config[k] = v
+		}
+	}
+}
+
+// recordPort keeps a port rig added, unless rig made its bridge too
+// (deleting the bridge deletes it).
+func (r *ovsRecord) recordPort(bridge, name string) {
+	for _, b := range r.Bridges {
+		if b == bridge {
+			return
+		}
+	}
+	for _, p := range r.Ports {
+		if p.Name == name {
+			return
+		}
+	}
+	r.Ports = append(r.Ports, ovsPortRecord{Bridge: bridge, Name: name})
+}
+
+func appendNew(list []string, x string) []string {
+	for _, y := range list {
+		if y == x {
+			return list
+		}
+	}
+	return append(list, x)
+}
+
+// Down implements Downer.
+func (s *ovsStep) Down(DownOptions) Step { return &ovsDown{s: s} }
+
+type ovsDown struct{ s *ovsStep }
+
+func (d *ovsDown) Name() string { return "ovs" }
+
+// Check plans, from the record: delete the ports rig added, then the
+// bridges rig made, put other_config back (keys rig added removed, changed
+// ones set to their old values) and restart ovs-vswitchd when a key went
+// back (DPDK reads them only at start), then forget the record.
+func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
+	s := d.s
+	rs, err := loadState(s.h)
+	if err != nil {
+		return Plan{}, &Problem{Object: "ovs", Err: err}
+	}
+	var rec *ovsRecord
+	for i := range rs.OVS {
+		if rs.OVS[i].Target == s.target() {
+			rec = &rs.OVS[i]
+		}
+	}
+	var plan Plan
+	if rec == nil {
+		plan.Notes = append(plan.Notes, "ovs: nothing recorded for this instance in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
+		return plan, nil
+	}
+	st, err := s.c.ReadState(ctx)
+	if err != nil {
+		return Plan{}, s.unreachable(err)
+	}
+	for _, p := range rec.Ports {
+		p := p
+		if br, ok := st.PortBridge(p.Name); ok {
+			plan.add(func(ctx context.Context) error { return s.c.DeletePort(ctx, br, p.Name) },
+				Change{Object: "ovs port " + p.Name, Action: "delete port from " + br + " (rig added it)"})
+		}
+	}
+	for _, b := range rec.Bridges {
+		b := b
+		if _, ok := st.Bridge(b); ok {
+			plan.add(func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b) },
+				Change{Object: "ovs bridge " + b, Action: "delete bridge (rig added it)"})
+		}
+	}
+	d.planConfig(st.OtherConfig, rec.Config, &plan)
+	target := s.target()
+	plan.add(func(context.Context) error {
+		return updateState(s.h, func(rs *rigState) {
+			var keep []ovsRecord
+			for _, r := range rs.OVS {
+				if r.Target != target {
+					keep = append(keep, r)
+				}
+			}
+			rs.OVS = keep
+		})
+	}, Change{Object: "rig state", Action: "forget the ovs record", From: stateFilePath()})
+	for i := range plan.Ops {
+		if s.fixture != "" && plan.Ops[i].Changes[0].Object != "rig state" {
+			plan.Ops[i].Refused = s.refuseFixture(plan.Ops[i].Changes[0])
+		}
+	}
+	return plan, nil
+}
+
+func (d *ovsDown) planConfig(cur map[string]string, before map[string]*string, plan *Plan) {
+	s := d.s
+	keys := make([]string, 0, len(before))
+	for k := range before {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	set := map[string]string{}
+	var remove []string
+	var changes []Change
+	for _, k := range keys {
+		now, has := cur[k]
+		switch old := before[k]; {
+		case old == nil && has:
+			remove = append(remove, k)
+			changes = append(changes, Change{Object: "ovs other_config", Action: "remove " + k + " (rig set it)", From: now})
+		case old != nil && (!has || now != *old):
+			set[k] = *old
+			changes = append(changes, Change{Object: "ovs other_config", Action: "set " + k + " (back to before rig)", From: now, To: *old})
+		}
+	}
+	if len(changes) == 0 {
+		return
+	}
+	plan.add(func(ctx context.Context) error {
+		if err := s.c.RemoveOtherConfig(ctx, remove...); err != nil {
+			return err
+		}
+		return s.c.SetOtherConfig(ctx, set)
+	}, changes...)
+	how := "systemctl restart openvswitch-switch"
+	if s.c.Target.Private {
+		how = "private instance in " + s.c.Target.RunDir
+	}
+	plan.add(s.c.RestartVswitchd, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: "DPDK settings back to before rig (read only at start)"})
+}

@@ -1,0 +1,321 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+
+	"rig/internal/host"
+	"rig/internal/pci"
+	"rig/playbooks"
+)
+
+// eswitch is what the sriov step needs of devlink (netlink's generic
+// family; *netlink.Handle has it).
+type eswitch interface {
+	DevLinkGetDeviceByName(bus, device string) (*netlink.DevlinkDevice, error)
+	DevLinkSetEswitchMode(dev *netlink.DevlinkDevice, mode string) error
+	Delete()
+}
+
+var (
+	uplinkPortName = regexp.MustCompile(`^p\d+$`)
+	// vfRepPortName is a VF representor's phys_port_name: pf0vf1, or with
+	// the external-controller prefix newer kernels add, c1pf0vf1.
+	vfRepPortName = regexp.MustCompile(`^(c\d+)?pf\d+vf\d+$`)
+)
+
+// sriovStep sets each PF's VF count (sriov_numvfs, through 0 when the
+// count changes, as the kernel requires) and its eSwitch mode (devlink),
+// then verifies the VFs and, in switchdev mode, their representors.
+type sriovStep struct {
+	h       *host.Host
+	pfs     []playbooks.SRIOVPF
+	fixture string
+	// openDevlink opens devlink (nil under a fixture root: the mode is read
+	// from the PF netdev's compat/devlink/mode file and never set).
+	openDevlink func() (eswitch, error)
+	write       func(p string, data []byte) error
+}
+
+// NewSRIOVStep builds the sriov step; the spec was validated.
+func NewSRIOVStep(env *Env, spec *playbooks.SRIOVSpec) (Step, error) {
+	h := env.Host
+	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, write: h.WriteFile}
+	if env.FixtureRoot == "" {
+		s.openDevlink = func() (eswitch, error) { return h.Netlink("") }
+	}
+	return s, nil
+}
+
+func (s *sriovStep) Name() string { return "sriov" }
+
+// pfState is one PF as the kernel shows it.
+type pfState struct {
+	bdf, netdev  string
+	total, numvf int
+	mode         string // "legacy", "switchdev", "" = not read
+}
+
+func (p pfState) object() string {
+	if p.netdev != "" {
+		return fmt.Sprintf("sriov %s (%s)", p.bdf, p.netdev)
+	}
+	return "sriov " + p.bdf
+}
+
+// Check implements Step: read-only.
+func (s *sriovStep) Check(ctx context.Context) (Plan, error) {
+	var plan Plan
+	for _, want := range s.pfs {
+		st, err := s.read(want)
+		if err != nil {
+			return Plan{}, err
+		}
+		if err := s.planPF(st, want, &plan); err != nil {
+			return Plan{}, err
+		}
+	}
+	return plan, nil
+}
+
+// read resolves a PF and reads its SR-IOV and eSwitch state.
+func (s *sriovStep) read(want playbooks.SRIOVPF) (pfState, error) {
+	var st pfState
+	if bdf, ok := pci.Canonical(want.PF); ok {
+		st.bdf = bdf
+		st.netdev = s.pfNetdev(bdf)
+	} else if dev, err := netdevDevice(s.h, want.PF); err == nil && pciOf(dev) != "" {
+		st.bdf, st.netdev = pciOf(dev), want.PF
+	} else {
+		return st, &Problem{Object: "sriov " + want.PF, Err: fmt.Errorf("no PF %s on this host", want.PF),
+			FixText: "check `ip link` / `lspci -D`, or name the PF by its PCI address"}
+	}
+	base := "/sys/bus/pci/devices/" + st.bdf
+	total, err := s.readInt(base + "/sriov_totalvfs")
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, &Problem{Object: st.object(), Err: fmt.Errorf("no sriov_totalvfs: this function has no SR-IOV capability"),
+			CauseText: "SR-IOV is off in the firmware (mlxconfig SRIOV_EN=0), or it is a VF / an RShim function",
+			FixText:   "set SRIOV_EN=1 and NUM_OF_VFS in the firmware step, power-cycle, then `rig up` again"}
+	}
+	if err != nil {
+		return st, &Problem{Object: st.object(), Err: err}
+	}
+	st.total = total
+	if st.numvf, err = s.readInt(base + "/sriov_numvfs"); err != nil {
+		return st, &Problem{Object: st.object(), Err: err}
+	}
+	if want.Eswitch != "" {
+		if st.mode, err = s.eswitchMode(st); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func (s *sriovStep) readInt(p string) (int, error) {
+	v, err := s.h.ReadString(p)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number", p, v)
+	}
+	return n, nil
+}
+
+// pfNetdev is the uplink netdev of a PF (phys_port_name pN, or the only
+// netdev), "" when it has none.
+func (s *sriovStep) pfNetdev(bdf string) string {
+	ents, err := s.h.ReadDir("/sys/bus/pci/devices/" + bdf + "/net")
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		if ppn, _ := s.h.ReadString("/sys/bus/pci/devices/" + bdf + "/net/" + e.Name() + "/phys_port_name"); uplinkPortName.MatchString(ppn) {
+			return e.Name()
+		}
+	}
+	if len(ents) == 1 {
+		return ents[0].Name()
+	}
+	return ""
+}
+
+// eswitchMode reads the mode through devlink, or under a fixture root from
+// the PF netdev's compat/devlink/mode (mlx5's legacy sysfs view of it).
+func (s *sriovStep) eswitchMode(st pfState) (string, error) {
+	if s.openDevlink == nil {
+		m, err := s.h.ReadString("/sys/bus/pci/devices/" + st.bdf + "/net/" + st.netdev + "/compat/devlink/mode")
+		if err != nil {
+			return "", &Problem{Object: st.object(), Err: fmt.Errorf("eswitch mode: %w", err), FixText: "the eSwitch mode is read from devlink on a live host; this fixture has no compat/devlink/mode"}
+		}
+		return m, nil
+	}
+	dl, err := s.openDevlink()
+	if err != nil {
+		return "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
+	}
+	defer dl.Delete()
+	dev, err := dl.DevLinkGetDeviceByName("pci", st.bdf)
+	if err != nil {
+		return "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink dev pci/%s: %w", st.bdf, err),
+			CauseText: "the driver has no devlink eSwitch (only mlx5 and a few others have one), or the kernel lacks devlink",
+			FixText:   "check `devlink dev eswitch show pci/" + st.bdf + "`; drop eswitch from the playbook for this PF"}
+	}
+	return dev.Attrs.Eswitch.Mode, nil
+}
+
+// planPF plans one PF: a mode change needs the VFs gone first (numvfs 0,
+// mode, numvfs back), a count change goes through 0; with nothing to
+// write it verifies the VFs and representors are there. The first op
+// records the PF's settings before rig (for rig down).
+func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *Plan) error {
+	n0 := len(plan.Ops)
+	if err := s.planPFOps(st, want, plan); err != nil {
+		return err
+	}
+	if len(plan.Ops) > n0 {
+		first := plan.Ops[n0].Do
+		rec := sriovRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
+		plan.Ops[n0].Do = func(ctx context.Context) error {
+			if err := updateState(s.h, func(rs *rigState) { rs.recordSRIOV(rec) }); err != nil {
+				return &Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
+			}
+			return first(ctx)
+		}
+	}
+	return nil
+}
+
+func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *Plan) error {
+	n := st.numvf
+	if want.NumVFs != nil {
+		n = *want.NumVFs
+	}
+	if n > st.total {
+		return &Problem{Object: st.object(), Err: fmt.Errorf("numvfs %d: the PF offers at most %d VFs (sriov_totalvfs); nothing was written", n, st.total),
+			CauseText: "sriov_totalvfs comes from the firmware's NUM_OF_VFS",
+			FixText:   fmt.Sprintf("ask for at most %d, or raise NUM_OF_VFS with the firmware step and power-cycle", st.total)}
+	}
+	modeChange := want.Eswitch != "" && st.mode != want.Eswitch
+	if modeChange {
+		if st.numvf > 0 {
+			plan.add(s.setNumVFs(st, 0), Change{Object: st.object(), Action: "sriov_numvfs (VFs removed while the eSwitch mode changes)", From: strconv.Itoa(st.numvf), To: "0"})
+		}
+		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: st.object(), Action: "eswitch mode", From: st.mode, To: want.Eswitch}},
+			Do: s.setMode(st, want.Eswitch), Refused: s.refuse("set the eSwitch mode through devlink")})
+		if n > 0 {
+			plan.add(s.setNumVFs(st, n), Change{Object: st.object(), Action: "sriov_numvfs", From: "0", To: strconv.Itoa(n)})
+		}
+		return nil
+	}
+	if n != st.numvf {
+		var ch []Change
+		if st.numvf > 0 && n > 0 {
+			ch = append(ch, Change{Object: st.object(), Action: "sriov_numvfs (through 0: the kernel changes a non-zero count only from 0)", From: strconv.Itoa(st.numvf), To: "0"})
+		}
+		plan.add(s.throughZero(st, n), append(ch, Change{Object: st.object(), Action: "sriov_numvfs", From: strconv.Itoa(st.numvf), To: strconv.Itoa(n)})...)
+		return nil
+	}
+	return s.verify(st, plan)
+}
+
+func (s *sriovStep) setNumVFs(st pfState, n int) func(context.Context) error {
+	return func(context.Context) error {
+		p := "/sys/bus/pci/devices/" + st.bdf + "/sriov_numvfs"
+		if err := s.write(p, []byte(strconv.Itoa(n))); err != nil {
+			return &Problem{Object: st.object(), Err: fmt.Errorf("write %d to %s: %w", n, p, err),
+				CauseText: "the kernel refused: VFs still in use (assigned to a VM, bound to vfio-pci), or the PF driver failed to enable SR-IOV",
+				FixText:   "see dmesg; release the VFs and `rig up` again"}
+		}
+		return nil
+	}
+}
+
+func (s *sriovStep) throughZero(st pfState, n int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if st.numvf > 0 && n > 0 {
+			if err := s.setNumVFs(st, 0)(ctx); err != nil {
+				return err
+			}
+		}
+		return s.setNumVFs(st, n)(ctx)
+	}
+}
+
+func (s *sriovStep) setMode(st pfState, mode string) func(context.Context) error {
+	return func(context.Context) error {
+		dl, err := s.openDevlink()
+		if err != nil {
+			return &Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
+		}
+		defer dl.Delete()
+		dev, err := dl.DevLinkGetDeviceByName("pci", st.bdf)
+		if err == nil {
+			err = dl.DevLinkSetEswitchMode(dev, mode)
+		}
+		if err != nil {
+			return &Problem{Object: st.object(), Err: fmt.Errorf("devlink dev eswitch set pci/%s mode %s: %w", st.bdf, mode, err),
+				CauseText: "the PF still has VFs or an OvS/TC offload holds the eSwitch, or the firmware does not allow it (BlueField host side: the Arm owns the eSwitch)",
+				FixText:   "remove the VFs (numvfs 0), stop what uses the PF's representors, then `rig up` again"}
+		}
+		return nil
+	}
+}
+
+func (s *sriovStep) refuse(what string) error {
+	if s.fixture == "" {
+		return nil
+	}
+	return &Problem{Object: "sriov", Err: fmt.Errorf("refusing to %s on this machine while reading the host from --root %s; nothing was written", what, s.fixture),
+		FixText: "use `rig plan --root ...` to see it, or run on the host itself"}
+}
+
+// verify is what a converged PF must show: its VF functions (virtfnN
+// links) and, in switchdev mode, one representor netdev per VF on the PF
+// (phys_port_name pfMvfN, optionally controller-prefixed).
+func (s *sriovStep) verify(st pfState, plan *Plan) error {
+	base := "/sys/bus/pci/devices/" + st.bdf
+	for i := 0; i < st.numvf; i++ {
+		if _, err := s.h.Readlink(fmt.Sprintf("%s/virtfn%d", base, i)); err != nil {
+			return &Problem{Object: st.object(), Err: fmt.Errorf("sriov_numvfs is %d but virtfn%d is missing: %w", st.numvf, i, err),
+				FixText: "see dmesg for the PF driver's SR-IOV errors; set numvfs 0 and back"}
+		}
+	}
+	note := fmt.Sprintf("%s: %d of %d VFs", st.object(), st.numvf, st.total)
+	if st.mode != "" {
+		note += ", eswitch " + st.mode
+	}
+	if st.mode == "switchdev" && st.numvf > 0 {
+		reps := s.vfReps(st.bdf)
+		if len(reps) < st.numvf {
+			return &Problem{Object: st.object(), Err: fmt.Errorf("switchdev with %d VFs but %d VF representors (%s)", st.numvf, len(reps), strings.Join(reps, " ")),
+				CauseText: "the representors are made when the VFs are created in switchdev mode; VFs made before the mode change have none",
+				FixText:   "set numvfs 0 and back (rig does this when it changes the mode itself)"}
+		}
+		note += ", representors " + strings.Join(reps, " ")
+	}
+	plan.Notes = append(plan.Notes, note)
+	return nil
+}
+
+// vfReps lists the PF's VF representor netdevs.
+func (s *sriovStep) vfReps(bdf string) []string {
+	ents, _ := s.h.ReadDir("/sys/bus/pci/devices/" + bdf + "/net")
+	var out []string
+	for _, e := range ents {
+		ppn, _ := s.h.ReadString("/sys/bus/pci/devices/" + bdf + "/net/" + e.Name() + "/phys_port_name")
+		if vfRepPortName.MatchString(ppn) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
