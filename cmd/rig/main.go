@@ -210,19 +210,37 @@ func stopSignals() <-chan os.Signal {
 
 // exitIfStuck ends rig when a second SIGINT/SIGTERM comes, or when the
 // first one is grace old and rig still runs (runApp's context, cancelled by
-// the first, is how every command stops normally).
+// the first, is how every command stops normally). SIGTERMs within
+// pdeathBurst of the first SIGTERM count as that one: a dataplane child's
+// PR_SET_PDEATHSIG(SIGTERM) comes once per thread of its dying parent (the
+// child is handed to the next thread each time), and taking the second as
+// "stop now" would skip the child's EAL cleanup.
 func exitIfStuck(sigs <-chan os.Signal, grace time.Duration) {
 	first := <-sigs
+	at := time.Now()
 	why := fmt.Sprintf("still running %v after %v", grace, first)
-	select {
-	case s := <-sigs:
-		why = fmt.Sprintf("second signal (%v)", s)
-	case <-time.After(grace):
+	deadline := time.After(grace)
+wait:
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGTERM && first == syscall.SIGTERM && time.Since(at) < pdeathBurst {
+				continue
+			}
+			why = fmt.Sprintf("second signal (%v)", s)
+			break wait
+		case <-deadline:
+			break wait
+		}
 	}
 	fmt.Fprintf(os.Stderr, "rig: %s: exiting now; something did not return (a DPDK port or an external tool); "+
 		"`rig hugepages clean` removes what a stopped dataplane may have left\n", why)
 	os.Exit(exitInterrupted)
 }
+
+// pdeathBurst: a parent's threads end within microseconds of each other
+// when it is killed.
+const pdeathBurst = 100 * time.Millisecond
 
 func run(args []string, stdout, stderr io.Writer) int {
 	return runApp(&app{out: stdout, errOut: stderr, output: "text", geteuid: os.Geteuid}, args)

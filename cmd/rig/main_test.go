@@ -249,7 +249,7 @@ func TestUnknownSubcommand(t *testing.T) {
 		}
 	}
 	code, out, errOut := rig(t, "bench", "sweep")
-	if code != exitUsage || errOut != "rig: unknown command \"sweep\" for \"rig bench\"; valid commands: fwd, gen, linerate, loop, rx; see rig bench --help\n" {
+	if code != exitUsage || errOut != "rig: unknown command \"sweep\" for \"rig bench\"; valid commands: fwd, gen, linerate, loop, profiles, rx, serve; see rig bench --help\n" {
 		t.Errorf("bench sweep: code %d %q %q", code, out, errOut)
 	}
 	code, out, _ = rig(t, "bench")

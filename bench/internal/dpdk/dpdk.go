@@ -213,7 +213,8 @@ func (m *Mempool) Free() {
 }
 
 // PortByName finds the ethdev port id of a device name (a vdev name such as
-// net_ring0, or a PCI address).
+// net_ring0, or a PCI address), else the first port devargs match
+// (0000:03:00.0,representor=[65535]: the representor).
 func PortByName(name string) (uint16, error) {
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))
