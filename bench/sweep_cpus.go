@@ -66,4 +66,3 @@ func lcoreMap(cores int, usable []int) string {
 	}
 	return strings.Join(parts, ",")
 }
-
