@@ -245,7 +245,7 @@ func (d *dataplane) configure(u *dpdk.Unit, p unitPlan, frames [][]byte, linkBps
 		}
 		u.SetFwd(mode, dst, src, uint32(c.TxRetry))
 		if pps, depth := policer(c); pps > 0 {
-			u.SetPolice(pps, depth)
+			u.SetPolice(pps, depth, PolicerIdle)
 		}
 		if p.txFirst {
 			u.SetTxFirst(uint16(c.TxFirst))

@@ -17,10 +17,16 @@ import (
 
 // PolicerBurst is how much above the rate a forwarder capped by --max-rate
 // passes for a moment: the bucket holds this long at the rate (at least
-// one burst). The forwarder's lcore may be descheduled that long without
-// losing a frame, and a trial of T seconds may find the cap up to
-// PolicerBurst/T too high (0.5 % for 2 s).
-const PolicerBurst = 10 * time.Millisecond
+// one burst). Its lcore may be descheduled this long (frames waiting in
+// its rx ring), or its source may catch up after a pause, without a frame
+// lost beyond the cap.
+const PolicerBurst = 50 * time.Millisecond
+
+// PolicerIdle: after this long without a frame the traffic had stopped,
+// and the bucket restarts with one burst of tokens. Credit saved up while
+// nothing came would let the next run's first PolicerBurst through above
+// the rate: up to 2.5 % over a 2 s trial of a zero-loss search.
+const PolicerIdle = 250 * time.Millisecond
 
 // ParseFrameRate parses a rate in frames per second: "500kpps", "1.5Mpps",
 // "2000pps". Bit rates and % of line are refused: a forwarder's frames

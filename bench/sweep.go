@@ -232,6 +232,10 @@ func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
 		c.Status, c.Error = CellFailed, errorWithFix(err)
 		return
 	}
+	if r.Interrupted {
+		c.Status, c.Note = CellNotRun, "interrupted during this cell"
+		return
+	}
 	c.Result = r
 	c.Status = CellMeasured
 	if len(r.Invalid) > 0 {

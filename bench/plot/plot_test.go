@@ -129,3 +129,29 @@ func TestSweepChartsContent(t *testing.T) {
 		t.Errorf("cores chart line rate %+v, want 14.88 Mpps", lr)
 	}
 }
+
+// The search's charts: NDR and PDR points of the sizes that have one,
+// the line rate with a link speed, and their files.
+func TestNDRPlotFiles(t *testing.T) {
+	r := &bench.NDRReport{PDRLossPct: 0.5, LinkSpeedGbps: 10, Sizes: []bench.NDRSize{
+		{FrameSize: 64, SearchResult: bench.SearchResult{NDR: bench.SearchFound{Mpps: 0.5, Gbps: 0.256}, PDR: &bench.SearchFound{Mpps: 0.52, Gbps: 0.266}}},
+		{FrameSize: 512, Error: "failed"},
+		{FrameSize: 1518, SearchResult: bench.SearchResult{NDR: bench.SearchFound{Mpps: 0.4, Gbps: 4.86}, PDR: &bench.SearchFound{}}},
+	}}
+	charts := NDRCharts(r)
+	if len(charts) != 2 || len(charts[0].Chart.Series) != 3 || len(charts[0].Chart.Series[0].Points) != 2 || len(charts[0].Chart.Series[1].Points) != 1 || !charts[0].Chart.Series[2].Reference {
+		t.Fatalf("charts %+v", charts)
+	}
+	prefix := filepath.Join(t.TempDir(), "ndr")
+	files, err := NDR(r, prefix)
+	if err != nil || len(files) != 4 {
+		t.Fatalf("files %q, %v", files, err)
+	}
+	for _, f := range files {
+		checkImage(t, f)
+	}
+	r.LinkSpeedGbps = 0
+	if s := NDRCharts(r)[1].Chart.Series; len(s) != 2 {
+		t.Errorf("without a link speed: %d series, want no line rate", len(s))
+	}
+}

@@ -9,8 +9,8 @@ import (
 
 // Sweep writes a sweep's charts as SVG and PNG: prefix-mpps and prefix-gbps
 // (against the frame size, with the line rate when the link speed is
-// known), and prefix-cores (Mpps against the worker cores) when the sweep
-// has two core counts or more. It returns the files written.
+// known), and prefix-cores (Mpps against the worker cores) when two core
+// counts or more were measured. It returns the files written.
 func Sweep(sw *bench.Sweep, prefix string) ([]string, error) {
 	var files []string
 	for _, nc := range SweepCharts(sw) {
@@ -46,7 +46,7 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 		gbps.Series = append(gbps.Series, LineRateGbps(sw.LinkSpeedGbps, lo, hi))
 	}
 	out := []NamedChart{{"mpps", mpps}, {"gbps", gbps}}
-	if len(sw.Axes.Cores) > 1 {
+	if measuredCores(sw) > 1 {
 		cores := Chart{Title: title + ": Mpps by worker cores", XLabel: "worker cores", YLabel: "Mpps",
 			Series: cellSeries(sw, func(c bench.SweepCell) string { return seriesName(sw.Axes, c, "cores") },
 				func(c bench.SweepCell) XY { return XY{float64(c.Cores), c.Mpps} }), XTicks: floats(sw.Axes.Cores)}
@@ -58,6 +58,18 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 		out = append(out, NamedChart{"cores", cores})
 	}
 	return out
+}
+
+// measuredCores counts the core counts measured (a Mpps-by-cores chart
+// needs two).
+func measuredCores(sw *bench.Sweep) int {
+	seen := map[int]bool{}
+	for _, c := range sw.Cells {
+		if c.Status == bench.CellMeasured {
+			seen[c.Cores] = true
+		}
+	}
+	return len(seen)
 }
 
 // cellSeries groups the measured cells into series by key (time-sliced

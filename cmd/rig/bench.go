@@ -38,6 +38,8 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchEngineCmd(a, bench.RoleFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
 		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
+		newBenchSweepCmd(a),
+		newBenchNDRCmd(a),
 		newBenchRunJSONCmd(a),
 	)
 	return cmd

@@ -10,15 +10,21 @@
  * tb_rate tokens per TSC cycle since the last burst, up to tb_depth; each
  * forwarded frame takes one, and the frames beyond the tokens are freed
  * here (a policer: the DUT takes every frame off the wire and forwards at
- * most the rate, so what it cannot carry is lost, not back-pressured). It
- * returns the frames left to forward, at the front of pkts. */
+ * most the rate, so what it cannot carry is lost, not back-pressured).
+ * After tb_idle cycles without a frame the traffic had stopped: the bucket
+ * restarts with one burst of tokens, so a new run finds no credit saved
+ * up while nothing came. It returns the frames left to forward, at the
+ * front of pkts. */
 static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t nb, uint64_t *policed)
 {
 	if (likely(u->tb_rate == 0))
 		return nb;
 	uint64_t now = rte_rdtsc();
-	double t = u->tb_tokens + (double)(now - u->tb_last) * u->tb_rate;
+	uint64_t gap = now - u->tb_last;
+	double t = u->tb_tokens + (double)gap * u->tb_rate;
 	u->tb_last = now;
+	if (gap > u->tb_idle)
+		t = u->burst;
 	if (t > u->tb_depth)
 		t = u->tb_depth;
 	uint16_t ok = t >= (double)nb ? nb : (uint16_t)t;
@@ -30,11 +36,12 @@ static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, ui
 	return ok;
 }
 
-void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth)
+void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, double idle_s)
 {
 	u->tb_rate = pps > 0 ? pps / (double)rte_get_tsc_hz() : 0;
-	u->tb_depth = depth > 0 ? (double)depth : 1;
-	u->tb_tokens = u->tb_depth;
+	u->tb_depth = depth > u->burst ? (double)depth : (double)u->burst;
+	u->tb_idle = (uint64_t)(idle_s * (double)rte_get_tsc_hz());
+	u->tb_tokens = u->burst;
 	u->tb_last = rte_rdtsc();
 }
 
