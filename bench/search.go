@@ -20,6 +20,10 @@ import (
 // path did lose frames at that rate): the search says so in a note, as the
 // path's loss then varies from trial to trial. A confirmation that fails
 // is such a loss at the rate found: the search goes on below it.
+//
+// A trial whose generator did not offer the rate (preempted on a shared
+// host, or at its limit) is repeated once at the same rate; the repeat
+// replaces it. Twice short, the rate fails: the generator is the limit.
 
 // TrialOutcome is what one trial at an offered rate measured.
 type TrialOutcome struct {
@@ -74,6 +78,7 @@ const (
 	PurposeSearch     = "search"
 	PurposeConfirmNDR = "confirm NDR"
 	PurposeConfirmPDR = "confirm PDR"
+	PurposeRepeat     = "repeat (not offered)"
 )
 
 // Trial is one trial of a search.
@@ -164,8 +169,8 @@ type searcher struct {
 // hi the lowest failing rate (+Inf: none failed).
 func (s *searcher) bounds(c criterion) (lo, hi float64) {
 	hi = math.Inf(1)
-	for _, t := range s.trials {
-		if !c.pass(t) {
+	for i, t := range s.trials {
+		if !c.pass(t) && !s.repeated(i) {
 			hi = math.Min(hi, t.pps)
 		}
 	}
@@ -177,11 +182,39 @@ func (s *searcher) bounds(c criterion) (lo, hi float64) {
 	return lo, hi
 }
 
+// triedAt counts every trial at exactly pps.
+func (s *searcher) triedAt(pps float64) int {
+	n := 0
+	for _, t := range s.trials {
+		if t.pps == pps {
+			n++
+		}
+	}
+	return n
+}
+
+// repeated: trial i was not offered and a later trial at its rate
+// replaces it.
+func (s *searcher) repeated(i int) bool {
+	if s.trials[i].NotOffered == "" {
+		return false
+	}
+	for _, t := range s.trials[i+1:] {
+		if t.pps == s.trials[i].pps {
+			return true
+		}
+	}
+	return false
+}
+
 // next is the next trial's rate and purpose; done when every criterion is
 // resolved and its rate confirmed (or nothing passed).
 func (s *searcher) next() (pps float64, purpose string, done bool) {
 	if len(s.trials) == 0 {
 		return s.spec.MaxPPS, PurposeSearch, false
+	}
+	if last := s.trials[len(s.trials)-1]; last.NotOffered != "" && s.triedAt(last.pps) == 1 {
+		return last.pps, PurposeRepeat, false
 	}
 	for _, c := range s.crits {
 		lo, hi := s.bounds(c)
@@ -199,8 +232,8 @@ func (s *searcher) next() (pps float64, purpose string, done bool) {
 // rate it confirms).
 func (s *searcher) trialsAt(pps float64) int {
 	n := 0
-	for _, t := range s.trials {
-		if t.pps == pps {
+	for i, t := range s.trials {
+		if t.pps == pps && !s.repeated(i) {
 			n++
 		}
 	}
@@ -245,11 +278,11 @@ func (s *searcher) result() SearchResult {
 func (s *searcher) found(c criterion) SearchFound {
 	lo, hi := s.bounds(c)
 	f := SearchFound{Mpps: lo / 1e6}
-	for _, t := range s.trials {
+	for i, t := range s.trials {
 		if t.pps == lo {
 			f.LossPct = t.LossPct
 		}
-		if t.pps == hi && t.NotOffered != "" {
+		if t.pps == hi && t.NotOffered != "" && !s.repeated(i) {
 			f.Limit = "generator"
 		}
 	}

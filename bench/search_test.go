@@ -267,3 +267,28 @@ func TestTrialLossPct(t *testing.T) {
 		}
 	}
 }
+
+// A trial the generator did not offer is repeated once at the same rate:
+// a preempted generator does not make the answer low; twice short, the
+// rate fails.
+func TestSearchNotOfferedRepeated(t *testing.T) {
+	const capPPS = 500e3
+	base := policed(capPPS)
+	n := 0
+	flaky := func(ctx context.Context, pps float64) (TrialOutcome, error) {
+		if n++; n == 2 || n == 6 { // preempted: short of the rate, once each
+			return TrialOutcome{Sent: uint64(pps * 0.8), Received: uint64(pps * 0.8), NotOffered: "sent 20 % less"}, nil
+		}
+		return base(ctx, pps)
+	}
+	r, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 40}, flaky)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ndr := r.NDR.Mpps * 1e6; ndr > capPPS || ndr < capPPS-1e3 || !r.NDR.Confirmed || r.NDR.Limit != "" {
+		t.Errorf("NDR %+v: want just below %g, confirmed, not limited by the generator", r.NDR, capPPS)
+	}
+	if r.Trials[2].Purpose != PurposeRepeat || r.Trials[2].OfferedMpps != r.Trials[1].OfferedMpps || r.Trials[6].Purpose != PurposeRepeat {
+		t.Errorf("trials %+v: want trials 3 and 7 repeating 2 and 6", r.Trials)
+	}
+}

@@ -35,8 +35,9 @@ is what was sent and did not arrive.
 
 The upper bound is --search-max, else the generator's own maximum, measured by an
 unlimited trial first (at most the line rate when the link speed is known). A trial
-whose generator fell more than 1 % short of the offered rate fails as not offered and
-the answer says the generator was the limit.
+whose generator fell more than 1 % short of the offered rate (preempted on a shared
+host, or at its limit) is repeated once; short again, it fails as not offered, and the
+answer says the generator was the limit.
 
 The known answer: a forwarder capped at a known rate, e.g.
   rig bench fwd --vdev net_vhost0,iface=/tmp/a.sock --vdev net_vhost1,iface=/tmp/b.sock --max-rate 500kpps
