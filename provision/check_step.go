@@ -157,6 +157,9 @@ func (s *checkStep) describe() string {
 	if rate == "" {
 		rate = "as fast as possible"
 	}
+	if sp.Search == playbooks.SearchNDR {
+		rate = "the RFC 2544 zero-loss search (NDR/PDR, trials of the duration)"
+	}
 	return fmt.Sprintf("%s, frames %v B, %v after %v warm-up, %s, %d flow(s), %d core(s)", d, sp.Sizes(), sp.DurationOrDefault(),
 		sp.WarmupOrDefault(), rate, sp.FlowsOrDefault(), sp.CoresOrDefault())
 }
