@@ -23,10 +23,16 @@ import (
 const PolicerBurst = 50 * time.Millisecond
 
 // PolicerIdle: after this long without a frame the traffic had stopped,
-// and the bucket restarts with one burst of tokens. Credit saved up while
-// nothing came would let the next run's first PolicerBurst through above
-// the rate: up to 2.5 % over a 2 s trial of a zero-loss search.
-const PolicerIdle = 250 * time.Millisecond
+// and the bucket restarts with PolicerRestart of credit. A full bucket
+// saved up while nothing came would let the next run's first
+// PolicerBurst through above the rate (2.5 % over a 2 s trial of a
+// zero-loss search); an empty one would lose frames to the first jitter
+// of a source sending at just below the rate. The search may find the cap
+// up to PolicerRestart/trial too high (0.5 % for 2 s trials).
+const (
+	PolicerIdle    = 250 * time.Millisecond
+	PolicerRestart = 10 * time.Millisecond
+)
 
 // ParseFrameRate parses a rate in frames per second: "500kpps", "1.5Mpps",
 // "2000pps". Bit rates and % of line are refused: a forwarder's frames
@@ -63,15 +69,16 @@ func (c *Config) checkMaxRate() error {
 }
 
 // policer is one fwd unit's share of --max-rate (each receiving port gets
-// the rate, split evenly over its rx queues) and its bucket depth in
-// frames; 0 pps: no cap.
-func policer(c *Config) (pps float64, depth uint32) {
+// the rate, split evenly over its rx queues) and its bucket's depth and
+// restart credit in frames; 0 pps: no cap.
+func policer(c *Config) (pps float64, depth, restart uint32) {
 	if c.MaxRate == "" {
-		return 0, 0
+		return 0, 0, 0
 	}
 	rate, _ := ParseFrameRate(c.MaxRate) // validated
 	pps = rate / float64(max(c.RxQ, 1))
-	return pps, uint32(max(float64(c.Burst), math.Ceil(pps*PolicerBurst.Seconds())))
+	frames := func(d time.Duration) uint32 { return uint32(max(float64(c.Burst), math.Ceil(pps*d.Seconds()))) }
+	return pps, frames(PolicerBurst), frames(PolicerRestart)
 }
 
 // printPoliced says how many frames a capped forwarder dropped.

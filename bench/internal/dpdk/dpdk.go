@@ -361,11 +361,11 @@ func (u *Unit) SetFwd(mode int, dst, src [6]byte, txRetry uint32) {
 }
 
 // SetPolice caps a fwd unit at pps frames per second: a token bucket of
-// depth frames in its lcore loop, restarted with one burst of tokens after
-// idle without a frame; frames beyond it are dropped on arrival and
-// counted as policed.
-func (u *Unit) SetPolice(pps float64, depth uint32, idle time.Duration) {
-	C.rig_unit_police(u.u, C.double(pps), C.uint32_t(depth), C.double(idle.Seconds()))
+// depth frames in its lcore loop, restarted with restart tokens after idle
+// without a frame; frames beyond it are dropped on arrival and counted as
+// policed.
+func (u *Unit) SetPolice(pps float64, depth, restart uint32, idle time.Duration) {
+	C.rig_unit_police(u.u, C.double(pps), C.uint32_t(depth), C.uint32_t(restart), C.double(idle.Seconds()))
 }
 
 // SetTxFirst makes a fwd unit send n frames before forwarding (testpmd --tx-first).

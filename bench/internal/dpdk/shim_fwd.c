@@ -12,7 +12,7 @@
  * here (a policer: the DUT takes every frame off the wire and forwards at
  * most the rate, so what it cannot carry is lost, not back-pressured).
  * After tb_idle cycles without a frame the traffic had stopped: the bucket
- * restarts with one burst of tokens, so a new run finds no credit saved
+ * restarts with tb_restart tokens, so a new run finds little credit saved
  * up while nothing came. It returns the frames left to forward, at the
  * front of pkts. */
 static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t nb, uint64_t *policed)
@@ -24,7 +24,7 @@ static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, ui
 	double t = u->tb_tokens + (double)gap * u->tb_rate;
 	u->tb_last = now;
 	if (gap > u->tb_idle)
-		t = u->burst;
+		t = u->tb_restart;
 	if (t > u->tb_depth)
 		t = u->tb_depth;
 	uint16_t ok = t >= (double)nb ? nb : (uint16_t)t;
@@ -36,12 +36,13 @@ static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, ui
 	return ok;
 }
 
-void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, double idle_s)
+void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t restart, double idle_s)
 {
 	u->tb_rate = pps > 0 ? pps / (double)rte_get_tsc_hz() : 0;
 	u->tb_depth = depth > u->burst ? (double)depth : (double)u->burst;
+	u->tb_restart = restart > u->burst ? (double)restart : (double)u->burst;
 	u->tb_idle = (uint64_t)(idle_s * (double)rte_get_tsc_hz());
-	u->tb_tokens = u->burst;
+	u->tb_tokens = u->tb_restart;
 	u->tb_last = rte_rdtsc();
 }
 
