@@ -18,13 +18,6 @@ import (
 // NDRSchemaVersion of the search's JSON document.
 const NDRSchemaVersion = "rig.bench.ndr/v1"
 
-// NDROfferedTolerance: a trial whose generator sent more than this below
-// the offered rate (over its own sending span) did not offer that rate: it
-// fails, and the answer says the generator was the limit. Tighter than a
-// plain run's RateTolerance: a search resolves rates finer than 10 %, and a 2 %
-// short trial that passed would pass a rate the path never carried.
-const NDROfferedTolerance = 0.01
-
 // NDRSpec is a search to run.
 type NDRSpec struct {
 	Base          Config // the loop's ports and traffic; FrameSize, Rate, Duration and Count are the search's
@@ -260,7 +253,7 @@ func (t *ndrTrials) trial(ctx context.Context, pps float64) (TrialOutcome, error
 	if o.NotOffered != "" {
 		verdict += " (not offered: " + o.NotOffered + ")"
 	}
-	t.say("%d B: trial %d at %.4f Mpps for %v: sent %d, received %d, loss %.4g %%: %s", t.size, t.n, pps/1e6, t.spec.TrialDuration, o.Sent, o.Received, o.LossPct(), verdict)
+	t.say("%d B: trial %d at %.4f Mpps (offered %.4f) for %v: sent %d, received %d, loss %.4g %%: %s", t.size, t.n, pps/1e6, o.OfferedPPS/1e6, t.spec.TrialDuration, o.Sent, o.Received, o.LossPct(), verdict)
 	return o, nil
 }
 
@@ -284,17 +277,20 @@ func (t *ndrTrials) runOne(ctx context.Context, pps float64) (*Result, error) {
 	return r, nil
 }
 
-// outcome reads a trial's counts; it is an error when its numbers cannot
-// be right, and not offered when the generator stayed below pps. secs is
-// the generators' sending span.
+// outcome reads a trial's counts and the rate its generator offered (over
+// its own sending span, secs): not offered when more than RateTolerance
+// below pps.
 func (t *ndrTrials) outcome(r *Result, pps float64) (TrialOutcome, float64) {
 	o := TrialOutcome{Sent: r.Sent, Received: r.Received}
 	secs := r.SendS
 	if secs <= 0 {
 		secs = r.DurationS
 	}
-	if pps > 0 && secs > 0 && float64(r.Sent)/secs < pps*(1-NDROfferedTolerance) {
-		o.NotOffered = fmt.Sprintf("the generator sent %.4f Mpps, more than %.0f %% below", float64(r.Sent)/secs/1e6, NDROfferedTolerance*100)
+	if secs > 0 {
+		o.OfferedPPS = float64(r.Sent) / secs
+	}
+	if pps > 0 && o.OfferedPPS < pps*(1-RateTolerance) {
+		o.NotOffered = fmt.Sprintf("the generator sent %.4f Mpps, more than %.0f %% below", o.OfferedPPS/1e6, RateTolerance*100)
 	}
 	return o, secs
 }

@@ -21,17 +21,24 @@ import (
 // path's loss then varies from trial to trial. A confirmation that fails
 // is such a loss at the rate found: the search goes on below it.
 //
-// A trial whose generator did not offer the rate (preempted on a shared
-// host, or at its limit) is repeated once at the same rate; the repeat
-// replaces it. Twice short, the rate fails: the generator is the limit.
+// A trial counts at the rate the generator actually offered, which a
+// preempted generator leaves a little below the asked one. A trial whose
+// generator did not come near the rate (at its limit, or preempted for
+// long) is repeated once at the same rate; the repeat replaces it. Twice
+// short, the rate fails: the generator is the limit.
 
 // TrialOutcome is what one trial at an offered rate measured.
 type TrialOutcome struct {
 	Sent     uint64 `json:"sent"`
 	Received uint64 `json:"received"`
-	// NotOffered says why the generator did not send at the asked rate
-	// (its own rate more than RateTolerance below it): the trial fails,
-	// and the rates found are limited by the generator, not the path.
+	// OfferedPPS is the rate the generator actually sent at (over its own
+	// sending span); 0: the asked rate. A trial counts at this rate
+	// (RFC 2544's offered load is what the tester transmitted): a
+	// generator preempted for a moment sends a little less than asked.
+	OfferedPPS float64 `json:"-"`
+	// NotOffered says why the generator did not send near the asked rate
+	// at all (more than RateTolerance below it): the trial fails at the
+	// asked rate, and the rates found are limited by the generator.
 	NotOffered string `json:"notOffered,omitempty"`
 }
 
@@ -85,12 +92,15 @@ const (
 type Trial struct {
 	N           int     `json:"n"` // 1-based
 	Purpose     string  `json:"purpose"`
-	OfferedMpps float64 `json:"offeredMpps"`
+	AskedMpps   float64 `json:"askedMpps"`
+	OfferedMpps float64 `json:"offeredMpps"` // what the generator sent at: the trial's rate
 	TrialOutcome
 	LossPct float64 `json:"lossPct"`
 	NDRPass bool    `json:"ndrPass"`
 	PDRPass bool    `json:"pdrPass,omitempty"`
-	pps     float64
+	asked   float64
+	rate    float64 // pps the trial counts at: offered, or asked when not offered
+	confirm bool    // a confirmation, or its repeat
 }
 
 // SearchFound is what a search found for one criterion.
@@ -101,7 +111,7 @@ type SearchFound struct {
 	// search's upper bound passed)
 	UpperMpps float64 `json:"upperMpps,omitempty"`
 	Resolved  bool    `json:"resolved"`  // the bracket is within the resolution (or the upper bound passed)
-	Confirmed bool    `json:"confirmed"` // a confirmation trial at Mpps passed too
+	Confirmed bool    `json:"confirmed"` // another trial within the resolution below Mpps passed too (its confirmation)
 	// Limit: "search maximum" when the search's upper bound passed,
 	// "generator" when the failure above came from a generator that did
 	// not reach the rate; "" otherwise (the path's loss).
@@ -132,11 +142,11 @@ func Search(ctx context.Context, spec SearchSpec, trial TrialFunc) (SearchResult
 		return SearchResult{}, err
 	}
 	s := &searcher{spec: spec}
+	// NDR first (the answer the search is for, when the budget runs
+	// out); its trials narrow PDR's bracket too
 	s.crits = []criterion{{name: "NDR", confirm: PurposeConfirmNDR, pass: func(t Trial) bool { return t.NDRPass }}}
 	if spec.PDRLossPct > 0 {
-		// PDR first: its bracket is at or above NDR's, and its trials
-		// narrow NDR's upper bound too
-		s.crits = append([]criterion{{name: "PDR", confirm: PurposeConfirmPDR, pass: func(t Trial) bool { return t.PDRPass }}}, s.crits...)
+		s.crits = append(s.crits, criterion{name: "PDR", confirm: PurposeConfirmPDR, pass: func(t Trial) bool { return t.PDRPass }})
 	}
 	for len(s.trials) < spec.MaxTrials {
 		pps, purpose, done := s.next()
@@ -169,90 +179,102 @@ type searcher struct {
 // hi the lowest failing rate (+Inf: none failed).
 func (s *searcher) bounds(c criterion) (lo, hi float64) {
 	hi = math.Inf(1)
-	for i, t := range s.trials {
-		if !c.pass(t) && !s.repeated(i) {
-			hi = math.Min(hi, t.pps)
+	for i := range s.trials {
+		if _, fail, _ := s.verdict(c, i); fail > 0 {
+			hi = math.Min(hi, fail)
 		}
 	}
-	for _, t := range s.trials {
-		if c.pass(t) && t.pps < hi {
-			lo = math.Max(lo, t.pps)
+	for i := range s.trials {
+		if pass, _, _ := s.verdict(c, i); pass > 0 && pass < hi {
+			lo = math.Max(lo, pass)
 		}
 	}
 	return lo, hi
 }
 
-// triedAt counts every trial at exactly pps.
-func (s *searcher) triedAt(pps float64) int {
-	n := 0
-	for _, t := range s.trials {
-		if t.pps == pps {
-			n++
+// offeredSlack: a generator that sent this much below the asked rate
+// offered it (its span is measured from the first to the last burst).
+const offeredSlack = 0.001
+
+// verdict is what trial i says of c: passed at a rate, failed at one
+// (0: neither), and whether the failure is the generator's. A trial the
+// generator did not offer fails at the asked rate (unless repeated); one
+// that passed though its generator stayed below the asked rate passed at
+// what it offered, and tells that the asked rate was not offered (else
+// the search would ask it again and again).
+func (s *searcher) verdict(c criterion, i int) (pass, fail float64, generator bool) {
+	t := s.trials[i]
+	switch {
+	case t.NotOffered != "":
+		if s.repeated(i) {
+			return 0, 0, false
 		}
+		return 0, t.asked, true
+	case !c.pass(t):
+		return 0, t.rate, false
+	case t.rate < t.asked*(1-offeredSlack):
+		return t.rate, t.asked, true
 	}
-	return n
+	return t.rate, 0, false
 }
 
-// repeated: trial i was not offered and a later trial at its rate
-// replaces it.
+// repeated: trial i was not offered and the next trial repeats it.
 func (s *searcher) repeated(i int) bool {
-	if s.trials[i].NotOffered == "" {
-		return false
-	}
-	for _, t := range s.trials[i+1:] {
-		if t.pps == s.trials[i].pps {
-			return true
-		}
-	}
-	return false
+	return s.trials[i].NotOffered != "" && i+1 < len(s.trials) && s.trials[i+1].Purpose == PurposeRepeat
 }
 
-// next is the next trial's rate and purpose; done when every criterion is
-// resolved and its rate confirmed (or nothing passed).
+// next is the next trial's asked rate and purpose; done when every
+// criterion is resolved and its rate confirmed (or nothing passed).
 func (s *searcher) next() (pps float64, purpose string, done bool) {
 	if len(s.trials) == 0 {
 		return s.spec.MaxPPS, PurposeSearch, false
 	}
-	if last := s.trials[len(s.trials)-1]; last.NotOffered != "" && s.triedAt(last.pps) == 1 {
-		return last.pps, PurposeRepeat, false
+	if last := s.trials[len(s.trials)-1]; last.NotOffered != "" && last.Purpose != PurposeRepeat {
+		return last.asked, PurposeRepeat, false
 	}
 	for _, c := range s.crits {
 		lo, hi := s.bounds(c)
 		if !math.IsInf(hi, 1) && hi-lo > s.spec.ResolutionPPS {
 			return (lo + hi) / 2, PurposeSearch, false
 		}
-		if lo > 0 && s.trialsAt(lo) < 2 {
+		if lo > 0 && !s.confirmed(c, lo) {
 			return lo, c.confirm, false
 		}
 	}
 	return 0, "", true
 }
 
-// trialsAt counts the trials at exactly pps (a confirmation repeats the
-// rate it confirms).
-func (s *searcher) trialsAt(pps float64) int {
-	n := 0
+// confirmed: a confirmation trial (or its repeat) passed c within the
+// resolution at or below lo (it asks the rate found; its generator may
+// offer a little less).
+func (s *searcher) confirmed(c criterion, lo float64) bool {
 	for i, t := range s.trials {
-		if t.pps == pps && !s.repeated(i) {
-			n++
+		if pass, _, _ := s.verdict(c, i); t.confirm && pass > 0 && pass <= lo && pass >= lo-s.spec.ResolutionPPS {
+			return true
 		}
 	}
-	return n
+	return false
 }
 
 // record adds a trial and notes a loss below a rate that passed.
 func (s *searcher) record(pps float64, purpose string, o TrialOutcome) {
-	t := Trial{N: len(s.trials) + 1, Purpose: purpose, OfferedMpps: pps / 1e6, TrialOutcome: o, LossPct: o.LossPct(), pps: pps}
+	t := Trial{N: len(s.trials) + 1, Purpose: purpose, AskedMpps: pps / 1e6, TrialOutcome: o, LossPct: o.LossPct(), asked: pps, rate: pps}
+	if o.OfferedPPS > 0 && o.NotOffered == "" {
+		t.rate = o.OfferedPPS
+	}
+	t.OfferedMpps = t.rate / 1e6
+	t.confirm = purpose == PurposeConfirmNDR || purpose == PurposeConfirmPDR ||
+		(purpose == PurposeRepeat && len(s.trials) > 0 && s.trials[len(s.trials)-1].confirm)
 	t.NDRPass = o.NotOffered == "" && o.Sent > 0 && t.LossPct == 0
 	t.PDRPass = o.NotOffered == "" && o.Sent > 0 && s.spec.PDRLossPct > 0 && t.LossPct <= s.spec.PDRLossPct
 	for _, c := range s.crits {
-		if c.pass(t) {
+		if c.pass(t) || o.NotOffered != "" {
 			continue
 		}
 		for _, e := range s.trials {
-			if c.pass(e) && e.pps >= pps {
+			if c.pass(e) && e.rate >= t.rate {
 				s.notes = append(s.notes, fmt.Sprintf("%s: trial %d failed at %.4f Mpps (loss %.4g %%) though trial %d passed at %.4f Mpps: the path's loss varies between trials (a loaded host?); the lower rate counts",
-					c.name, t.N, pps/1e6, t.LossPct, e.N, e.pps/1e6))
+					c.name, t.N, t.rate/1e6, t.LossPct, e.N, e.rate/1e6))
 				break
 			}
 		}
@@ -279,23 +301,24 @@ func (s *searcher) found(c criterion) SearchFound {
 	lo, hi := s.bounds(c)
 	f := SearchFound{Mpps: lo / 1e6}
 	for i, t := range s.trials {
-		if t.pps == lo {
+		pass, fail, generator := s.verdict(c, i)
+		if pass == lo && pass > 0 {
 			f.LossPct = t.LossPct
 		}
-		if t.pps == hi && t.NotOffered != "" && !s.repeated(i) {
+		if fail == hi && generator {
 			f.Limit = "generator"
 		}
 	}
 	switch {
 	case math.IsInf(hi, 1):
 		f.Resolved = lo > 0
-		if lo == s.spec.MaxPPS {
+		if lo >= s.spec.MaxPPS-s.spec.ResolutionPPS {
 			f.Limit = "search maximum"
 		}
 	default:
 		f.UpperMpps = hi / 1e6
 		f.Resolved = hi-lo <= s.spec.ResolutionPPS
 	}
-	f.Confirmed = lo > 0 && s.trialsAt(lo) >= 2
+	f.Confirmed = lo > 0 && s.confirmed(c, lo)
 	return f
 }

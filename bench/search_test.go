@@ -58,8 +58,8 @@ func TestSearchFindsCap(t *testing.T) {
 		t.Errorf("%d trials (%d asked), want at most 24", len(r.Trials), len(rates))
 	}
 	last := r.Trials[len(r.Trials)-1]
-	if last.Purpose != PurposeConfirmNDR || last.OfferedMpps != r.NDR.Mpps {
-		t.Errorf("last trial %+v: want NDR's confirmation at %g Mpps", last, r.NDR.Mpps)
+	if last.Purpose != PurposeConfirmPDR || last.OfferedMpps != r.PDR.Mpps {
+		t.Errorf("last trial %+v: want PDR's confirmation at %g Mpps (NDR first, then PDR)", last, r.PDR.Mpps)
 	}
 	if len(r.Notes) != 0 {
 		t.Errorf("notes on a monotonic path: %q", r.Notes)
@@ -274,9 +274,15 @@ func TestTrialLossPct(t *testing.T) {
 func TestSearchNotOfferedRepeated(t *testing.T) {
 	const capPPS = 500e3
 	base := policed(capPPS)
-	n := 0
+	n, atCap := 0, 0
 	flaky := func(ctx context.Context, pps float64) (TrialOutcome, error) {
-		if n++; n == 2 || n == 6 { // preempted: short of the rate, once each
+		n++
+		if pps == capPPS {
+			atCap++
+		}
+		// preempted: short of the rate, once each; the third trial at the
+		// cap is NDR's confirmation
+		if n == 2 || n == 6 || (pps == capPPS && atCap == 3) {
 			return TrialOutcome{Sent: uint64(pps * 0.8), Received: uint64(pps * 0.8), NotOffered: "sent 20 % less"}, nil
 		}
 		return base(ctx, pps)
@@ -290,5 +296,9 @@ func TestSearchNotOfferedRepeated(t *testing.T) {
 	}
 	if r.Trials[2].Purpose != PurposeRepeat || r.Trials[2].OfferedMpps != r.Trials[1].OfferedMpps || r.Trials[6].Purpose != PurposeRepeat {
 		t.Errorf("trials %+v: want trials 3 and 7 repeating 2 and 6", r.Trials)
+	}
+	last, conf := r.Trials[len(r.Trials)-1], r.Trials[len(r.Trials)-2]
+	if atCap != 4 || conf.Purpose != PurposeConfirmNDR || conf.NotOffered == "" || last.Purpose != PurposeRepeat || last.OfferedMpps != conf.OfferedMpps || !last.NDRPass {
+		t.Errorf("trials %+v: want the confirmation not offered, then repeated and passed, the last", r.Trials)
 	}
 }
