@@ -17,20 +17,24 @@ import (
 
 // PolicerBurst is how much above the rate a forwarder capped by --max-rate
 // passes for a moment: the bucket holds this long at the rate (at least
-// one burst). Its lcore may be descheduled this long (frames waiting in
-// its rx ring), or its source may catch up after a pause, without a frame
-// lost beyond the cap.
-const PolicerBurst = 50 * time.Millisecond
+// one burst). Its lcore may be descheduled this long with frames waiting
+// in its rx ring, or its source may catch up after a pause, without a
+// frame lost below the cap: on a 2-CPU VM whose vCPUs stop for up to
+// 0.7 s (a busy loop at nice -10 saw 14 gaps over 50 ms in 10 s), less
+// lost frames under the cap in most trials of a search.
+const PolicerBurst = 250 * time.Millisecond
 
 // PolicerIdle: after this long without a frame the traffic had stopped,
 // and the bucket restarts with PolicerRestart of credit. A full bucket
-// saved up while nothing came would let the next run's first
-// PolicerBurst through above the rate (2.5 % over a 2 s trial of a
-// zero-loss search); an empty one would lose frames to the first jitter
-// of a source sending at just below the rate. The search may find the cap
-// up to PolicerRestart/trial too high (0.5 % for 2 s trials).
+// saved up while nothing came would let a new run's first PolicerBurst
+// through above the rate (12 % over a 2 s trial); an empty one would lose
+// frames to the first jitter of a source just below the rate. The search
+// pauses between trials (--trial-gap) longer than this, and may find the
+// cap up to PolicerRestart/trial too high (0.5 % for 2 s trials). A stall
+// of the forwarder (or of its source) longer than PolicerIdle looks like a
+// new run: its backlog is policed.
 const (
-	PolicerIdle    = 250 * time.Millisecond
+	PolicerIdle    = time.Second
 	PolicerRestart = 10 * time.Millisecond
 )
 

@@ -18,6 +18,10 @@ import (
 // NDRSchemaVersion of the search's JSON document.
 const NDRSchemaVersion = "rig.bench.ndr/v1"
 
+// DefaultTrialGap is rig bench ndr's pause between trials (longer than
+// PolicerIdle: a capped forwarder's bucket restarts before each trial).
+const DefaultTrialGap = 2 * time.Second
+
 // NDRSpec is a search to run.
 type NDRSpec struct {
 	Base          Config // the loop's ports and traffic; FrameSize, Rate, Duration and Count are the search's
@@ -32,6 +36,10 @@ type NDRSpec struct {
 	// "100%"); "": the generator's own maximum, found by an unlimited
 	// trial first (at most the line rate when the link speed is known)
 	SearchMax string
+	// TrialGap is the pause between trials: RFC 2544 (section 23) lets
+	// the DUT settle between trials; a policer's bucket (rig bench fwd
+	// --max-rate) restarts after PolicerIdle without traffic
+	TrialGap time.Duration
 }
 
 // NDRReport is the whole search.
@@ -72,6 +80,9 @@ func (s NDRSpec) Validate() error {
 	}
 	if s.TrialDuration < 100*time.Millisecond {
 		return fmt.Errorf("bench ndr: --trial-duration %v: want at least 100ms (RFC 2544 asks 60s)", s.TrialDuration)
+	}
+	if s.TrialGap < 0 || s.TrialGap > time.Minute {
+		return fmt.Errorf("bench ndr: --trial-gap %v: want 0..1m", s.TrialGap)
 	}
 	if s.MaxTrials < 2 {
 		return fmt.Errorf("bench ndr: --max-trials %d: want at least 2 (a trial and its confirmation)", s.MaxTrials)
@@ -144,6 +155,7 @@ type ndrTrials struct {
 	rep      *NDRReport
 	progress io.Writer
 	n        int
+	ran      bool // a trial (or the probe) ran: the next waits TrialGap
 }
 
 // search finds the upper bound and the resolution, then searches.
@@ -267,6 +279,14 @@ func (t *ndrTrials) runOne(ctx context.Context, pps float64) (*Result, error) {
 	if pps > 0 {
 		t.n++ // the search's numbering: the unlimited probe is not one of its trials
 	}
+	if t.ran && t.spec.TrialGap > 0 {
+		select { // the DUT settles between trials
+		case <-time.After(t.spec.TrialGap):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	t.ran = true
 	r, err := t.run(ctx, c)
 	if err != nil {
 		return nil, err

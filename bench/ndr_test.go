@@ -197,3 +197,23 @@ func TestNDRSpecValidate(t *testing.T) {
 		t.Errorf("50%% with a link speed: %v", err)
 	}
 }
+
+// RFC 2544's settling pause between trials: none before the first.
+func TestNDRTrialGap(t *testing.T) {
+	spec := ndrSpec()
+	spec.SearchMax, spec.MaxTrials, spec.TrialGap, spec.Resolution = "1Mpps", 3, 30*time.Millisecond, "40%"
+	f := &fakePath{capPPS: 5e5, genPPS: 2e6}
+	var at []time.Time
+	start := time.Now()
+	RunNDR(context.Background(), spec, func(ctx context.Context, c Config) (*Result, error) {
+		at = append(at, time.Now())
+		return f.run(ctx, c)
+	}, nil)
+	if len(at) != 3 || at[0].Sub(start) > 20*time.Millisecond || at[1].Sub(at[0]) < 30*time.Millisecond || at[2].Sub(at[1]) < 30*time.Millisecond {
+		t.Errorf("trials at %v after the start", at)
+	}
+	spec.TrialGap = -time.Second
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "--trial-gap") {
+		t.Errorf("negative gap: %v", err)
+	}
+}

@@ -49,7 +49,7 @@ func TestCheckSearchNDRThroughBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := step.(*checkStep)
-	s.o = o
+	s.o, s.trialGap = o, 0
 	out, err := s.Measure(context.Background())
 	res := out.(*CheckResult)
 	if err != nil || !res.Pass || res.Search == nil || len(res.Runs) != 0 {
@@ -95,7 +95,7 @@ func TestCheckSearchInvalidTrial(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := step.(*checkStep)
-	s.o = o
+	s.o, s.trialGap = o, 0
 	out, err := s.Measure(context.Background())
 	var ie *InvalidMeasurementError
 	if !errors.As(err, &ie) || out.(*CheckResult).Pass || !strings.Contains(err.Error(), "64 B: received 120 frames but sent 100") {

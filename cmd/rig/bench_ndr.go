@@ -57,6 +57,7 @@ The known answer: a forwarder capped at a known rate, e.g.
 	fl.IntVar(&cf.TxD, "txd", d.TxD, "tx descriptors per queue")
 	fl.IntVar(&cf.Burst, "burst", d.Burst, "burst size")
 	fl.DurationVar(&f.spec.TrialDuration, "trial-duration", 10*time.Second, "run time of each trial (RFC 2544 asks 60s)")
+	fl.DurationVar(&f.spec.TrialGap, "trial-gap", bench.DefaultTrialGap, "pause between trials: the DUT settles (RFC 2544 section 23)")
 	fl.StringVar(&f.spec.Resolution, "resolution", "0.5%", "stop when the bracket is this narrow: % of the line rate (of the upper bound when the link speed is unknown), or a frame rate (10kpps)")
 	fl.IntVar(&f.spec.MaxTrials, "max-trials", 20, "trials per frame size at most, confirmations included")
 	fl.Float64Var(&f.spec.PDRLossPct, "pdr-loss-pct", 0.5, "PDR's loss tolerance in % of the frames sent; 0: NDR only")
