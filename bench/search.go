@@ -211,7 +211,9 @@ func (s *searcher) verdict(c criterion, i int) (pass, fail float64, generator bo
 		}
 		return 0, t.asked, true
 	case !c.pass(t):
-		return 0, t.rate, false
+		// at what it offered, or at the asked rate when its generator
+		// sent a little more (a failed confirmation fails the rate found)
+		return 0, math.Min(t.rate, t.asked), false
 	case t.rate < t.asked*(1-offeredSlack):
 		return t.rate, t.asked, true
 	}
@@ -244,12 +246,13 @@ func (s *searcher) next() (pps float64, purpose string, done bool) {
 	return 0, "", true
 }
 
-// confirmed: a confirmation trial (or its repeat) passed c within the
-// resolution at or below lo (it asks the rate found; its generator may
-// offer a little less).
+// confirmed: a confirmation trial (or its repeat) asked within the
+// resolution at or below lo passed c, its generator offering the rate (a
+// generator a little above it carried at least lo).
 func (s *searcher) confirmed(c criterion, lo float64) bool {
 	for i, t := range s.trials {
-		if pass, _, _ := s.verdict(c, i); t.confirm && pass > 0 && pass <= lo && pass >= lo-s.spec.ResolutionPPS {
+		pass, fail, _ := s.verdict(c, i)
+		if t.confirm && pass > 0 && fail == 0 && t.asked <= lo && t.asked >= lo-s.spec.ResolutionPPS {
 			return true
 		}
 	}

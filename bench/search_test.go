@@ -302,3 +302,38 @@ func TestSearchNotOfferedRepeated(t *testing.T) {
 		t.Errorf("trials %+v: want the confirmation not offered, then repeated and passed, the last", r.Trials)
 	}
 }
+
+// A generator a little above the asked rate: a failed confirmation still
+// fails the rate it asked (the answer), and the search goes on below it
+// rather than asking the same rate again and again.
+func TestSearchFailedConfirmationAboveAsked(t *testing.T) {
+	const capPPS = 500e3
+	confirmations := 0
+	f := func(_ context.Context, pps float64) (TrialOutcome, error) {
+		offered := pps * 1.003 // sends 0.3 % more than asked
+		o := TrialOutcome{Sent: uint64(offered), Received: uint64(offered), OfferedPPS: offered}
+		if offered > capPPS*1.005 { // a policer with 0.5 % of credit
+			o.Received = uint64(capPPS * 1.005)
+		}
+		if pps > capPPS && pps < capPPS*1.005 && offered <= capPPS*1.005 {
+			confirmations++
+			if confirmations > 1 { // at the edge: passes once, then loses a few
+				o.Received = o.Sent - 30
+			}
+		}
+		return o, nil
+	}
+	r, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 40}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.NDR.Confirmed || !r.NDR.Resolved || len(r.Trials) > 30 {
+		t.Errorf("NDR %+v after %d trials: want resolved and confirmed", r.NDR, len(r.Trials))
+		for _, tr := range r.Trials {
+			t.Logf("%d %s asked %.1f offered %.1f loss %g", tr.N, tr.Purpose, tr.AskedMpps*1e6, tr.OfferedMpps*1e6, tr.LossPct)
+		}
+	}
+	if ndr := r.NDR.Mpps * 1e6; ndr < capPPS*0.99 || ndr > capPPS*1.01 {
+		t.Errorf("NDR %g, want about %g", ndr, capPPS)
+	}
+}
