@@ -29,9 +29,10 @@ type NDRSpec struct {
 	TrialDuration time.Duration
 	// Resolution: "0.5%" (of the line rate when the link speed is known,
 	// else of the search's upper bound) or a frame rate ("10kpps")
-	Resolution string
-	MaxTrials  int     // per frame size, confirmations included
-	PDRLossPct float64 // 0: NDR only
+	Resolution  string
+	MaxTrials   int     // per frame size, confirmations included
+	PDRLossPct  float64 // 0: NDR only
+	LossRetries int     // a trial that lost frames is tried again this many times (SearchSpec.LossRetries)
 	// SearchMax is the upper bound, a --rate value ("1Mpps", "10Gbps",
 	// "100%"); "": the generator's own maximum, found by an unlimited
 	// trial first (at most the line rate when the link speed is known)
@@ -49,6 +50,7 @@ type NDRReport struct {
 	Resolution      string    `json:"resolution"`
 	MaxTrials       int       `json:"maxTrials"`
 	PDRLossPct      float64   `json:"pdrLossPct,omitempty"`
+	LossRetries     int       `json:"lossRetries,omitempty"`
 	LinkSpeedGbps   float64   `json:"linkSpeedGbps,omitempty"`
 	LinkSpeedSource string    `json:"linkSpeedSource,omitempty"`
 	Sizes           []NDRSize `json:"sizes"`
@@ -83,6 +85,9 @@ func (s NDRSpec) Validate() error {
 	}
 	if s.TrialGap < 0 || s.TrialGap > time.Minute {
 		return fmt.Errorf("bench ndr: --trial-gap %v: want 0..1m", s.TrialGap)
+	}
+	if s.LossRetries < 0 || s.LossRetries > 5 {
+		return fmt.Errorf("bench ndr: --loss-retries %d: want 0..5", s.LossRetries)
 	}
 	if s.MaxTrials < 2 {
 		return fmt.Errorf("bench ndr: --max-trials %d: want at least 2 (a trial and its confirmation)", s.MaxTrials)
@@ -131,7 +136,7 @@ func parseResolution(s string) (pct, pps float64, err error) {
 // invalid keeps what it found so far and says why; the next size runs.
 func RunNDR(ctx context.Context, spec NDRSpec, run RunFunc, progress io.Writer) *NDRReport {
 	rep := &NDRReport{SchemaVersion: NDRSchemaVersion, TrialDurationS: spec.TrialDuration.Seconds(), Resolution: spec.Resolution,
-		MaxTrials: spec.MaxTrials, PDRLossPct: spec.PDRLossPct}
+		MaxTrials: spec.MaxTrials, PDRLossPct: spec.PDRLossPct, LossRetries: spec.LossRetries}
 	if spec.Base.LinkSpeed != "" {
 		bps, _ := ParseLinkSpeed(spec.Base.LinkSpeed) // validated
 		rep.LinkSpeedGbps, rep.LinkSpeedSource = bps/1e9, "flag"
@@ -175,7 +180,7 @@ func (t *ndrTrials) search(ctx context.Context) NDRSize {
 		resPPS = base * pct / 100
 	}
 	out.SearchMaxMpps, out.ResolutionMpps = maxPPS/1e6, resPPS/1e6
-	spec := SearchSpec{MaxPPS: maxPPS, ResolutionPPS: min(resPPS, maxPPS/2), MaxTrials: t.spec.MaxTrials, PDRLossPct: t.spec.PDRLossPct}
+	spec := SearchSpec{MaxPPS: maxPPS, ResolutionPPS: min(resPPS, maxPPS/2), MaxTrials: t.spec.MaxTrials, PDRLossPct: t.spec.PDRLossPct, LossRetries: t.spec.LossRetries}
 	r, err := Search(ctx, spec, t.trial)
 	out.SearchResult = r
 	t.rates(&out.NDR)

@@ -20,8 +20,12 @@ func (r *NDRReport) PrintTable(w io.Writer) {
 	if r.PDRLossPct > 0 {
 		pdr = fmt.Sprintf("PDR: loss <= %g %%", r.PDRLossPct)
 	}
-	fmt.Fprintf(w, "rig bench ndr (RFC 2544 throughput): trials of %gs, resolution %s, at most %d trials per size, %s, %s\n",
-		r.TrialDurationS, r.Resolution, r.MaxTrials, pdr, link)
+	retries := ""
+	if r.LossRetries > 0 {
+		retries = fmt.Sprintf(", a loss retried up to %d time(s)", r.LossRetries)
+	}
+	fmt.Fprintf(w, "rig bench ndr (RFC 2544 throughput): trials of %gs, resolution %s, at most %d trials per size%s, %s, %s\n",
+		r.TrialDurationS, r.Resolution, r.MaxTrials, retries, pdr, link)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "frame B\tNDR Mpps\tNDR Gbps\tNDR % line\tPDR Mpps\tPDR Gbps\tPDR loss %\tsearch max Mpps\ttrials\tstatus\t")
 	for _, s := range r.Sizes {

@@ -63,6 +63,11 @@ type SearchSpec struct {
 	ResolutionPPS float64 // a bracket (lower bound that passed, upper that failed) this narrow ends the search
 	MaxTrials     int     // all trials, confirmations included
 	PDRLossPct    float64 // PDR's loss tolerance; 0: NDR only
+	// LossRetries: a trial that lost frames is tried again at the same
+	// rate up to this many times, the last try counting (0: RFC 2544's
+	// one trial per rate). For hosts whose CPUs stop now and then: a loss
+	// seen once is not the path's.
+	LossRetries int
 }
 
 // Validate checks the spec before any trial.
@@ -76,6 +81,8 @@ func (s SearchSpec) Validate() error {
 		return fmt.Errorf("search: --max-trials %d: want at least 2 (a trial and its confirmation)", s.MaxTrials)
 	case s.PDRLossPct < 0 || s.PDRLossPct >= 100:
 		return fmt.Errorf("search: --pdr-loss-pct %g: want 0 (NDR only) up to below 100", s.PDRLossPct)
+	case s.LossRetries < 0 || s.LossRetries > 5:
+		return fmt.Errorf("search: --loss-retries %d: want 0..5", s.LossRetries)
 	}
 	return nil
 }
@@ -86,6 +93,7 @@ const (
 	PurposeConfirmNDR = "confirm NDR"
 	PurposeConfirmPDR = "confirm PDR"
 	PurposeRepeat     = "repeat (not offered)"
+	PurposeRetry      = "retry (loss)"
 )
 
 // Trial is one trial of a search.
@@ -197,32 +205,68 @@ func (s *searcher) bounds(c criterion) (lo, hi float64) {
 const offeredSlack = 0.001
 
 // verdict is what trial i says of c: passed at a rate, failed at one
-// (0: neither), and whether the failure is the generator's. A trial the
-// generator did not offer fails at the asked rate (unless repeated); one
-// that passed though its generator stayed below the asked rate passed at
-// what it offered, and tells that the asked rate was not offered (else
-// the search would ask it again and again).
+// (0: neither), and whether the failure is the generator's. A trial that
+// was tried again (not offered, or a loss retried) says nothing. One the
+// generator did not offer fails at the asked rate; one that passed though
+// its generator stayed below the asked rate passed at what it offered,
+// and when that happened at this asked rate before, tells that the rate
+// cannot be offered (else the search would ask it again and again).
 func (s *searcher) verdict(c criterion, i int) (pass, fail float64, generator bool) {
 	t := s.trials[i]
 	switch {
+	case s.repeated(i):
+		return 0, 0, false
 	case t.NotOffered != "":
-		if s.repeated(i) {
-			return 0, 0, false
-		}
 		return 0, t.asked, true
 	case !c.pass(t):
 		// at what it offered, or at the asked rate when its generator
 		// sent a little more (a failed confirmation fails the rate found)
 		return 0, math.Min(t.rate, t.asked), false
-	case t.rate < t.asked*(1-offeredSlack):
+	case s.short(t) && s.shortBefore(i):
 		return t.rate, t.asked, true
 	}
 	return t.rate, 0, false
 }
 
-// repeated: trial i was not offered and the next trial repeats it.
+// short: the trial's generator stayed below the asked rate.
+func (s *searcher) short(t Trial) bool { return t.rate < t.asked*(1-offeredSlack) }
+
+// shortBefore: an earlier trial at the same asked rate was short too.
+func (s *searcher) shortBefore(i int) bool {
+	for _, e := range s.trials[:i] {
+		if e.asked == s.trials[i].asked && s.short(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeated: the next trial tries trial i again (not offered, or a loss
+// retried): i is replaced.
 func (s *searcher) repeated(i int) bool {
-	return s.trials[i].NotOffered != "" && i+1 < len(s.trials) && s.trials[i+1].Purpose == PurposeRepeat
+	if i+1 >= len(s.trials) {
+		return false
+	}
+	p := s.trials[i+1].Purpose
+	return p == PurposeRepeat || p == PurposeRetry
+}
+
+// again is the last trial's retry, if it needs one: once when its
+// generator did not offer the rate, up to LossRetries in a row when it
+// lost frames.
+func (s *searcher) again() (pps float64, purpose string, ok bool) {
+	last := s.trials[len(s.trials)-1]
+	if last.NotOffered != "" {
+		return last.asked, PurposeRepeat, last.Purpose != PurposeRepeat
+	}
+	if last.LossPct == 0 || s.spec.LossRetries == 0 {
+		return 0, "", false
+	}
+	n := 0
+	for i := len(s.trials) - 1; i >= 0 && s.trials[i].Purpose == PurposeRetry; i-- {
+		n++
+	}
+	return last.asked, PurposeRetry, n < s.spec.LossRetries
 }
 
 // next is the next trial's asked rate and purpose; done when every
@@ -231,8 +275,8 @@ func (s *searcher) next() (pps float64, purpose string, done bool) {
 	if len(s.trials) == 0 {
 		return s.spec.MaxPPS, PurposeSearch, false
 	}
-	if last := s.trials[len(s.trials)-1]; last.NotOffered != "" && last.Purpose != PurposeRepeat {
-		return last.asked, PurposeRepeat, false
+	if pps, purpose, ok := s.again(); ok {
+		return pps, purpose, false
 	}
 	for _, c := range s.crits {
 		lo, hi := s.bounds(c)
@@ -259,7 +303,7 @@ func (s *searcher) confirmed(c criterion, lo float64) bool {
 	return false
 }
 
-// record adds a trial and notes a loss below a rate that passed.
+// record adds a trial.
 func (s *searcher) record(pps float64, purpose string, o TrialOutcome) {
 	t := Trial{N: len(s.trials) + 1, Purpose: purpose, AskedMpps: pps / 1e6, TrialOutcome: o, LossPct: o.LossPct(), asked: pps, rate: pps}
 	if o.OfferedPPS > 0 && o.NotOffered == "" {
@@ -267,27 +311,37 @@ func (s *searcher) record(pps float64, purpose string, o TrialOutcome) {
 	}
 	t.OfferedMpps = t.rate / 1e6
 	t.confirm = purpose == PurposeConfirmNDR || purpose == PurposeConfirmPDR ||
-		(purpose == PurposeRepeat && len(s.trials) > 0 && s.trials[len(s.trials)-1].confirm)
+		((purpose == PurposeRepeat || purpose == PurposeRetry) && len(s.trials) > 0 && s.trials[len(s.trials)-1].confirm)
 	t.NDRPass = o.NotOffered == "" && o.Sent > 0 && t.LossPct == 0
 	t.PDRPass = o.NotOffered == "" && o.Sent > 0 && s.spec.PDRLossPct > 0 && t.LossPct <= s.spec.PDRLossPct
+	s.trials = append(s.trials, t)
+}
+
+// contradictions notes each loss (not retried away) at or below a rate
+// that passed earlier: the lower rate counts.
+func (s *searcher) contradictions() []string {
+	var out []string
 	for _, c := range s.crits {
-		if c.pass(t) || o.NotOffered != "" {
-			continue
-		}
-		for _, e := range s.trials {
-			if c.pass(e) && e.rate >= t.rate {
-				s.notes = append(s.notes, fmt.Sprintf("%s: trial %d failed at %.4f Mpps (loss %.4g %%) though trial %d passed at %.4f Mpps: the path's loss varies between trials (a loaded host?); the lower rate counts",
-					c.name, t.N, t.rate/1e6, t.LossPct, e.N, e.rate/1e6))
-				break
+		for i, t := range s.trials {
+			_, fail, generator := s.verdict(c, i)
+			if fail == 0 || generator {
+				continue
+			}
+			for j, e := range s.trials[:i] {
+				if pass, _, _ := s.verdict(c, j); pass > 0 && pass >= fail {
+					out = append(out, fmt.Sprintf("%s: trial %d failed at %.4f Mpps (loss %.4g %%) though trial %d passed at %.4f Mpps: the path's loss varies between trials (a loaded host?); the lower rate counts",
+						c.name, t.N, fail/1e6, t.LossPct, e.N, pass/1e6))
+					break
+				}
 			}
 		}
 	}
-	s.trials = append(s.trials, t)
+	return out
 }
 
 // result is the search's answer so far.
 func (s *searcher) result() SearchResult {
-	r := SearchResult{Trials: s.trials, Notes: s.notes}
+	r := SearchResult{Trials: s.trials, Notes: append(s.contradictions(), s.notes...)}
 	for _, c := range s.crits {
 		f := s.found(c)
 		if c.name == "NDR" {

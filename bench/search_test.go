@@ -337,3 +337,49 @@ func TestSearchFailedConfirmationAboveAsked(t *testing.T) {
 		t.Errorf("NDR %g, want about %g", ndr, capPPS)
 	}
 }
+
+// --loss-retries: a loss seen once below the cap (a stalled host) is
+// tried again and passes; a real loss above it fails every try.
+func TestSearchLossRetries(t *testing.T) {
+	const capPPS = 500e3
+	base := policed(capPPS)
+	below, spurious := 0, 0
+	noisy := func(ctx context.Context, pps float64) (TrialOutcome, error) {
+		if pps <= capPPS {
+			below++
+		}
+		if pps <= capPPS && below%2 == 1 { // every other trial at or below the cap loses a frame
+			spurious++
+			return TrialOutcome{Sent: uint64(pps), Received: uint64(pps) - 1}, nil
+		}
+		return base(ctx, pps)
+	}
+	r, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 60, LossRetries: 1}, noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spurious == 0 {
+		t.Fatal("no spurious loss: the test proves nothing")
+	}
+	if ndr := r.NDR.Mpps * 1e6; ndr > capPPS || ndr < capPPS-1e3 || !r.NDR.Confirmed || len(r.Notes) != 0 {
+		t.Errorf("NDR %+v, notes %q: want just below %g, confirmed, no contradiction", r.NDR, r.Notes, capPPS)
+	}
+	retries := 0
+	for i, tr := range r.Trials {
+		if tr.Purpose == PurposeRetry {
+			retries++
+			if prev := r.Trials[i-1]; prev.AskedMpps != tr.AskedMpps || prev.LossPct == 0 {
+				t.Errorf("trial %d retries %+v", tr.N, prev)
+			}
+			if i > 1 && r.Trials[i-2].Purpose == PurposeRetry && r.Trials[i-2].AskedMpps == tr.AskedMpps {
+				t.Errorf("trial %d: more than one retry in a row", tr.N)
+			}
+		}
+	}
+	if retries == 0 {
+		t.Error("no retry")
+	}
+	if _, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 60, LossRetries: 6}, noisy); err == nil {
+		t.Error("--loss-retries 6: want an error")
+	}
+}

@@ -28,7 +28,7 @@ import (
 //	  thresholds: {min_mpps: 1, min_linerate_pct: 0, max_loss_pct: 0.1, max_p99_us: 0}
 //	  search: ndr                  # instead of one run per size: the RFC 2544 zero-loss
 //	                               # search (trials of duration); thresholds judge its NDR
-//	  ndr: {resolution: 0.5%, max_trials: 20, pdr_loss_pct: 0.5, max: 1Mpps}
+//	  ndr: {resolution: 0.5%, max_trials: 20, pdr_loss_pct: 0.5, max: 1Mpps, loss_retries: 0}
 type CheckSpec struct {
 	Topology    string          `yaml:"topology"`
 	Bridge      string          `yaml:"bridge"`

@@ -18,10 +18,11 @@ const SearchNDR = "ndr"
 
 // CheckNDR tunes the search; zero values are its defaults.
 type CheckNDR struct {
-	Resolution string   `yaml:"resolution"`   // "0.5%" (of the line rate, else of the search's bound) or "10kpps"
-	MaxTrials  int      `yaml:"max_trials"`   // per frame size, confirmations included
-	PDRLossPct *float64 `yaml:"pdr_loss_pct"` // nil: 0.5; 0: NDR only
-	Max        string   `yaml:"max"`          // the search's upper bound (a rate); "": the generator's maximum
+	Resolution  string   `yaml:"resolution"`   // "0.5%" (of the line rate, else of the search's bound) or "10kpps"
+	MaxTrials   int      `yaml:"max_trials"`   // per frame size, confirmations included
+	PDRLossPct  *float64 `yaml:"pdr_loss_pct"` // nil: 0.5; 0: NDR only
+	Max         string   `yaml:"max"`          // the search's upper bound (a rate); "": the generator's maximum
+	LossRetries int      `yaml:"loss_retries"` // a trial that lost frames is tried again up to this many times (0..5)
 }
 
 // Defaults of the search.
@@ -52,7 +53,7 @@ func (n CheckNDR) PDRLossPctOrDefault() float64 {
 
 // set says whether the ndr section has anything in it.
 func (n CheckNDR) set() bool {
-	return n.Resolution != "" || n.MaxTrials != 0 || n.PDRLossPct != nil || n.Max != ""
+	return n.Resolution != "" || n.MaxTrials != 0 || n.PDRLossPct != nil || n.Max != "" || n.LossRetries != 0
 }
 
 // search checks search and its ndr section, and what a search does not
@@ -91,6 +92,9 @@ func (v *checkValidator) search(s *CheckSpec) {
 	}
 	if p := n.PDRLossPctOrDefault(); p < 0 || p >= 100 {
 		v.add("ndr.pdr_loss_pct", "want 0 (NDR only) up to below 100, got %g", p)
+	}
+	if n.LossRetries < 0 || n.LossRetries > 5 {
+		v.add("ndr.loss_retries", "want 0 (one trial per rate, as RFC 2544) up to 5, got %d", n.LossRetries)
 	}
 	if n.Max != "" {
 		m := rateRe.FindStringSubmatch(strings.TrimSpace(n.Max))

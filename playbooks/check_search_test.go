@@ -39,6 +39,7 @@ func TestParseCheckSearchErrors(t *testing.T) {
 		{"max", "check:\n  search: ndr\n  ndr: {max: fast}\n", "check.ndr.max: want a rate like 1Mpps"},
 		{"max pct", "check:\n  search: ndr\n  ndr: {max: 120%}\n", "check.ndr.max: want a rate like 1Mpps"},
 		{"unknown", "check:\n  search: ndr\n  ndr: {tolerance: 1}\n", "check.ndr.tolerance: unknown field"},
+		{"loss retries", "check:\n  search: ndr\n  ndr: {loss_retries: 9}\n", "check.ndr.loss_retries: want 0 (one trial per rate, as RFC 2544) up to 5, got 9"},
 	} {
 		_, err := Parse("c.yaml", []byte(checkOVS+c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

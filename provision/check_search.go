@@ -28,7 +28,8 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 		base.RxQ, base.TxQ = s.pmdThreads(ctx)+1, 1 // as runOne: bench/README.md
 	}
 	spec := bench.NDRSpec{Base: base, Sizes: sp.Sizes(), TrialDuration: sp.DurationOrDefault(), Resolution: sp.NDR.ResolutionOrDefault(),
-		MaxTrials: sp.NDR.MaxTrialsOrDefault(), PDRLossPct: sp.NDR.PDRLossPctOrDefault(), SearchMax: sp.NDR.Max, TrialGap: s.trialGap}
+		MaxTrials: sp.NDR.MaxTrialsOrDefault(), PDRLossPct: sp.NDR.PDRLossPctOrDefault(), SearchMax: sp.NDR.Max, TrialGap: s.trialGap,
+		LossRetries: sp.NDR.LossRetries}
 	if err := spec.Validate(); err != nil {
 		return &UsageError{Msg: "check: search: " + err.Error()}
 	}

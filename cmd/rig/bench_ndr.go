@@ -61,6 +61,7 @@ The known answer: a forwarder capped at a known rate, e.g.
 	fl.StringVar(&f.spec.Resolution, "resolution", "0.5%", "stop when the bracket is this narrow: % of the line rate (of the upper bound when the link speed is unknown), or a frame rate (10kpps)")
 	fl.IntVar(&f.spec.MaxTrials, "max-trials", 20, "trials per frame size at most, confirmations included")
 	fl.Float64Var(&f.spec.PDRLossPct, "pdr-loss-pct", 0.5, "PDR's loss tolerance in % of the frames sent; 0: NDR only")
+	fl.IntVar(&f.spec.LossRetries, "loss-retries", 0, "try a trial that lost frames again, up to this many times, the last try counting (0: RFC 2544's one trial per rate; for hosts whose CPUs stall now and then)")
 	fl.StringVar(&f.spec.SearchMax, "search-max", "", "upper bound of the search: 1Mpps, 10Gbps (L1) or 100% of line (default: the generator's maximum, at most the line rate)")
 	fl.StringVar(&f.plot, "plot", "rig-ndr", "charts' path prefix: PREFIX-mpps and -gbps .svg and .png; \"\" for none")
 	return c
