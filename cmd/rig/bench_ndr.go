@@ -39,9 +39,13 @@ whose generator fell more than 1 % short of the offered rate (preempted on a sha
 host, or at its limit) is repeated once; short again, it fails as not offered, and the
 answer says the generator was the limit.
 
+Trials are --trial-gap apart (RFC 2544 lets the DUT settle between trials). --loss-retries
+N tries a trial that lost frames again (the last try counts): for hosts whose CPUs stall.
+
 The known answer: a forwarder capped at a known rate, e.g.
-  rig bench fwd --vdev net_vhost0,iface=/tmp/a.sock --vdev net_vhost1,iface=/tmp/b.sock --max-rate 500kpps
-  rig bench ndr --vdev net_virtio_user0,path=/tmp/a.sock --vdev net_virtio_user1,path=/tmp/b.sock --search-max 1Mpps`,
+  rig bench fwd --vdev net_vhost0,iface=/tmp/a.sock --vdev net_vhost1,iface=/tmp/b.sock --max-rate 20kpps
+  rig bench ndr --vdev net_virtio_user0,path=/tmp/a.sock,queue_size=4096 \
+    --vdev net_virtio_user1,path=/tmp/b.sock,queue_size=4096 --search-max 40kpps --resolution 100pps`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchNDR(cmd, a, f) },
 	}
