@@ -91,7 +91,7 @@ func TestPrivilegedBenchNDRKnownAnswer(t *testing.T) {
 	prefix := filepath.Join(dir, "ndr")
 	cmd := exec.Command("nice", "-n", "-10", bin, "bench", "ndr", "-o", "json", "--vdev", "net_virtio_user0,path="+s0+",queue_size=4096",
 		"--vdev", "net_virtio_user1,path="+s1+",queue_size=4096", "--search-max", "40kpps", "--resolution", "100pps",
-		"--trial-duration", "2s", "--max-trials", "24", "--loss-retries", "1", "--plot", prefix)
+		"--trial-duration", "2s", "--max-trials", "32", "--loss-retries", "1", "--plot", prefix)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
