@@ -59,6 +59,7 @@ type Config struct {
 	FwdSrcMAC string `json:"fwdSrcMAC,omitempty"`
 	TxFirst   int    `json:"txFirst,omitempty"`
 	TxRetry   int    `json:"txRetry,omitempty"` // fwd: retries (1 us apart) of a partial tx burst
+	MaxRate   string `json:"maxRate,omitempty"` // fwd: forward at most this many frames per second per port (500kpps)
 
 	LinkSpeed string        `json:"linkSpeed,omitempty"`
 	Capture   int           `json:"capture,omitempty"` // rx: keep the first N frames
@@ -196,7 +197,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkLatency, c.checkMbufs, c.checkEAL, c.checkMemory} {
+	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkMaxRate, c.checkLatency, c.checkMbufs, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}

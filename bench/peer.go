@@ -10,11 +10,10 @@ import (
 	"time"
 )
 
-// TrialFunc runs one trial (a run, a sweep cell, an NDR step) with the
+// The near side of a trial is a RunFunc (sweep.go): one trial (a run, a sweep cell, an NDR step) with the
 // near host's config and returns its result. A local trial is Child.Run
 // (or Run, once per process); Peer.Trial makes one that also runs the far
 // side on a peer and returns both sides in one result.
-type TrialFunc func(ctx context.Context, near Config) (*Result, error)
 
 // FarFunc is the far side's config for a trial's near config.
 type FarFunc func(near Config) (Config, error)
@@ -35,10 +34,10 @@ type Peer struct {
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
-// Trial returns a TrialFunc that runs each trial's far side (far(near))
+// Trial returns a RunFunc that runs each trial's far side (far(near))
 // on the peer and, once it is ready, the near side with local; the result
 // holds both sides (MergePeer).
-func (p *Peer) Trial(local TrialFunc, far FarFunc) TrialFunc {
+func (p *Peer) Trial(local RunFunc, far FarFunc) RunFunc {
 	return func(ctx context.Context, near Config) (*Result, error) {
 		fc, err := far(near)
 		if err != nil {

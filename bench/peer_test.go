@@ -74,7 +74,7 @@ func pipePeer(t *testing.T, srv *Server, token string) *Peer {
 	}}
 }
 
-func nearGen(sent uint64) TrialFunc {
+func nearGen(sent uint64) RunFunc {
 	return func(ctx context.Context, c Config) (*Result, error) {
 		return &Result{SchemaVersion: SchemaVersion, Role: c.Role, DurationS: 1, Sent: sent, Latency: &Latency{Samples: 1},
 			Ports: []PortStats{{Name: "net_af_packet0", Driver: "net_af_packet", TxPkts: sent, TxMpps: float64(sent) / 1e6}}}, nil

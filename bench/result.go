@@ -17,6 +17,7 @@ type Result struct {
 	SchemaVersion   string      `json:"schemaVersion"`
 	Role            Role        `json:"mode"`
 	FwdMode         string      `json:"fwdMode,omitempty"`
+	MaxRate         string      `json:"maxRate,omitempty"`         // fwd --max-rate
 	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
 	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
 	DurationS       float64     `json:"durationSeconds"`
@@ -67,6 +68,7 @@ type PortStats struct {
 	RxPkts        uint64  `json:"rxPackets"`
 	RxBytes       uint64  `json:"rxBytes"`
 	Drops         uint64  `json:"drops"`
+	Policed       uint64  `json:"policed,omitempty"` // fwd --max-rate: received frames dropped over the cap
 	TxMpps        float64 `json:"txMpps"`
 	RxMpps        float64 `json:"rxMpps"`
 	TxGbps        float64 `json:"txGbps"`   // L2, FCS included
@@ -154,6 +156,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 	tw.Flush()
 	r.printPortOrigins(w)
 	r.printPeer(w)
+	r.printPoliced(w)
 	if r.Role == RoleLoop || r.Role == RoleRx || r.Peer != nil {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}

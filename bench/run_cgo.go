@@ -26,7 +26,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	}
 	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores, Profile: c.Profile}
 	if c.Role == RoleFwd {
-		res.FwdMode = c.FwdMode
+		res.FwdMode, res.MaxRate = c.FwdMode, c.MaxRate
 	}
 	var frames [][]byte
 	if c.Pcap != "" {

@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// RunFunc runs one far-side dataplane with cfg and calls ready once it
+// ServeRunFunc runs one far-side dataplane with cfg and calls ready once it
 // runs (ports up, lcores polling); a cancelled ctx stops it and returns
 // its partial result. Serve uses Child.Run (a fresh EAL per run).
-type RunFunc func(ctx context.Context, cfg Config, ready func()) (*Result, error)
+type ServeRunFunc func(ctx context.Context, cfg Config, ready func()) (*Result, error)
 
 // Server is the far side of a two-host run (rig bench serve): it runs the
 // receiver or forwarder a near side asks for, one at a time, and reports
@@ -24,7 +24,7 @@ type RunFunc func(ctx context.Context, cfg Config, ready func()) (*Result, error
 // far host's files.
 type Server struct {
 	Token    []byte
-	Run      RunFunc
+	Run      ServeRunFunc
 	Log      io.Writer // one line per connection and outcome; never the token
 	Timeouts PeerTimeouts
 	busy     sync.Mutex

@@ -47,6 +47,8 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchLineRateCmd(a),
 		newBenchProfilesCmd(a),
 		newBenchServeCmd(a),
+		newBenchSweepCmd(a),
+		newBenchNDRCmd(a),
 		newBenchRunJSONCmd(a),
 	)
 	return cmd
@@ -95,6 +97,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.StringVar(&cf.FwdSrcMAC, "fwd-src-mac", "", "mac mode: source MAC to write (default: the tx port's)")
 	fl.IntVar(&cf.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart, before dropping")
 	fl.IntVar(&cf.TxFirst, "tx-first", 0, "fwd: send this many frames on each port first (testpmd --tx-first)")
+	if role == bench.RoleFwd {
+		fl.StringVar(&cf.MaxRate, "max-rate", "", "forward at most this many frames per second from each port (e.g. 500kpps), dropping the rest on arrival: a DUT of known capacity")
+	}
 	fl.StringVar(&cf.LinkSpeed, "link-speed", "", "link speed for % of line rate (e.g. 25G, 100G; default: the port's)")
 	fl.BoolVar(&cf.NoPinGo, "no-pin-go", false, "leave Go threads unpinned (default: pinned to the main lcore's CPU)")
 	fl.DurationVar(&cf.Interval, "interval", d.Interval, "live rate interval")

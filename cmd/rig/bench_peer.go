@@ -72,8 +72,8 @@ func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
 	return far, nil
 }
 
-// trial is a TrialFunc that runs the far side on the peer around local.
-func (p *peerFlags) trial(local bench.TrialFunc, far bench.Config) (bench.TrialFunc, error) {
+// trial is a RunFunc that runs the far side on the peer around local.
+func (p *peerFlags) trial(local bench.RunFunc, far bench.Config) (bench.RunFunc, error) {
 	token, err := readTokenFile(p.tokenFile)
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("--peer-token-file: %w", err))

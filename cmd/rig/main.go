@@ -78,6 +78,11 @@ type app struct {
 
 func (a *app) json() bool { return a.output == "json" }
 
+// outputCSV is the annotation of a command that also writes -o csv.
+const outputCSV = "rig.output.csv"
+
+func (a *app) csv() bool { return a.output == "csv" }
+
 // host returns the host seam for the --root flag.
 func (a *app) host() *host.Host {
 	h := host.New(a.root)
@@ -107,8 +112,12 @@ what the path forwards.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if a.output != "text" && a.output != "json" {
-				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
+			if a.output != "text" && a.output != "json" && (a.output != "csv" || cmd.Annotations[outputCSV] == "") {
+				want := "text or json"
+				if cmd.Annotations[outputCSV] != "" {
+					want = "text, json or csv"
+				}
+				return withCode(exitUsage, fmt.Errorf("-o/--output: want %s, got %q", want, a.output))
 			}
 			a.cmdPath = calledPath(cmd)
 			noInheritedFDs()
@@ -118,7 +127,7 @@ what the path forwards.
 	root.SetOut(a.out)
 	root.SetErr(a.errOut)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json")
+	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (csv too where a command says so)")
 	pf.StringVar(&a.root, "root", "/", "host root `DIR` under which /sys, /proc, /etc and /dev are read and written")
 	pf.StringVar(&a.fwSim, "fw-sim", "", "answer mstconfig/mlxconfig/mstprivhost from this firmware simulator state `FILE` (see rig fwsim)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withCode(exitUsage, err) })
