@@ -35,6 +35,8 @@ type Status struct {
 	Netdevs       []NetdevStatus   `json:"netdevs"`
 	Firmware      []FirmwareStatus `json:"firmware"`
 	Processes     []Proc           `json:"processes"`
+	// Kernel is the lab's SR-IOV kernel (nil when the lab has no record).
+	Kernel *KernelStatus `json:"kernel,omitempty"`
 	// Substitutions: what the lab stands in for hardware it cannot have
 	// (the same as lab.json's, for people).
 	Substitutions []string `json:"substitutions"`
@@ -104,6 +106,7 @@ func (l Lab) status() Status {
 	c, _ := card.Lookup(rec.Kind)
 	st.Netdevs = l.netdevStatus(c, &st.Problems)
 	st.Firmware = l.firmwareStatus(&st.Problems)
+	st.Kernel = l.kernelStatus(rec, &st.Problems)
 	st.Processes = l.procs()
 	if st.Processes == nil {
 		st.Processes = []Proc{}
@@ -210,6 +213,9 @@ func (st Status) String() string {
 			b.WriteString(" (pending: power-cycle to load)")
 		}
 		b.WriteString("\n")
+	}
+	if k := st.Kernel; k != nil {
+		fmt.Fprintf(&b, "  kernel pid %d %s: sriov_numvfs and compat/devlink/mode of the card's PFs; log %s\n", k.PID, onOff(k.Running, "running", "NOT RUNNING"), k.Log)
 	}
 	for _, s := range st.Substitutions {
 		fmt.Fprintf(&b, "  substitution: %s\n", s)
