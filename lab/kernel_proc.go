@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"rig/lab/card"
 )
 
 // startKernel starts the lab's kernel (`rig lab __kernel NAME`) inside the
@@ -95,13 +99,51 @@ func (l Lab) stopKernel() error {
 
 // KernelStatus is the lab kernel as `rig lab status` shows it.
 type KernelStatus struct {
-	PID     int    `json:"pid"`
-	Running bool   `json:"running"`
-	Log     string `json:"log"`
+	PID     int          `json:"pid"`
+	Running bool         `json:"running"`
+	Log     string       `json:"log"`
+	PFs     []SRIOVState `json:"pfs"`
 }
 
-func (l Lab) kernelStatus(rec record, problems *[]string) *KernelStatus {
-	k := &KernelStatus{PID: rec.KernelPID, Running: l.kernelRunning(rec.KernelPID), Log: l.KernelLog()}
+// SRIOVState is one SR-IOV PF of the card as the lab kernel left it.
+type SRIOVState struct {
+	BDF     string `json:"bdf"`
+	NumVFs  string `json:"numVfs"`
+	Eswitch string `json:"eswitch,omitempty"` // compat/devlink/mode, "" = none
+	// Netdevs: its VFs' netdevs and its VF representors.
+	Netdevs []string `json:"netdevs"`
+}
+
+// sriovState reads the card tree (sriov_numvfs, the uplink's mode, the
+// VF netdevs under virtfnN, the representors on the PF).
+func (l Lab) sriovState(c card.Card) []SRIOVState {
+	out := []SRIOVState{}
+	for _, pf := range c.SRIOVPFs() {
+		dir := filepath.Join(l.CardRoot(), "sys/devices", pf.Path)
+		st := SRIOVState{BDF: pf.BDF, NumVFs: l.readCard(filepath.Join("sys/devices", pf.Path, "sriov_numvfs")), Netdevs: []string{}}
+		if up, ok := c.Uplink(pf); ok && up.Mode != "" {
+			st.Eswitch = l.readCard(filepath.Join("sys/devices", up.Parent, "net", up.Name, "compat/devlink/mode"))
+		}
+		vfs, _ := filepath.Glob(filepath.Join(dir, "virtfn*", "net", "*"))
+		for _, p := range vfs {
+			st.Netdevs = append(st.Netdevs, filepath.Base(p))
+		}
+		reps, _ := filepath.Glob(filepath.Join(dir, "net", "*", "phys_port_name"))
+		for _, p := range reps {
+			if b, err := os.ReadFile(p); err == nil && vfRepPPN.MatchString(strings.TrimSpace(string(b))) {
+				st.Netdevs = append(st.Netdevs, filepath.Base(filepath.Dir(p)))
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// vfRepPPN is a VF representor's phys_port_name (pf0vf1, c1pf0vf1).
+var vfRepPPN = regexp.MustCompile(`^(c\d+)?pf\d+vf\d+$`)
+
+func (l Lab) kernelStatus(rec record, c card.Card, problems *[]string) *KernelStatus {
+	k := &KernelStatus{PID: rec.KernelPID, Running: l.kernelRunning(rec.KernelPID), Log: l.KernelLog(), PFs: l.sriovState(c)}
 	if !k.Running {
 		*problems = append(*problems, fmt.Sprintf("the lab kernel (pid %d) is not running: a write to sriov_numvfs or compat/devlink/mode makes nothing; `rig lab power-cycle %s` starts it again (see %s)",
 			rec.KernelPID, l.Name, l.KernelLog()))

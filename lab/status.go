@@ -106,7 +106,7 @@ func (l Lab) status() Status {
 	c, _ := card.Lookup(rec.Kind)
 	st.Netdevs = l.netdevStatus(c, &st.Problems)
 	st.Firmware = l.firmwareStatus(&st.Problems)
-	st.Kernel = l.kernelStatus(rec, &st.Problems)
+	st.Kernel = l.kernelStatus(rec, c, &st.Problems)
 	st.Processes = l.procs()
 	if st.Processes == nil {
 		st.Processes = []Proc{}
@@ -216,6 +216,16 @@ func (st Status) String() string {
 	}
 	if k := st.Kernel; k != nil {
 		fmt.Fprintf(&b, "  kernel pid %d %s: sriov_numvfs and compat/devlink/mode of the card's PFs; log %s\n", k.PID, onOff(k.Running, "running", "NOT RUNNING"), k.Log)
+		for _, pf := range k.PFs {
+			fmt.Fprintf(&b, "  sriov %s: %s VFs", pf.BDF, pf.NumVFs)
+			if pf.Eswitch != "" {
+				fmt.Fprintf(&b, ", eswitch %s", pf.Eswitch)
+			}
+			if len(pf.Netdevs) > 0 {
+				fmt.Fprintf(&b, ", netdevs %s", strings.Join(pf.Netdevs, " "))
+			}
+			b.WriteString("\n")
+		}
 	}
 	for _, s := range st.Substitutions {
 		fmt.Fprintf(&b, "  substitution: %s\n", s)

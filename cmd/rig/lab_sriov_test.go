@@ -93,6 +93,10 @@ func TestPrivilegedLabSRIOV(t *testing.T) {
 	if want := "pf0vf2\nswitchdev\n/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.4\n../0000:3b:00.4\n../0000:3b:00.0\n0x101e"; got != want {
 		t.Errorf("the lab's sysfs:\n%s\nwant\n%s", got, want)
 	}
+	if st := labStatus(t, bin, name); st.Kernel == nil || len(st.Kernel.PFs) != 2 ||
+		fmt.Sprint(st.Kernel.PFs[0]) != "{0000:3b:00.0 3 switchdev [enp59s0f0v0 enp59s0f0v1 enp59s0f0v2 enp59s0f0_0 enp59s0f0_1 enp59s0f0_2]}" {
+		t.Errorf("lab status: kernel %+v", st.Kernel)
+	}
 	logPath := filepath.Join(lab.StateRoot, name, "kernel.log")
 	log0, _ := os.ReadFile(logPath)
 	if rep := applyJSON(t, bin, []string{"lab", "exec", name, "--", bin, "-o", "json", "up", "-p", pb3}, 0); rep.Summary.Changes != 0 || stepOf(rep, "sriov").Status != "ok" {
