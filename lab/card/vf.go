@@ -115,13 +115,31 @@ func (c Card) MakeVF(pf Fn, i int, switchdev bool) (VFSet, error) {
 		}
 		ppn := fmt.Sprintf("pf%svf%d", pfnum, i)
 		name := fmt.Sprintf("%s_%d", pathName(pf, up), i)
-		if !strings.HasPrefix(up.Name, "en") {
+		if !strings.HasPrefix(up.Name, "en") { // a BlueField Arm: after the host's VF representors
+			ppn = fmt.Sprintf("pf%svf%d", pfnum, i+c.hostVFReps(pf, pfnum))
 			name = ppn
 		}
 		v.Rep = &Netdev{Parent: pf.Path, Name: name, MAC: "02:15:" + rid + ":01", Oper: "up", Flags: FlagsUp, Carrier: "1",
 			PPN: ppn, SWID: up.SWID}
 	}
 	return v, nil
+}
+
+// hostVFReps is how many VF representors the card table has on pf (a
+// BlueField Arm's representors of the host's VFs): the Arm's own VFs'
+// representors are numbered after them (hardware-formats.md §3; there the
+// count is the host's NUM_OF_VFS, here the representors the table has).
+func (c Card) hostVFReps(pf Fn, pfnum string) int {
+	re := regexp.MustCompile(`^(c\d+)?pf` + pfnum + `vf(\d+)$`)
+	n := 0
+	for _, d := range c.Netdevs {
+		if m := re.FindStringSubmatch(d.PPN); d.Parent == pf.Path && m != nil {
+			if k, _ := strconv.Atoi(m[2]); k+1 > n {
+				n = k + 1
+			}
+		}
+	}
+	return n
 }
 
 // macBytes is a VF's bus, device and function as three MAC bytes.

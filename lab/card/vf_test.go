@@ -42,6 +42,10 @@ func TestMakeWriteRemoveVF(t *testing.T) {
 	if w, err := bf.MakeVF(bf.Fns[1], 0, true); err != nil || w.Netdev.Name != "enp3s0f1v0" || w.Rep.Name != "pf1vf0" || w.Fn.BDF != "0000:03:10.1" {
 		t.Fatalf("BlueField Arm VF: %+v rep %+v %v", w, w.Rep, err)
 	}
+	// bf2-dpu's table has the host's VF representors pf0vf0, pf0vf1: the Arm's VF 0 is pf0vf2
+	if w, err := bf.MakeVF(bf.Fns[0], 0, true); err != nil || w.Rep.Name != "pf0vf2" || w.Rep.PPN != "pf0vf2" {
+		t.Fatalf("BlueField Arm VF after host VF representors: rep %+v %v", w.Rep, err)
+	}
 	whole, part := t.TempDir(), t.TempDir()
 	if err := c.Write(whole, true); err != nil {
 		t.Fatal(err)
