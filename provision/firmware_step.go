@@ -25,9 +25,15 @@ import (
 // Boot value, or one to write that the tool shows read-only stops the plan
 // before any write. The Next Boot values before rig's first set are kept
 // in the state file for rig down --firmware.
+//
+// A parameter the playbook's mode section sets on the same card is the
+// mode step's: given the same value here it is left to that step (written
+// once, by it; firmware_mode.go); a different value never gets here
+// (playbooks refuses it).
 type firmwareStep struct {
 	fw      *fwPlanner
 	devices []playbooks.FirmwareDevice
+	mode    *playbooks.ModeSpec // the playbook's mode section, nil without one
 }
 
 // firmwarePreset is the firmware step's naming over the planner.
@@ -49,7 +55,20 @@ func firmwarePreset() fwPreset {
 
 // NewFirmwareStep builds the firmware step; the spec was validated.
 func NewFirmwareStep(env *Env, spec *playbooks.FirmwareSpec) (Step, error) {
-	return &firmwareStep{fw: newFwPlanner(env, firmwarePreset()), devices: spec.Devices}, nil
+	return newFirmwareStep(env, spec, nil), nil
+}
+
+func newFirmwareStep(env *Env, spec *playbooks.FirmwareSpec, mode *playbooks.ModeSpec) *firmwareStep {
+	return &firmwareStep{fw: newFwPlanner(env, firmwarePreset()), devices: spec.Devices, mode: mode}
+}
+
+// buildFirmware builds the firmware step, which also reads the mode
+// section (the parameters it sets are the mode step's).
+func buildFirmware(pb *playbooks.Playbook, env *Env) (Step, error) {
+	if pb.Firmware == nil {
+		return nil, nil
+	}
+	return newFirmwareStep(env, pb.Firmware, pb.Mode), nil
 }
 
 func (s *firmwareStep) Name() string { return "firmware" }
@@ -60,9 +79,21 @@ func (s *firmwareStep) Check(ctx context.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	owned, err := s.modeOwned(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
 	var plan Plan
 	for _, b := range sortedKeys(want) {
-		if err := s.fw.plan(ctx, firmwareDevice(b, want[b]), firmwareWords{}, &plan); err != nil {
+		params, notes, err := leaveToMode(b, want[b], owned)
+		if err != nil {
+			return Plan{}, err
+		}
+		plan.Notes = append(plan.Notes, notes...)
+		if len(params) == 0 {
+			continue
+		}
+		if err := s.fw.plan(ctx, firmwareDevice(b, params), firmwareWords{}, &plan); err != nil {
 			return Plan{}, err
 		}
 	}

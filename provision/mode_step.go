@@ -23,6 +23,11 @@ import (
 // and restricted-host notes. The query asks for all five mode parameters
 // (not only the wanted ones) so the notes can name the running and
 // next-boot mode.
+//
+// A playbook whose firmware section sets one of the mode's parameters
+// leaves it to this step: a different value is refused when the playbook
+// is read (playbooks.validateModeFirmware), the same value is written
+// once, here (firmware_mode.go).
 type modeStep struct {
 	fw      *fwPlanner
 	want    mlxconfig.DPUMode
