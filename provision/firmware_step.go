@@ -28,8 +28,9 @@ import (
 //
 // A parameter the playbook's mode section sets on the same card is the
 // mode step's: given the same value here it is left to that step (written
-// once, by it; firmware_mode.go); a different value never gets here
-// (playbooks refuses it).
+// once, by it; firmware_mode.go); a different value is refused when the
+// playbook is read (exit 2), and again by Check for a step built without
+// a playbook file.
 type firmwareStep struct {
 	fw      *fwPlanner
 	devices []playbooks.FirmwareDevice
