@@ -123,3 +123,24 @@ func TestFirmwareDown(t *testing.T) {
 		t.Fatalf("again: %s %v", res.Status, res.Changes)
 	}
 }
+
+// TestFirmwareReadOnly: a parameter the tool shows RO (a restricted host)
+// is refused when it must be written, with the tool's RO footer and
+// mstprivhost's level, and nothing is written; when it already holds the
+// wanted value the step is satisfied and says it is RO.
+func TestFirmwareReadOnly(t *testing.T) {
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	if err := r.sim.SetRestricted("", true); err != nil {
+		t.Fatal(err)
+	}
+	res := runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "DISABLED", "NUM_OF_VFS": "4"}}))
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "this host may not change these firmware parameters (zero-trust / restricted host)") ||
+		!strings.Contains(res.Error, "marks INTERNAL_CPU_OFFLOAD_ENGINE RO") || !strings.Contains(res.Error, "level                         : RESTRICTED") ||
+		!strings.Contains(res.Fix, "mstprivhost -d 0000:03:00.0 p") || len(r.writes()) != 0 {
+		t.Fatalf("%s %q fix %q writes %q", res.Status, res.Error, res.Fix, r.writes())
+	}
+	res = runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "ENABLED"}}))
+	if res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, "\n"), "INTERNAL_CPU_OFFLOAD_ENGINE read-only from this host (RO)") {
+		t.Fatalf("satisfied: %s %q %q writes %q", res.Status, res.Error, res.Notes, r.writes())
+	}
+}
