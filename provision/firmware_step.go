@@ -233,46 +233,18 @@ func (st *rigState) recordFirmware(bdf string, before map[string]string) {
 	}
 }
 
-// Down implements Downer: with --firmware, the parameters rig set go back
-// to their Next Boot values before rig (live after a power cycle);
-// without it they are left as they are.
+// Down implements Downer: with --firmware, the parameters this section
+// names go back to their Next Boot values before rig (live after a power
+// cycle); without it they are left as they are.
 func (s *firmwareStep) Down(opts DownOptions) Step {
 	if !opts.Firmware {
 		return keptStep{name: "firmware", why: "firmware: parameters left as they are (rig down --firmware restores them; they take effect at the next power cycle)"}
 	}
-	return &firmwareDown{s: s}
-}
-
-type firmwareDown struct{ s *firmwareStep }
-
-func (d *firmwareDown) Name() string { return "firmware" }
-
-// Check plans the restore as an ordinary firmware plan whose wanted values
-// are the recorded ones (pending a power cycle like any set); once the old
-// values run, it forgets the record.
-func (d *firmwareDown) Check(ctx context.Context) (Plan, error) {
-	s := d.s
-	st, err := loadState(s.fw.h)
-	if err != nil {
-		return Plan{}, &Problem{Object: "firmware", Err: err}
-	}
-	var plan Plan
-	if len(st.Firmware) == 0 {
-		plan.Notes = append(plan.Notes, "firmware: nothing recorded in "+stateFilePath()+" (rig set nothing, or it was restored)")
-		return plan, nil
-	}
-	for _, b := range sortedKeys(st.Firmware) {
-		if err := s.fw.plan(ctx, firmwareDevice(b, st.Firmware[b]), firmwareWords{}, &plan); err != nil {
-			return Plan{}, err
+	names := map[string]bool{}
+	for _, d := range s.devices {
+		for n := range d.Parameters {
+			names[n] = true
 		}
 	}
-	if len(plan.Ops) > 0 || plan.Pending != "" {
-		// the record stays until the old values run (after the power
-		// cycle): a later rig down --firmware then forgets it
-		return plan, nil
-	}
-	plan.add(func(context.Context) error {
-		return updateState(s.fw.h, func(st *rigState) { st.Firmware = nil })
-	}, Change{Object: "rig state", Action: "forget the firmware record", From: stateFilePath()})
-	return plan, nil
+	return &fwRestore{name: "firmware", fw: s.fw, owns: func(n string) bool { return names[n] }}
 }

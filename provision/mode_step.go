@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"rig/playbooks"
@@ -40,6 +41,7 @@ func modePreset() fwPreset {
 		section:       "mode",
 		changeObj:     func(bdf string) string { return "mode " + bdf },
 		problemObj:    func(bdf string) string { return "mode: " + bdf },
+		record:        true,
 		firmwareName:  "BlueField firmware",
 		restrictWhat:  "the BlueField mode",
 		restrictCause: "nv_internal_cpu_conf is read-only (RO) from here",
@@ -165,4 +167,14 @@ func noCurrentWhy(q *mlxconfig.Query) string {
 		return fmt.Sprintf("%q", q.Info[0])
 	}
 	return "the firmware does not report current values"
+}
+
+// Down implements Downer: with --firmware, the mode's parameters go back
+// to their Next Boot values from before rig (the mode then runs after a
+// power cycle); without it the mode is left as it is.
+func (s *modeStep) Down(opts DownOptions) Step {
+	if !opts.Firmware {
+		return keptStep{name: "mode", why: "mode: the DPU mode is left as it is (rig down --firmware sets the mode from before rig back; it runs after a power cycle)"}
+	}
+	return &fwRestore{name: "mode", fw: s.fw, owns: func(n string) bool { return slices.Contains(mlxconfig.ModeParams, n) }}
 }

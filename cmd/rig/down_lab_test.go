@@ -168,6 +168,28 @@ func labLinks(t *testing.T, bin, name string) string {
 
 // labFirmware is the firmware simulator's Next Boot value of each
 // parameter of each device (Current moves only with a power cycle).
+// restoreFirmware runs rig down --firmware: the mode's parameters go back
+// to their Next Boot values from before up (exit 3: a power cycle makes
+// them run); after the power cycle it forgets rig's record (exit 0) and a
+// second one changes nothing.
+func restoreFirmware(t *testing.T, bin, name string, down []string) {
+	t.Helper()
+	fwDown := append(append([]string{}, down...), "--firmware")
+	code, out, errOut := runBin(t, bin, fwDown...)
+	if code != exitPowerCycle || !strings.Contains(out, "INTERNAL_CPU_MODEL") {
+		t.Fatalf("down --firmware: exit %d, want %d setting INTERNAL_CPU_MODEL back\n%s%s", code, exitPowerCycle, out, errOut)
+	}
+	if code, out, errOut := runBin(t, bin, "lab", "power-cycle", name); code != 0 {
+		t.Fatalf("power-cycle: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = runBin(t, bin, fwDown...); code != 0 || !strings.Contains(out, "forget the mode record") {
+		t.Fatalf("down --firmware after the power cycle: exit %d, want 0 forgetting the record\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = runBin(t, bin, fwDown...); code != 0 || !strings.Contains(out, " 0 changed") {
+		t.Fatalf("third down --firmware: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func labFirmware(t *testing.T, name string) string {
 	t.Helper()
 	l, err := lab.ForName(name)
@@ -181,7 +203,7 @@ func labFirmware(t *testing.T, name string) string {
 	var out []string
 	for bdf, d := range st.Devices {
 		for p, v := range d.Params {
-			out = append(out, fmt.Sprintf("%s %s next=%d", bdf, p, v.Next))
+			out = append(out, fmt.Sprintf("%s %s current=%d next=%d", bdf, p, v.Current, v.Next))
 		}
 	}
 	sort.Strings(out)
@@ -218,8 +240,11 @@ func diffState(t *testing.T, what string, want, got map[string]string) {
 // /dev/hugepages and rig's state file; rig down -p bf2-dpu returns each of
 // them (OvS tables, hugepage counts, mounts, files, links) to its state
 // before up. Firmware is the exception the issue sets: plain rig down
-// leaves it (its Next Boot values stay those up set, and the report says
-// so); a second down changes nothing, and plan --down plans nothing.
+// leaves it (its Next Boot values stay those up set, rig's record of the
+// old ones stays, and the report says so); a second down changes nothing;
+// rig down --firmware sets the mode's parameters back (exit 3), and after
+// a power cycle forgets the record: then everything, firmware included,
+// is as before up, and plan --down --firmware plans nothing.
 func TestPrivilegedLabDownAfterUpRestoresBF2(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	hugetest.Reserve(t, 700) // the playbook's 1024 MB socket memory and the check's dataplane
@@ -266,7 +291,12 @@ func TestPrivilegedLabDownAfterUpRestoresBF2(t *testing.T) {
 			t.Errorf("down report lacks %q:\n%s", want, out)
 		}
 	}
-	diffState(t, "after rig down", before, labHostState(t, bin, name))
+	afterDown := labHostState(t, bin, name)
+	if !strings.Contains(afterDown["files"], "firmware") {
+		t.Errorf("plain rig down forgot the firmware record (rig down --firmware needs it):\n%s", afterDown["files"])
+	}
+	delete(afterDown, "files") // the firmware record stays until rig down --firmware
+	diffState(t, "after rig down", before, afterDown)
 	if fw := labFirmware(t, name); fw != fwUp {
 		t.Errorf("plain rig down changed firmware (it restores it only with --firmware):\nafter up:\n%s\nafter down:\n%s", fwUp, fw)
 	}
@@ -274,10 +304,15 @@ func TestPrivilegedLabDownAfterUpRestoresBF2(t *testing.T) {
 	if code, out, errOut := runBin(t, bin, down...); code != 0 || !strings.Contains(out, " 0 changed") {
 		t.Fatalf("second down: exit %d\n%s%s", code, out, errOut)
 	}
-	plan := []string{"lab", "exec", name, "--", bin, "plan", "--down", "-p", "bf2-dpu"}
-	if code, out, errOut := runBin(t, bin, plan...); code != 0 || !strings.Contains(out, "0 would change") {
-		t.Fatalf("plan --down: exit %d\n%s%s", code, out, errOut)
+	restoreFirmware(t, bin, name, down)
+	diffState(t, "after rig down --firmware and a power cycle", before, labHostState(t, bin, name))
+	if fw := labFirmware(t, name); fw != fw0 {
+		t.Errorf("rig down --firmware and a power cycle: firmware differs from before up:\nbefore:\n%s\nnow:\n%s", fw0, fw)
 	}
-	diffState(t, "after the second down", before, labHostState(t, bin, name))
+	plan := []string{"lab", "exec", name, "--", bin, "plan", "--down", "--firmware", "-p", "bf2-dpu"}
+	if code, out, errOut := runBin(t, bin, plan...); code != 0 || !strings.Contains(out, "0 would change") {
+		t.Fatalf("plan --down --firmware: exit %d\n%s%s", code, out, errOut)
+	}
+	diffState(t, "after plan --down", before, labHostState(t, bin, name))
 	t.Logf("down test: %v; down report:\n%s", time.Since(t0).Round(time.Second), report)
 }
