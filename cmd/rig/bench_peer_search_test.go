@@ -19,16 +19,19 @@ import (
 // other, their ports joined by veths (newTwoHosts).
 //
 // ndr: RFC 2544 with the DUT on the far host, a forwarder capped at
-// 20 kpps (--peer-max-rate, fwd --max-rate there): the NDR must come out
-// within 3 % of the cap, and each trial's far counters must add up along
-// the path. Each trial starts a fresh far forwarder (its bucket starts
-// with little credit), so the trials need no gap. As in the one-host known
-// answer (TestPrivilegedBenchNDRKnownAnswer), this VM's vCPUs stall now
-// and then: the rate is low, a lossy trial is tried once more, the
-// pollers run at nice -10 on different CPUs (the far one on CPU 0, the
-// near one on CPU 1).
+// 10 kpps (--peer-max-rate, fwd --max-rate there): the NDR must come out
+// within 3 % of the cap (the resolution is 2 % of it; the policer's
+// restart credit lets 1 % more through in 1 s trials), and each trial's
+// far counters must add up along the path. Each trial starts a fresh far
+// forwarder (its bucket starts with little credit), so the trials need no
+// gap. As in the one-host known answer (TestPrivilegedBenchNDRKnownAnswer),
+// this VM's vCPUs stall now and then: the rate is low (on a 2-CPU VM
+// loaded by other tests the af_packet generator fell to 14 kpps at
+// times: a 20 kpps cap left the answer the generator's), a lossy trial is
+// tried once more, the pollers run at nice -10 on different CPUs (the far
+// one on CPU 0, the near one on CPU 1).
 //
-// sweep: two cells of gen --peer (64 and 1518 B at 50 kpps): each cell
+// sweep: two cells of gen --peer (64 and 1518 B at 20 kpps): each cell
 // counts what the far host received; far Mpps over Mpps is received over
 // sent; the plots draw the far side.
 func TestPrivilegedBenchSweepNDRTwoHosts(t *testing.T) {
@@ -46,14 +49,14 @@ func TestPrivilegedBenchSweepNDRTwoHosts(t *testing.T) {
 }
 
 func twoHostNDR(t *testing.T, h *twoHosts, addr string, peer []string, log *lockedLog) {
-	const capPPS = 20e3
+	const capPPS = 10e3
 	prefix := filepath.Join(t.TempDir(), "ndr")
 	start := time.Now()
 	code, out, errOut := h.nearRig(append([]string{"bench", "ndr", "-o", "json", "--no-huge",
 		"--vdev", "net_af_packet0,iface=dpn0,framecnt=8192", "--vdev", "net_af_packet1,iface=dpn1,framecnt=8192",
-		"--search-max", "25kpps", "--resolution", "250pps", "--trial-duration", "2s", "--trial-gap", "0s", "--max-trials", "16",
+		"--search-max", "11kpps", "--resolution", "200pps", "--trial-duration", "1s", "--trial-gap", "0s", "--max-trials", "24",
 		"--loss-retries", "1", "--pdr-loss-pct", "0", "--plot", prefix,
-		"--peer-max-rate", "20kpps"}, append(peer, "--peer-vdev", "net_af_packet1,iface=dpf1,framecnt=8192")...)...)
+		"--peer-max-rate", "10kpps"}, append(peer, "--peer-vdev", "net_af_packet1,iface=dpf1,framecnt=8192")...)...)
 	took := time.Since(start)
 	var rep bench.NDRReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK || len(rep.Sizes) != 1 {
@@ -92,7 +95,7 @@ func twoHostSweep(t *testing.T, h *twoHosts, addr string, peer []string, log *lo
 	prefix := filepath.Join(t.TempDir(), "sw")
 	start := time.Now()
 	code, out, errOut := h.nearRig(append([]string{"bench", "sweep", "-o", "json", "--role", "gen", "--no-huge",
-		"--vdev", "net_af_packet0,iface=dpn0,framecnt=8192", "--size", "64,1518", "--rate", "50kpps", "--duration", "1s", "--plot", prefix}, peer...)...)
+		"--vdev", "net_af_packet0,iface=dpn0,framecnt=8192", "--size", "64,1518", "--rate", "20kpps", "--duration", "1s", "--plot", prefix}, peer...)...)
 	took := time.Since(start)
 	var sw bench.Sweep
 	if err := json.Unmarshal([]byte(out), &sw); err != nil || (code != exitOK && code != exitInvalid) || len(sw.Cells) != 2 {
@@ -125,7 +128,12 @@ func twoHostSweep(t *testing.T, h *twoHosts, addr string, peer []string, log *lo
 			checkPlotFile(t, fmt.Sprintf("%s-%s.%s", prefix, chart, ext))
 		}
 	}
-	if b, err := os.ReadFile(prefix + "-mpps.svg"); err != nil || !strings.Contains(string(b), "far host received") {
+	measured := false
+	for _, c := range sw.Cells {
+		measured = measured || c.Status == bench.CellMeasured
+	}
+	// only measured cells are drawn (a generator short of the rate is invalid)
+	if b, err := os.ReadFile(prefix + "-mpps.svg"); measured && (err != nil || !strings.Contains(string(b), "far host received")) {
 		t.Errorf("the Mpps chart does not draw the far side: %v", err)
 	}
 }

@@ -56,7 +56,10 @@ void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t re
 	u->tb_restart = restart > u->burst ? (double)restart : (double)u->burst;
 	u->tb_idle = (uint64_t)(idle_s * (double)rte_get_tsc_hz());
 	u->tb_tokens = u->tb_restart;
-	u->tb_last = rte_rdtsc();
+	/* nothing came yet: the first burst restarts the bucket, as after any
+	 * idle spell (a forwarder started shortly before its traffic would
+	 * otherwise have saved up to tb_depth of credit: 250 ms above the cap) */
+	u->tb_last = rte_rdtsc() - u->tb_idle - 1;
 }
 
 void rig_fwd_step(struct rig_unit *u)
