@@ -185,6 +185,10 @@ func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 			if d := dres.Result; d.Ports[0].RxPkts != n || d.Ports[1].TxPkts != n {
 				t.Errorf("DUT forwarded rx %d tx %d, want %d", d.Ports[0].RxPkts, d.Ports[1].TxPkts, n)
 			}
+			// every mode counts bytes (io too: its Gbps and measured frame size)
+			if d := dres.Result; d.Ports[0].RxBytes != n*60 || d.Ports[1].TxBytes != n*60 || d.FrameSize != 64 {
+				t.Errorf("DUT counted rx %d B, tx %d B, frame %d B: want %d B each way (60 B frames without FCS), 64 B", d.Ports[0].RxBytes, d.Ports[1].TxBytes, d.FrameSize, n*60)
+			}
 			for i, f := range out.Captured {
 				dst, src := f.Data[0:6], f.Data[6:12]
 				var wantDst, wantSrc []byte

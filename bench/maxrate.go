@@ -86,13 +86,18 @@ func policer(c *Config) (pps float64, depth, restart uint32) {
 }
 
 // printPoliced says how many frames a capped forwarder dropped.
+// In a two-host run the capped forwarder is the far side's.
 func (r *Result) printPoliced(w io.Writer) {
-	if r.MaxRate == "" {
+	rate, who := r.MaxRate, ""
+	if rate == "" && r.Peer != nil {
+		rate, who = r.Peer.MaxRate, "far side: "
+	}
+	if rate == "" {
 		return
 	}
 	var n uint64
 	for _, p := range r.Ports {
 		n += p.Policed
 	}
-	fmt.Fprintf(w, "--max-rate %s: %d frame(s) over the cap dropped on arrival (policed)\n", r.MaxRate, n)
+	fmt.Fprintf(w, "%s--max-rate %s: %d frame(s) over the cap dropped on arrival (policed)\n", who, rate, n)
 }

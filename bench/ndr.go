@@ -41,20 +41,27 @@ type NDRSpec struct {
 	// the DUT settle between trials; a policer's bucket (rig bench fwd
 	// --max-rate) restarts after PolicerIdle without traffic
 	TrialGap time.Duration
+	// Peer is the far host (HOST:PORT) whose forwarder is the DUT (the
+	// RunFunc runs it: Peer.Trial); "": the DUT is reached through this
+	// host's ports
+	Peer string
 }
 
 // NDRReport is the whole search.
 type NDRReport struct {
-	SchemaVersion   string    `json:"schemaVersion"`
-	TrialDurationS  float64   `json:"trialDurationSeconds"`
-	Resolution      string    `json:"resolution"`
-	MaxTrials       int       `json:"maxTrials"`
-	PDRLossPct      float64   `json:"pdrLossPct,omitempty"`
-	LossRetries     int       `json:"lossRetries,omitempty"`
-	LinkSpeedGbps   float64   `json:"linkSpeedGbps,omitempty"`
-	LinkSpeedSource string    `json:"linkSpeedSource,omitempty"`
-	Sizes           []NDRSize `json:"sizes"`
-	Plots           []string  `json:"plots,omitempty"`
+	SchemaVersion   string  `json:"schemaVersion"`
+	TrialDurationS  float64 `json:"trialDurationSeconds"`
+	Resolution      string  `json:"resolution"`
+	MaxTrials       int     `json:"maxTrials"`
+	PDRLossPct      float64 `json:"pdrLossPct,omitempty"`
+	LossRetries     int     `json:"lossRetries,omitempty"`
+	LinkSpeedGbps   float64 `json:"linkSpeedGbps,omitempty"`
+	LinkSpeedSource string  `json:"linkSpeedSource,omitempty"`
+	// Peer: two hosts, the DUT the far host's forwarder (each trial's
+	// far counters are in its "far")
+	Peer  string    `json:"peer,omitempty"`
+	Sizes []NDRSize `json:"sizes"`
+	Plots []string  `json:"plots,omitempty"`
 }
 
 // NDRSize is one frame size's search.
@@ -136,7 +143,7 @@ func parseResolution(s string) (pct, pps float64, err error) {
 // invalid keeps what it found so far and says why; the next size runs.
 func RunNDR(ctx context.Context, spec NDRSpec, run RunFunc, progress io.Writer) *NDRReport {
 	rep := &NDRReport{SchemaVersion: NDRSchemaVersion, TrialDurationS: spec.TrialDuration.Seconds(), Resolution: spec.Resolution,
-		MaxTrials: spec.MaxTrials, PDRLossPct: spec.PDRLossPct, LossRetries: spec.LossRetries}
+		MaxTrials: spec.MaxTrials, PDRLossPct: spec.PDRLossPct, LossRetries: spec.LossRetries, Peer: spec.Peer}
 	if spec.Base.LinkSpeed != "" {
 		bps, _ := ParseLinkSpeed(spec.Base.LinkSpeed) // validated
 		rep.LinkSpeedGbps, rep.LinkSpeedSource = bps/1e9, "flag"
@@ -270,7 +277,11 @@ func (t *ndrTrials) trial(ctx context.Context, pps float64) (TrialOutcome, error
 	if o.NotOffered != "" {
 		verdict += " (not offered: " + o.NotOffered + ")"
 	}
-	t.say("%d B: trial %d at %.4f Mpps (offered %.4f) for %v: sent %d, received %d, loss %.4g %%: %s", t.size, t.n, pps/1e6, o.OfferedPPS/1e6, t.spec.TrialDuration, o.Sent, o.Received, o.LossPct(), verdict)
+	far := ""
+	if o.Far != nil {
+		far = fmt.Sprintf(" (far forwarder: received %d, forwarded %d)", o.Far.Received, o.Far.Forwarded)
+	}
+	t.say("%d B: trial %d at %.4f Mpps (offered %.4f) for %v: sent %d, received %d%s, loss %.4g %%: %s", t.size, t.n, pps/1e6, o.OfferedPPS/1e6, t.spec.TrialDuration, o.Sent, o.Received, far, o.LossPct(), verdict)
 	return o, nil
 }
 
@@ -306,7 +317,7 @@ func (t *ndrTrials) runOne(ctx context.Context, pps float64) (*Result, error) {
 // its own sending span, secs): not offered when more than RateTolerance
 // below pps.
 func (t *ndrTrials) outcome(r *Result, pps float64) (TrialOutcome, float64) {
-	o := TrialOutcome{Sent: r.Sent, Received: r.Received}
+	o := TrialOutcome{Sent: r.Sent, Received: r.Received, Far: farCounts(r)}
 	secs := r.SendS
 	if secs <= 0 {
 		secs = r.DurationS
@@ -336,4 +347,18 @@ func (t *ndrTrials) say(format string, a ...any) {
 	if t.progress != nil {
 		fmt.Fprintf(t.progress, "ndr "+format+"\n", a...)
 	}
+}
+
+// farCounts are a two-host trial's far forwarder's totals (nil: one host).
+func farCounts(r *Result) *FarCounts {
+	if r.Peer == nil {
+		return nil
+	}
+	f := &FarCounts{}
+	for _, p := range r.Ports {
+		if p.Host == "far" {
+			f.Received, f.Forwarded, f.Policed, f.Dropped = f.Received+p.RxPkts, f.Forwarded+p.TxPkts, f.Policed+p.Policed, f.Dropped+p.Drops
+		}
+	}
+	return f
 }

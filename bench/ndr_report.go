@@ -26,6 +26,9 @@ func (r *NDRReport) PrintTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "rig bench ndr (RFC 2544 throughput): trials of %gs, resolution %s, at most %d trials per size%s, %s, %s\n",
 		r.TrialDurationS, r.Resolution, r.MaxTrials, retries, pdr, link)
+	if r.Peer != "" {
+		fmt.Fprintf(w, "two hosts: the tester here (generator out of port 0, receiver on port 1), the DUT the forwarder of peer %s; loss is what was sent here and did not come back\n", r.Peer)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "frame B\tNDR Mpps\tNDR Gbps\tNDR % line\tPDR Mpps\tPDR Gbps\tPDR loss %\tsearch max Mpps\ttrials\tstatus\t")
 	for _, s := range r.Sizes {
@@ -106,6 +109,9 @@ func (s NDRSize) notes() []string {
 			out = append(out, fmt.Sprintf("%s: no offered rate passed, down to %.4f Mpps (the resolution)", f.name, f.f.UpperMpps))
 		}
 	}
+	if t := s.lowestLoss(); t != nil {
+		out = append(out, fmt.Sprintf("where the lowest lossy trial (%d, at %.4f Mpps) lost its frames: %s", t.N, t.OfferedMpps, t.LossWhere()))
+	}
 	out = append(out, s.Notes...)
 	for _, why := range s.Invalid {
 		out = append(out, "INVALID MEASUREMENT: "+why+" (the search stopped)")
@@ -114,4 +120,17 @@ func (s NDRSize) notes() []string {
 		out = append(out, "failed: "+s.Error)
 	}
 	return out
+}
+
+// lowestLoss is the two-host trial at the lowest rate that lost frames
+// (nil: none, or one host).
+func (s NDRSize) lowestLoss() *Trial {
+	var low *Trial
+	for i := range s.Trials {
+		t := &s.Trials[i]
+		if t.Far != nil && t.Sent > t.Received && t.NotOffered == "" && (low == nil || t.OfferedMpps < low.OfferedMpps) {
+			low = t
+		}
+	}
+	return low
 }

@@ -13,6 +13,7 @@ type PeerSide struct {
 	Role     Role     `json:"mode"`
 	Memory   string   `json:"memory"`
 	Cores    int      `json:"cores"`
+	MaxRate  string   `json:"maxRate,omitempty"` // the far forwarder's --max-rate (a DUT of known capacity)
 	Warnings []string `json:"warnings,omitempty"`
 	// RanS is the far side's own measured interval (a receiver: its first
 	// to its last frame; a forwarder: all it ran, from before the near side
@@ -79,7 +80,7 @@ func MergePeer(nearCfg Config, near, far *Result, addr string) *Result {
 		}
 		r.Ports = append(r.Ports, p)
 	}
-	r.Peer = &PeerSide{Addr: addr, Role: far.Role, Memory: far.Memory, Cores: far.Cores, Warnings: far.Warnings, RanS: far.DurationS}
+	r.Peer = &PeerSide{Addr: addr, Role: far.Role, Memory: far.Memory, Cores: far.Cores, MaxRate: far.MaxRate, Warnings: far.Warnings, RanS: far.DurationS}
 	r.Invalid = append([]string(nil), near.Invalid...)
 	for _, why := range far.Invalid {
 		r.Invalid = append(r.Invalid, "far side: "+why)
@@ -112,8 +113,12 @@ func (r *Result) printPeer(w io.Writer) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "far side: peer %s ran %s (%d core(s), memory %s), measured %.2f s there; its rates above are over the near side's %.2f s\n",
-		p.Addr, p.Role, p.Cores, p.Memory, p.RanS, r.DurationS)
+	capped := ""
+	if p.MaxRate != "" {
+		capped = ", --max-rate " + p.MaxRate
+	}
+	fmt.Fprintf(w, "far side: peer %s ran %s (%d core(s), memory %s%s), measured %.2f s there; its rates above are over the near side's %.2f s\n",
+		p.Addr, p.Role, p.Cores, p.Memory, capped, p.RanS, r.DurationS)
 	for _, wn := range p.Warnings {
 		fmt.Fprintf(w, "warning: far side: %s\n", strings.TrimSpace(wn))
 	}

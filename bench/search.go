@@ -40,6 +40,35 @@ type TrialOutcome struct {
 	// at all (more than RateTolerance below it): the trial fails at the
 	// asked rate, and the rates found are limited by the generator.
 	NotOffered string `json:"notOffered,omitempty"`
+	// Far is the far forwarder's counters in a two-host trial (the DUT on
+	// a peer): where the frames that did not come back were lost
+	Far *FarCounts `json:"far,omitempty"`
+}
+
+// FarCounts are a two-host trial's far forwarder's totals (all its ports).
+type FarCounts struct {
+	Received  uint64 `json:"received"`          // what reached it
+	Forwarded uint64 `json:"forwarded"`         // what it sent back
+	Policed   uint64 `json:"policed,omitempty"` // dropped over its --max-rate
+	Dropped   uint64 `json:"dropped,omitempty"` // its tx queue full
+}
+
+// LossWhere splits a two-host trial's loss along the path: on the way to
+// the far host (sent, not received there), in its forwarder (received,
+// not forwarded), and on the way back (forwarded, not received here).
+func (o TrialOutcome) LossWhere() string {
+	if o.Far == nil {
+		return ""
+	}
+	d := func(a, b uint64) uint64 {
+		if a > b {
+			return a - b
+		}
+		return 0
+	}
+	f := o.Far
+	return fmt.Sprintf("%d lost on the way to the far host, %d in its forwarder (%d over its --max-rate, %d on a full tx queue), %d on the way back",
+		d(o.Sent, f.Received), d(f.Received, f.Forwarded), f.Policed, f.Dropped, d(f.Forwarded, o.Received))
 }
 
 // LossPct is the share of the sent frames that did not arrive (100 when

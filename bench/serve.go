@@ -83,9 +83,13 @@ func (s *Server) Handle(ctx context.Context, c net.Conn) {
 		s.refuse(pc, t, PeerCodeBusy, NewError("serve", errors.New("busy: another near side's run is in progress"), "", "wait for it to end; serve runs one trial at a time"))
 		return
 	}
-	defer s.busy.Unlock()
+	// free once the run has ended, before its result goes out: the near
+	// side may start its next trial (a sweep's cell, a search's trial) at once
+	var once sync.Once
+	release := func() { once.Do(s.busy.Unlock) }
+	defer release()
 	s.logf("%s: running %s on %s", who, cfg.Role, strings.Join(cfg.portNames(), ", "))
-	s.runOne(ctx, pc, who, cfg, clientNonce, t)
+	s.runOne(ctx, pc, who, cfg, clientNonce, t, release)
 }
 
 // handshake sends hello and reads start: version, token and config are
@@ -173,8 +177,9 @@ func checkFarConfig(raw json.RawMessage) (Config, error) {
 }
 
 // runOne runs cfg until the caller says stop (or goes away, or the run
-// ends by itself), telling it when the run is ready and what it measured.
-func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg Config, clientNonce string, t PeerTimeouts) {
+// ends by itself), telling it when the run is ready and what it measured;
+// release is called once the run has ended, before the reply.
+func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg Config, clientNonce string, t PeerTimeouts, release func()) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready := make(chan struct{})
@@ -192,11 +197,13 @@ func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg Confi
 	select {
 	case <-ready:
 	case out = <-done:
+		release()
 		s.reply(pc, who, t, out.r, out.err, "ended before it was ready")
 		return
 	case <-time.After(t.Ready):
 		cancel()
 		<-done
+		release()
 		s.logf("%s: the run was not ready within %v; stopped", who, t.Ready)
 		s.refuse(pc, t, PeerCodeRun, NewError("far "+string(cfg.Role), fmt.Errorf("not ready within %v", t.Ready), "", "see the serve host's log"))
 		return
@@ -211,11 +218,13 @@ func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg Confi
 	for {
 		select {
 		case out = <-done: // ended by itself (--count, --duration) or died
+			release()
 			s.reply(pc, who, t, out.r, out.err, "ended mid-run")
 			return
 		case why := <-stop:
 			cancel()
 			out = <-done
+			release()
 			if why != nil {
 				s.logf("%s: the near side went away mid-run (%v); far run stopped", who, why)
 				return

@@ -48,33 +48,43 @@ type SweepCell struct {
 	Status    string `json:"status"`
 	// TimeSliced says how the run's workers shared CPUs: run only when
 	// forced (--force), its numbers measure the scheduler, not the path
-	TimeSliced  string   `json:"timeSliced,omitempty"`
-	Mpps        float64  `json:"mpps"`   // the role's measured direction: rx for loop/rx, tx for gen/fwd
-	Gbps        float64  `json:"gbps"`   // L2, FCS included
-	GbpsL1      float64  `json:"gbpsL1"` // on the wire
-	LineRatePct float64  `json:"lineRatePct,omitempty"`
-	Sent        uint64   `json:"sent,omitempty"`
-	Received    uint64   `json:"received,omitempty"`
-	Lost        int64    `json:"lost,omitempty"`
-	Invalid     []string `json:"invalid,omitempty"`
-	Note        string   `json:"note,omitempty"` // why not run
-	Error       string   `json:"error,omitempty"`
-	Result      *Result  `json:"result,omitempty"`
-	cfg         *Config
+	TimeSliced  string  `json:"timeSliced,omitempty"`
+	Mpps        float64 `json:"mpps"`   // the role's measured direction: rx for loop/rx, tx for gen/fwd
+	Gbps        float64 `json:"gbps"`   // L2, FCS included
+	GbpsL1      float64 `json:"gbpsL1"` // on the wire
+	LineRatePct float64 `json:"lineRatePct,omitempty"`
+	// FarMpps, FarGbps (two hosts, --peer): what the far side carried,
+	// over the near side's interval: a generator's frames the far host
+	// received, a loop's frames the far forwarder sent back
+	FarMpps  float64  `json:"farMpps,omitempty"`
+	FarGbps  float64  `json:"farGbps,omitempty"`
+	Sent     uint64   `json:"sent,omitempty"`
+	Received uint64   `json:"received,omitempty"`
+	Lost     int64    `json:"lost,omitempty"`
+	Invalid  []string `json:"invalid,omitempty"`
+	Note     string   `json:"note,omitempty"` // why not run
+	Error    string   `json:"error,omitempty"`
+	Result   *Result  `json:"result,omitempty"`
+	cfg      *Config
 }
 
 // Sweep is the whole sweep: its axes, the CPUs it could use, and a cell per
 // combination.
 type Sweep struct {
-	SchemaVersion   string      `json:"schemaVersion"`
-	Role            Role        `json:"mode"`
-	Axes            SweepAxes   `json:"axes"`
-	DurationS       float64     `json:"durationSeconds"` // per cell
-	UsableCPUs      string      `json:"usableCPUs,omitempty"`
-	LinkSpeedGbps   float64     `json:"linkSpeedGbps,omitempty"`
-	LinkSpeedSource string      `json:"linkSpeedSource,omitempty"`
-	Cells           []SweepCell `json:"cells"`
-	Plots           []string    `json:"plots,omitempty"`
+	SchemaVersion   string    `json:"schemaVersion"`
+	Role            Role      `json:"mode"`
+	Axes            SweepAxes `json:"axes"`
+	DurationS       float64   `json:"durationSeconds"` // per cell
+	UsableCPUs      string    `json:"usableCPUs,omitempty"`
+	LinkSpeedGbps   float64   `json:"linkSpeedGbps,omitempty"`
+	LinkSpeedSource string    `json:"linkSpeedSource,omitempty"`
+	// Peer is the far host of a two-host sweep (--peer): each cell ran its
+	// far side there (FarRole), and each cell's result holds both sides'
+	// ports
+	Peer    string      `json:"peer,omitempty"`
+	FarRole Role        `json:"farMode,omitempty"`
+	Cells   []SweepCell `json:"cells"`
+	Plots   []string    `json:"plots,omitempty"`
 }
 
 // RunFunc runs one configuration (bench.Child.Run; fakes in tests).
@@ -89,6 +99,9 @@ type SweepSpec struct {
 	CPUs   []int
 	Force  bool
 	Stderr io.Writer // progress lines; nil: none
+	// Peer is the far host (HOST:PORT) each cell's far side runs on (the
+	// RunFunc does it: Peer.Trial); "": one host
+	Peer string
 }
 
 // withDefaults gives every empty axis the base run's value.
@@ -148,6 +161,13 @@ func PlanSweep(s SweepSpec) (*Sweep, error) {
 		return nil, err
 	}
 	sw := &Sweep{SchemaVersion: SweepSchemaVersion, Role: s.Base.Role, Axes: ax, DurationS: s.Base.Duration.Seconds()}
+	if s.Peer != "" {
+		fr, err := FarRole(s.Base.Role)
+		if err != nil {
+			return nil, fmt.Errorf("sweep --role %s: %w", s.Base.Role, err)
+		}
+		sw.Peer, sw.FarRole = s.Peer, fr
+	}
 	if s.CPUs != nil {
 		sw.UsableCPUs = formatIntSet(s.CPUs)
 	}
@@ -242,6 +262,7 @@ func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
 		c.Status, c.Invalid = CellInvalid, r.Invalid
 	}
 	c.Mpps, c.Gbps, c.GbpsL1, c.LineRatePct = roleRates(r)
+	c.FarMpps, c.FarGbps = farRates(r)
 	c.Sent, c.Received, c.Lost = r.Sent, r.Received, r.Lost
 	if sw.LinkSpeedGbps == 0 && r.LinkSpeedGbps > 0 {
 		sw.LinkSpeedGbps, sw.LinkSpeedSource = r.LinkSpeedGbps, r.LinkSpeedSource
@@ -267,6 +288,9 @@ func errorWithFix(err error) string {
 func (c *SweepCell) summary() string {
 	switch c.Status {
 	case CellMeasured:
+		if c.Result != nil && c.Result.Peer != nil {
+			return fmt.Sprintf("%.3f Mpps, %.3f Gbps; far side %.3f Mpps; lost %d", c.Mpps, c.Gbps, c.FarMpps, c.Lost)
+		}
 		return fmt.Sprintf("%.3f Mpps, %.3f Gbps", c.Mpps, c.Gbps)
 	case CellInvalid:
 		return "INVALID MEASUREMENT: " + strings.Join(c.Invalid, "; ")
@@ -277,9 +301,13 @@ func (c *SweepCell) summary() string {
 }
 
 // roleRates is what a run measured in its role's direction: what a loop or
-// a receiver received, what a generator sent or a forwarder forwarded.
+// a receiver received, what a generator sent or a forwarder forwarded; on
+// this host (a two-host run's far ports are farRates').
 func roleRates(r *Result) (mpps, gbps, gbpsL1, pct float64) {
 	for _, p := range r.Ports {
+		if p.Host == "far" {
+			continue
+		}
 		if r.Role == RoleGen || r.Role == RoleFwd {
 			mpps, gbps, gbpsL1, pct = mpps+p.TxMpps, gbps+p.TxGbps, gbpsL1+p.TxGbpsL1, max(pct, p.TxLineRatePct)
 		} else {
@@ -287,4 +315,20 @@ func roleRates(r *Result) (mpps, gbps, gbpsL1, pct float64) {
 		}
 	}
 	return mpps, gbps, gbpsL1, pct
+}
+
+// farRates is what a two-host run's far side carried (0 without one): what
+// it received of a generator's frames, what its forwarder sent back of a
+// loop's.
+func farRates(r *Result) (mpps, gbps float64) {
+	for _, p := range r.Ports {
+		switch {
+		case p.Host != "far":
+		case r.Role == RoleGen:
+			mpps, gbps = mpps+p.RxMpps, gbps+p.RxGbps
+		default:
+			mpps, gbps = mpps+p.TxMpps, gbps+p.TxGbps
+		}
+	}
+	return mpps, gbps
 }

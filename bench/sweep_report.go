@@ -26,18 +26,19 @@ func (sw *Sweep) PrintTable(w io.Writer) {
 		fmt.Fprintf(w, ", CPUs %s", sw.UsableCPUs)
 	}
 	fmt.Fprintln(w)
+	if sw.Peer != "" {
+		fmt.Fprintf(w, "two hosts: the %s here, the far side (%s) on peer %s; %s\n", sw.Role, sw.FarRole, sw.Peer, sw.farColumn())
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tframe B\tburst\tcores\trxq/txq\trxd/txd\trate\tMpps\tGbps\tL1 Gbps\t% line\tlost\tstatus\t")
+	head := "#\tframe B\tburst\tcores\trxq/txq\trxd/txd\trate\tMpps\tGbps\tL1 Gbps\t% line\tlost\t"
+	if sw.Peer != "" {
+		head += "far Mpps\tfar Gbps\t"
+	}
+	fmt.Fprintln(tw, head+"status\t")
 	for _, c := range sw.Cells {
-		nums := []string{"-", "-", "-", "-", "-"}
-		if c.Status == CellMeasured {
-			nums = []string{f3(c.Mpps), f3(c.Gbps), f3(c.GbpsL1), "-", "-"}
-			if sw.LinkSpeedGbps > 0 {
-				nums[3] = fmt.Sprintf("%.1f", c.LineRatePct)
-			}
-			if sw.Role == RoleLoop {
-				nums[4] = strconv.FormatInt(c.Lost, 10)
-			}
+		nums := sw.cellNums(c, "-")
+		if sw.LinkSpeedGbps > 0 && c.Status == CellMeasured {
+			nums[3] = fmt.Sprintf("%.1f", c.LineRatePct)
 		}
 		row := []string{strconv.Itoa(c.N), strconv.Itoa(c.FrameSize), strconv.Itoa(c.Burst), strconv.Itoa(c.Cores),
 			strconv.Itoa(c.Queues), strconv.Itoa(c.Desc), rateLabel(c.Rate)}
@@ -49,6 +50,40 @@ func (sw *Sweep) PrintTable(w io.Writer) {
 			fmt.Fprintf(w, "cell %d: %s\n", c.N, why)
 		}
 	}
+}
+
+// cellNums are a cell's numbers in the table's and the CSV's order: Mpps,
+// Gbps, L1 Gbps, % of line (left to the caller), lost (a loop, or a
+// generator whose frames the far host counted), and the far side's Mpps
+// and Gbps with a peer; none (none) unless the cell was measured.
+func (sw *Sweep) cellNums(c SweepCell, none string) []string {
+	n := 5
+	if sw.Peer != "" {
+		n = 7
+	}
+	nums := make([]string, n)
+	for i := range nums {
+		nums[i] = none
+	}
+	if c.Status != CellMeasured {
+		return nums
+	}
+	nums[0], nums[1], nums[2] = f3(c.Mpps), f3(c.Gbps), f3(c.GbpsL1)
+	if sw.Role == RoleLoop || sw.Peer != "" {
+		nums[4] = strconv.FormatInt(c.Lost, 10)
+	}
+	if sw.Peer != "" {
+		nums[5], nums[6] = f3(c.FarMpps), f3(c.FarGbps)
+	}
+	return nums
+}
+
+// farColumn says what the far columns and the loss are.
+func (sw *Sweep) farColumn() string {
+	if sw.Role == RoleGen {
+		return "Mpps is what this host sent, far Mpps what the far host received, lost the difference"
+	}
+	return "Mpps is what came back, far Mpps what the far forwarder sent back, lost what was sent and did not come back"
 }
 
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
@@ -90,7 +125,7 @@ func (c SweepCell) notes() []string {
 
 // SweepCSVHeader is the CSV's first line.
 var SweepCSVHeader = []string{"n", "frame_size", "burst", "cores", "queues", "descriptors", "rate", "lcores", "status", "time_sliced",
-	"mpps", "gbps", "gbps_l1", "line_rate_pct", "sent", "received", "lost", "note"}
+	"mpps", "gbps", "gbps_l1", "line_rate_pct", "sent", "received", "lost", "far_mpps", "far_gbps", "note"}
 
 // WriteCSV writes one line per cell; the numbers are empty unless the cell
 // was measured (an invalid cell's reasons are its note).
@@ -100,14 +135,13 @@ func (sw *Sweep) WriteCSV(w io.Writer) error {
 		return err
 	}
 	for _, c := range sw.Cells {
-		nums := make([]string, 7)
+		// mpps, gbps, gbps_l1, line_rate_pct, sent, received, lost, far_mpps, far_gbps
+		t := append(sw.cellNums(c, ""), "", "")[:7]
+		nums := []string{t[0], t[1], t[2], t[3], "", "", t[4], t[5], t[6]}
 		if c.Status == CellMeasured {
-			nums = []string{f3(c.Mpps), f3(c.Gbps), f3(c.GbpsL1), "", fmt.Sprint(c.Sent), fmt.Sprint(c.Received), ""}
+			nums[4], nums[5] = fmt.Sprint(c.Sent), fmt.Sprint(c.Received)
 			if sw.LinkSpeedGbps > 0 {
 				nums[3] = fmt.Sprintf("%.2f", c.LineRatePct)
-			}
-			if sw.Role == RoleLoop {
-				nums[6] = strconv.FormatInt(c.Lost, 10)
 			}
 		}
 		row := []string{strconv.Itoa(c.N), strconv.Itoa(c.FrameSize), strconv.Itoa(c.Burst), strconv.Itoa(c.Cores), strconv.Itoa(c.Queues),

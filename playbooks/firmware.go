@@ -23,6 +23,12 @@ import (
 // the next power cycle) and Current (what it runs now): a write goes to
 // Next Boot, one `set` per device, and a difference left only in Current
 // is a pending power cycle (exit 3).
+//
+// With a mode section too, each parameter is written by one step: the mode
+// section owns the INTERNAL_CPU_* values of its mode (the mode step is a
+// preset over the same firmware planner). A firmware entry may repeat one
+// with the mode's value, and the mode step writes it once; another value
+// on a card the mode section may cover is an error (validateModeFirmware).
 type FirmwareSpec struct {
 	Devices []FirmwareDevice `yaml:"devices"`
 }

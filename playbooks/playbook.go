@@ -310,6 +310,9 @@ func (p *Playbook) Validate() []FieldError {
 	if p.Firmware != nil {
 		add("firmware", p.Firmware.Validate())
 	}
+	if p.Mode != nil && p.Firmware != nil {
+		errs = append(errs, validateModeFirmware(p.Mode, p.Firmware)...)
+	}
 	if p.Kernel != nil {
 		add("kernel", p.Kernel.Validate())
 	}

@@ -39,8 +39,6 @@ func keptWhy(step string) string {
 		return "rdma: links left up (setting them down could cut off this host)"
 	case "check":
 		return "check: nothing to undo (each check removes its ports and flows when it ends)"
-	case "mode":
-		return "mode: the DPU mode is left as it is (rig down does not restore a mode; set it with rig mode set, or a mode section, and power-cycle)"
 	}
 	return step + ": rig down cannot undo this step yet; left as is"
 }

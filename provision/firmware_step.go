@@ -8,34 +8,68 @@ import (
 	"sort"
 	"strings"
 
-	"rig/internal/host"
 	"rig/internal/pci"
 	"rig/playbooks"
-	"rig/provision/mlxconfig"
 	"rig/provision/smartnic"
 )
 
 // firmwareStep sets any firmware (NV) configuration parameter per device
-// with mstconfig/mlxconfig, as DPUFlavor's nvconfig does: a query of
-// exactly the wanted parameters (Default/Current/Next Boot), one `set`
-// per device of the parameters whose Next Boot differs, and a pending
-// power cycle where Next Boot holds the wanted value and Current does not.
-// A parameter the device does not have, one it shows read-only or one
-// without a readable Next Boot value stops the plan before any write.
+// with mstconfig/mlxconfig, as DPUFlavor's nvconfig does: it resolves the
+// playbook's devices to cards, merges their parameters and hands each
+// card's wanted values to the firmware planner (fwconfig.go), the one code
+// path it shares with the mode step: a query of exactly the wanted
+// parameters (Default/Current/Next Boot), one `set` per device of the
+// parameters whose Next Boot differs, and a pending power cycle where Next
+// Boot holds the wanted value and Current does not. A parameter the device
+// does not have (the tool refuses the query), one without a readable Next
+// Boot value, or one to write that the tool shows read-only stops the plan
+// before any write. The Next Boot values before rig's first set are kept
+// in the state file for rig down --firmware.
+//
+// A parameter the playbook's mode section sets on the same card is the
+// mode step's: given the same value here it is left to that step (written
+// once, by it; firmware_mode.go); a different value is refused when the
+// playbook is read (exit 2), and again by Check for a step built without
+// a playbook file.
 type firmwareStep struct {
-	h       *host.Host
+	fw      *fwPlanner
 	devices []playbooks.FirmwareDevice
-	tool    string
-	fixture string // --root without --fw-sim: a set would write this machine's firmware
+	mode    *playbooks.ModeSpec // the playbook's mode section, nil without one
+}
+
+// firmwarePreset is the firmware step's naming over the planner.
+func firmwarePreset() fwPreset {
+	obj := func(bdf string) string { return "firmware " + bdf }
+	return fwPreset{
+		section:       "firmware",
+		changeObj:     obj,
+		problemObj:    obj,
+		record:        true,
+		firmwareName:  "card's firmware",
+		restrictWhat:  "these firmware parameters",
+		restrictCause: "a restricted host may not change the card's firmware configuration",
+		restrictFix: func(tool, bdf string) string {
+			return fmt.Sprintf("set them from the BlueField's Arm OS (rig up there with this firmware section, or `%s -y -d %s set ...`)", tool, bdf)
+		},
+	}
 }
 
 // NewFirmwareStep builds the firmware step; the spec was validated.
 func NewFirmwareStep(env *Env, spec *playbooks.FirmwareSpec) (Step, error) {
-	s := &firmwareStep{h: env.Host, devices: spec.Devices}
-	if !env.FirmwareSim {
-		s.fixture = env.FixtureRoot
+	return newFirmwareStep(env, spec, nil), nil
+}
+
+func newFirmwareStep(env *Env, spec *playbooks.FirmwareSpec, mode *playbooks.ModeSpec) *firmwareStep {
+	return &firmwareStep{fw: newFwPlanner(env, firmwarePreset()), devices: spec.Devices, mode: mode}
+}
+
+// buildFirmware builds the firmware step, which also reads the mode
+// section (the parameters it sets are the mode step's).
+func buildFirmware(pb *playbooks.Playbook, env *Env) (Step, error) {
+	if pb.Firmware == nil {
+		return nil, nil
 	}
-	return s, nil
+	return newFirmwareStep(env, pb.Firmware, pb.Mode), nil
 }
 
 func (s *firmwareStep) Name() string { return "firmware" }
@@ -46,25 +80,79 @@ func (s *firmwareStep) Check(ctx context.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	bdfs := make([]string, 0, len(want))
-	for b := range want {
-		bdfs = append(bdfs, b)
+	owned, err := s.modeOwned(ctx)
+	if err != nil {
+		return Plan{}, err
 	}
-	sort.Strings(bdfs)
 	var plan Plan
-	for _, b := range bdfs {
-		if err := s.planDevice(ctx, b, want[b], &plan); err != nil {
+	for _, b := range sortedKeys(want) {
+		params, notes, err := leaveToMode(b, want[b], owned)
+		if err != nil {
+			return Plan{}, err
+		}
+		plan.Notes = append(plan.Notes, notes...)
+		if len(params) == 0 {
+			continue
+		}
+		if err := s.fw.plan(ctx, firmwareDevice(b, params), firmwareWords{}, &plan); err != nil {
 			return Plan{}, err
 		}
 	}
 	return plan, nil
 }
 
+// firmwareDevice is one card's wanted parameters for the planner, queried
+// and set in name order, each value as the playbook gives it.
+func firmwareDevice(bdf string, params map[string]string) fwDevice {
+	dev := fwDevice{BDF: bdf, Query: sortedKeys(params)}
+	for _, n := range dev.Query {
+		dev.Want = append(dev.Want, fwWant{Name: n, Set: params[n], Show: params[n]})
+	}
+	return dev
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// firmwareWords words the planner's decision in parameters.
+type firmwareWords struct{}
+
+func (firmwareWords) written(r *fwRead, plan *Plan) error {
+	addPending(plan, fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", r.Dev.BDF, powerCycleNote))
+	return nil
+}
+
+func (firmwareWords) pending(r *fwRead, plan *Plan) error {
+	addPending(plan, fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", r.Dev.BDF, strings.Join(r.Pending, ", "), powerCycleNote))
+	return nil
+}
+
+func (firmwareWords) settled(r *fwRead, plan *Plan) error {
+	note := fmt.Sprintf("%s: %s applied", r.Dev.BDF, strings.Join(r.Dev.Query, ", "))
+	switch {
+	case r.NoCurrent:
+		note += " in Next Boot (the tool printed no Current column: the running values were not checked)"
+	case len(r.CurrentUnread) > 0:
+		note += fmt.Sprintf(" in Next Boot (the running value of %s could not be read: whether a power cycle is pending is not known)", strings.Join(r.CurrentUnread, ", "))
+	}
+	if len(r.ReadOnly) > 0 {
+		note += fmt.Sprintf("; %s read-only from this host (RO), so nothing could have been written", strings.Join(r.ReadOnly, ", "))
+	}
+	plan.Notes = append(plan.Notes, note)
+	return nil
+}
+
 // targets resolves each playbook device to the cards it names (function 0
 // stands for a card) and merges their parameters: a device named by
 // address or mst name overrides "*" for the same parameter.
 func (s *firmwareStep) targets(ctx context.Context) (map[string]map[string]string, error) {
-	inv, err := smartnic.ScanContext(ctx, s.h)
+	inv, err := smartnic.ScanContext(ctx, s.fw.h)
 	if errors.Is(err, fs.ErrNotExist) {
 		inv, err = &smartnic.Inventory{}, nil
 	}
@@ -129,97 +217,6 @@ func orNoneList(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
-// planDevice queries the wanted parameters of one card and plans its set.
-func (s *firmwareStep) planDevice(ctx context.Context, bdf string, want map[string]string, plan *Plan) error {
-	names := make([]string, 0, len(want))
-	for n := range want {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	obj := "firmware " + bdf
-	args := append([]string{"-e", "-d", bdf, "q"}, names...)
-	out, err := runTool(ctx, s.h, &s.tool, args...)
-	if err != nil {
-		if _, ok := AsProblem(err); ok {
-			return err
-		}
-		return toolFailure(obj, "query firmware config", s.tool, bdf, out, err)
-	}
-	q, err := mlxconfig.ParseQuery(string(out))
-	if err != nil {
-		return fmt.Errorf("%s: %s output: %w", obj, s.tool, err)
-	}
-	var set, pending, bad []string
-	var changes []Change
-	before := map[string]string{}
-	for _, n := range names {
-		p, ok := q.Param(n)
-		switch {
-		case !ok:
-			bad = append(bad, n+" (the device has no such parameter)")
-		case p.ReadOnly:
-			bad = append(bad, n+" (read-only from this host: RO)")
-		case !p.Next.Present || p.Next.NA:
-			bad = append(bad, fmt.Sprintf("%s (Next Boot %q)", n, p.Next.Text))
-		case !mlxconfig.ValueMatches(n, want[n], p.Next):
-			set = append(set, n+"="+want[n])
-			before[n] = setForm(p.Next)
-			changes = append(changes, Change{Object: obj, Action: "set " + n + " (next boot)", From: p.Next.Text, To: want[n]})
-		case p.Current.Present && !mlxconfig.ValueMatches(n, want[n], p.Current):
-			pending = append(pending, fmt.Sprintf("%s (running %s)", n, p.Current.Text))
-		}
-	}
-	if len(bad) > 0 {
-		return &Problem{Object: obj, Err: fmt.Errorf("`%s %s`: %s; nothing was written", s.tool, strings.Join(args, " "), strings.Join(bad, ", ")),
-			FixText: "check the names with `" + s.tool + " -d " + bdf + " q` (parameters differ per card and firmware version) and drop or fix them in the playbook"}
-	}
-	if len(set) > 0 {
-		plan.add(func(ctx context.Context) error {
-			if err := updateState(s.h, func(st *rigState) { st.recordFirmware(bdf, before) }); err != nil {
-				return &Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err)}
-			}
-			return s.write(ctx, bdf, set)
-		}, changes...)
-		if s.fixture != "" {
-			plan.Ops[len(plan.Ops)-1].Refused = refuseLiveWrite(obj, s.fixture, "would run "+s.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
-		}
-		addPending(plan, fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", bdf, powerCycleNote))
-		return nil
-	}
-	if len(pending) > 0 {
-		addPending(plan, fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", bdf, strings.Join(pending, ", "), powerCycleNote))
-		return nil
-	}
-	note := fmt.Sprintf("%s: %s applied", bdf, strings.Join(names, ", "))
-	if len(q.Params) > 0 && !q.Params[0].Current.Present {
-		note += " in Next Boot (the tool printed no Current column: the running values were not checked)"
-	}
-	plan.Notes = append(plan.Notes, note)
-	return nil
-}
-
-// write sets the parameters (P=V) of one device in one command.
-func (s *firmwareStep) write(ctx context.Context, bdf string, params []string) error {
-	args := append([]string{"-y", "-d", bdf, "set"}, params...)
-	out, err := runTool(ctx, s.h, &s.tool, args...)
-	if err != nil {
-		return toolFailure("firmware "+bdf, "set firmware config", s.tool, bdf, out, err)
-	}
-	if !strings.Contains(string(out), "Done!") {
-		return fmt.Errorf("firmware %s: %s set did not report success: %s", bdf, s.tool, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// setForm is a printed value as `set` takes it back: the number of
-// NAME(n), else the text.
-func setForm(v mlxconfig.Value) string {
-	if v.HasNum {
-		return fmt.Sprint(v.Num)
-	}
-	return v.Text
-}
-
 // recordFirmware keeps each parameter's Next Boot value from before rig's
 // first set.
 func (st *rigState) recordFirmware(bdf string, before map[string]string) {
@@ -236,51 +233,18 @@ func (st *rigState) recordFirmware(bdf string, before map[string]string) {
 	}
 }
 
-// Down implements Downer: with --firmware, the parameters rig set go back
-// to their Next Boot values before rig (live after a power cycle);
-// without it they are left as they are.
+// Down implements Downer: with --firmware, the parameters this section
+// names go back to their Next Boot values before rig (live after a power
+// cycle); without it they are left as they are.
 func (s *firmwareStep) Down(opts DownOptions) Step {
 	if !opts.Firmware {
 		return keptStep{name: "firmware", why: "firmware: parameters left as they are (rig down --firmware restores them; they take effect at the next power cycle)"}
 	}
-	return &firmwareDown{s: s}
-}
-
-type firmwareDown struct{ s *firmwareStep }
-
-func (d *firmwareDown) Name() string { return "firmware" }
-
-// Check plans the restore as an ordinary firmware plan whose wanted values
-// are the recorded ones (pending a power cycle like any set); once the old
-// values run, it forgets the record.
-func (d *firmwareDown) Check(ctx context.Context) (Plan, error) {
-	s := d.s
-	st, err := loadState(s.h)
-	if err != nil {
-		return Plan{}, &Problem{Object: "firmware", Err: err}
-	}
-	var plan Plan
-	if len(st.Firmware) == 0 {
-		plan.Notes = append(plan.Notes, "firmware: nothing recorded in "+stateFilePath()+" (rig set nothing, or it was restored)")
-		return plan, nil
-	}
-	bdfs := make([]string, 0, len(st.Firmware))
-	for b := range st.Firmware {
-		bdfs = append(bdfs, b)
-	}
-	sort.Strings(bdfs)
-	for _, b := range bdfs {
-		if err := s.planDevice(ctx, b, st.Firmware[b], &plan); err != nil {
-			return Plan{}, err
+	names := map[string]bool{}
+	for _, d := range s.devices {
+		for n := range d.Parameters {
+			names[n] = true
 		}
 	}
-	if len(plan.Ops) > 0 || plan.Pending != "" {
-		// the record stays until the old values run (after the power
-		// cycle): a later rig down --firmware then forgets it
-		return plan, nil
-	}
-	plan.add(func(context.Context) error {
-		return updateState(s.h, func(st *rigState) { st.Firmware = nil })
-	}, Change{Object: "rig state", Action: "forget the firmware record", From: stateFilePath()})
-	return plan, nil
+	return &fwRestore{name: "firmware", fw: s.fw, owns: func(n string) bool { return names[n] }}
 }

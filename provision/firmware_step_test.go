@@ -123,3 +123,66 @@ func TestFirmwareDown(t *testing.T) {
 		t.Fatalf("again: %s %v", res.Status, res.Changes)
 	}
 }
+
+// TestFirmwareReadOnly: a parameter the tool shows RO (a restricted host)
+// is refused when it must be written, with the tool's RO footer and
+// mstprivhost's level, and nothing is written; when it already holds the
+// wanted value the step is satisfied and says it is RO.
+func TestFirmwareReadOnly(t *testing.T) {
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	if err := r.sim.SetRestricted("", true); err != nil {
+		t.Fatal(err)
+	}
+	res := runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "DISABLED", "NUM_OF_VFS": "4"}}))
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "this host may not change these firmware parameters (zero-trust / restricted host)") ||
+		!strings.Contains(res.Error, "marks INTERNAL_CPU_OFFLOAD_ENGINE RO") || !strings.Contains(res.Error, "level                         : RESTRICTED") ||
+		!strings.Contains(res.Fix, "mstprivhost -d 0000:03:00.0 p") || len(r.writes()) != 0 {
+		t.Fatalf("%s %q fix %q writes %q", res.Status, res.Error, res.Fix, r.writes())
+	}
+	res = runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "ENABLED"}}))
+	if res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, "\n"), "INTERNAL_CPU_OFFLOAD_ENGINE read-only from this host (RO)") {
+		t.Fatalf("satisfied: %s %q %q writes %q", res.Status, res.Error, res.Notes, r.writes())
+	}
+}
+
+// TestModeDownRestoresOnlyTheMode: a mode section and a firmware section
+// both record what they change; the mode step's rig down --firmware sets
+// back only the INTERNAL_CPU_* parameters (pending a power cycle), then
+// forgets only its record; the firmware step's restores NUM_OF_VFS; plain
+// rig down keeps the mode and writes nothing.
+func TestModeDownRestoresOnlyTheMode(t *testing.T) {
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	dev := playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16"}}
+	mode := modeStepFor(t, r, "dpu")
+	runStep(t, mode)
+	runStep(t, firmwareStepFor(t, r, dev))
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	md := mode.(Downer)
+	if res := runStep(t, md.Down(DownOptions{})); res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "the DPU mode is left as it is") {
+		t.Fatalf("down without --firmware: %s %q %q", res.Status, res.Notes, r.writes())
+	}
+	res := runStep(t, md.Down(DownOptions{Firmware: true}))
+	// separated mode's values as the card had them before rig (what
+	// the dpu mode changed: all five on a BlueField-2)
+	if want := []string{"mstconfig -y -d 0000:03:00.0 set INTERNAL_CPU_ESWITCH_MANAGER=1 INTERNAL_CPU_IB_VPORT0=1 INTERNAL_CPU_MODEL=0 INTERNAL_CPU_OFFLOAD_ENGINE=1 INTERNAL_CPU_PAGE_SUPPLIER=1"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
+		t.Fatalf("mode down --firmware: %s %q writes %q", res.Status, res.Error, r.writes())
+	}
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	if res := runStep(t, md.Down(DownOptions{Firmware: true})); res.Status != StatusChanged || len(r.writes()) != 0 || res.Changes[0].Action != "forget the mode record" {
+		t.Fatalf("mode down after the power cycle: %s %v %q", res.Status, res.Changes, r.writes())
+	}
+	if res := runStep(t, modeStepFor(t, r, "separated")); res.Status != StatusOK || len(r.writes()) != 0 {
+		t.Fatalf("the card is not back in separated mode: %s %v", res.Status, res.Changes)
+	}
+	fd := firmwareStepFor(t, r, dev).(Downer)
+	res = runStep(t, fd.Down(DownOptions{Firmware: true}))
+	if want := []string{"mstconfig -y -d 0000:03:00.0 set NUM_OF_VFS=8"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
+		t.Fatalf("firmware down --firmware after the mode's: %s %q writes %q", res.Status, res.Error, r.writes())
+	}
+}

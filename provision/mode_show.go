@@ -41,10 +41,10 @@ func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, 
 	if err != nil {
 		return nil, err
 	}
-	var tool string
+	fw := &fwPlanner{h: h, preset: modePreset()}
 	var out []ModeReport
 	for _, d := range sc.targets {
-		dm, err := queryMode(ctx, h, &tool, d)
+		dm, err := queryMode(ctx, fw, d)
 		if err != nil {
 			return nil, err
 		}
@@ -61,6 +61,29 @@ func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, 
 			Note: "not applicable: a ConnectX has no DPU mode (only BlueField-2/-3 have one)"})
 	}
 	return out, nil
+}
+
+// deviceMode is one device's decided state.
+type deviceMode struct {
+	dev   modeTarget
+	query *mlxconfig.Query
+	state mlxconfig.ModeState
+	tool  string // the tool that answered
+}
+
+// queryMode runs the firmware planner's query of the five mode parameters
+// (its failures explained the same way as the mode step's) and decides
+// the device's mode.
+func queryMode(ctx context.Context, fw *fwPlanner, dev modeTarget) (*deviceMode, error) {
+	q, _, err := fw.query(ctx, dev.BDF, mlxconfig.ModeParams)
+	if err != nil {
+		return nil, err
+	}
+	st, err := mlxconfig.Decide(dev.Generation, q)
+	if err != nil {
+		return nil, fmt.Errorf("mode: %s: %w", dev.BDF, err)
+	}
+	return &deviceMode{dev: dev, query: q, state: st, tool: fw.tool}, nil
 }
 
 // queriedReport is the report of a queried BlueField: what was read, and

@@ -155,3 +155,32 @@ func TestNDRPlotFiles(t *testing.T) {
 		t.Errorf("without a link speed: %d series, want no line rate", len(s))
 	}
 }
+
+// A two-host sweep draws what the far side carried next to this host's
+// numbers, per series; the time-sliced markers only once.
+func TestSweepChartsFarSide(t *testing.T) {
+	sw := testSweep(0)
+	sw.Peer, sw.FarRole = "far:7400", bench.RoleFwd
+	for i := range sw.Cells {
+		sw.Cells[i].FarMpps, sw.Cells[i].FarGbps = sw.Cells[i].Mpps*0.9, sw.Cells[i].Gbps*0.9
+	}
+	charts := SweepCharts(sw)
+	var names []string
+	for _, s := range charts[0].Chart.Series {
+		names = append(names, s.Name)
+		if strings.HasPrefix(s.Name, "far forwarder sent") && (len(s.Points) == 0 || s.Points[0].Y != sw.Cells[0].FarMpps && s.Points[0].Y != sw.Cells[1].FarMpps) {
+			t.Errorf("far series %q: %+v", s.Name, s.Points)
+		}
+	}
+	want := "1 core(s)|2 core(s)|time-sliced (forced, not the path's rate)|far forwarder sent, 1 core(s)|far forwarder sent, 2 core(s)"
+	if got := strings.Join(names, "|"); got != want {
+		t.Errorf("mpps series %q, want %q", got, want)
+	}
+	if n := len(charts[1].Chart.Series); n != 5 {
+		t.Errorf("gbps chart: %d series, want 5", n)
+	}
+	sw.Role, sw.Axes.Cores = bench.RoleGen, []int{1}
+	if s := SweepCharts(sw)[0].Chart.Series; s[len(s)-1].Name != "far host received" {
+		t.Errorf("gen: last series %q, want the far host's", s[len(s)-1].Name)
+	}
+}

@@ -40,6 +40,17 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 	gbps := Chart{Title: title + ": Gbps by frame size", XLabel: "frame size (bytes, FCS included)", YLabel: "Gbps (L2, FCS included)",
 		Series: cellSeries(sw, sizeKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.Gbps} })}
 	mpps.XTicks, gbps.XTicks = floats(sw.Axes.Sizes), floats(sw.Axes.Sizes)
+	if sw.Peer != "" {
+		// two hosts: what the far side carried, next to what this host measured
+		farKey := func(c bench.SweepCell) string {
+			if k := sizeKey(c); k != "measured" {
+				return farSeriesName(sw) + ", " + k
+			}
+			return farSeriesName(sw)
+		}
+		mpps.Series = append(mpps.Series, farOnly(cellSeries(sw, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarMpps} }))...)
+		gbps.Series = append(gbps.Series, farOnly(cellSeries(sw, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarGbps} }))...)
+	}
 	if sw.LinkSpeedGbps > 0 {
 		lo, hi := minMax(sw.Axes.Sizes)
 		mpps.Series = append(mpps.Series, LineRateMpps(sw.LinkSpeedGbps, lo, hi))
@@ -56,6 +67,26 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 				Points: []XY{{float64(lo), lr}, {float64(hi), lr}}})
 		}
 		out = append(out, NamedChart{"cores", cores})
+	}
+	return out
+}
+
+// farSeriesName names the far side's series.
+func farSeriesName(sw *bench.Sweep) string {
+	if sw.Role == bench.RoleGen {
+		return "far host received"
+	}
+	return "far forwarder sent"
+}
+
+// farOnly drops the time-sliced marker series (drawn once, with this
+// host's numbers).
+func farOnly(ss []Series) []Series {
+	var out []Series
+	for _, s := range ss {
+		if !s.Scatter {
+			out = append(out, s)
+		}
 	}
 	return out
 }

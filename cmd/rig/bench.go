@@ -26,7 +26,7 @@ type benchFlags struct {
 	profile        string   // --profile: a named mlx5 profile (bench.Profiles)
 	portNetdevs    []string // --port-netdev: ports named by their netdev
 	dryRun         bool
-	peer           peerFlags // gen, loop: --peer and the far side's ports
+	peer           peerFlags // gen, loop: --peer and the far side's ports and settings
 	latencyPlot    string
 }
 
@@ -122,6 +122,9 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.peer.checkUnused(cmd.Flags()); err != nil {
+		return err
+	}
 	var far bench.Config
 	if f.peer.addr != "" {
 		if far, err = f.peer.farConfig(cfg); err != nil {
@@ -154,7 +157,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 	prog := bench.Progress{W: a.errOut, TTY: tty}
 	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c, prog) }
 	if f.peer.addr != "" {
-		if trial, err = f.peer.trial(trial, far); err != nil {
+		if trial, err = f.peer.trial(trial); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ type ndrFlags struct {
 	spec bench.NDRSpec
 	eal  string
 	plot string
+	peer peerFlags // --peer: the DUT is the far host's forwarder
 }
 
 func newBenchNDRCmd(a *app) *cobra.Command {
@@ -45,7 +46,13 @@ N tries a trial that lost frames again (the last try counts): for hosts whose CP
 The known answer: a forwarder capped at a known rate, e.g.
   rig bench fwd --vdev net_vhost0,iface=/tmp/a.sock --vdev net_vhost1,iface=/tmp/b.sock --max-rate 20kpps
   rig bench ndr --vdev net_virtio_user0,path=/tmp/a.sock,queue_size=4096 \
-    --vdev net_virtio_user1,path=/tmp/b.sock,queue_size=4096 --search-max 40kpps --resolution 100pps`,
+    --vdev net_virtio_user1,path=/tmp/b.sock,queue_size=4096 --search-max 40kpps --resolution 100pps
+
+Two hosts (RFC 2544's tester here, the DUT on another host): with --peer HOST:PORT
+each trial starts a forwarder on the far host's rig bench serve (its ports --peer-vdev or
+--peer-port; --peer-max-rate caps it, as fwd --max-rate); the frames go out of port 0
+here, through the far forwarder, back into port 1 here. The loss is what was sent and
+did not come back; each trial's far counters (received, forwarded, policed) say where.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchNDR(cmd, a, f) },
 	}
@@ -67,6 +74,7 @@ The known answer: a forwarder capped at a known rate, e.g.
 	fl.Float64Var(&f.spec.PDRLossPct, "pdr-loss-pct", 0.5, "PDR's loss tolerance in % of the frames sent; 0: NDR only")
 	fl.IntVar(&f.spec.LossRetries, "loss-retries", 0, "try a trial that lost frames again, up to this many times, the last try counting (0: RFC 2544's one trial per rate; for hosts whose CPUs stall now and then)")
 	fl.StringVar(&f.spec.SearchMax, "search-max", "", "upper bound of the search: 1Mpps, 10Gbps (L1) or 100% of line (default: the generator's maximum, at most the line rate)")
+	f.peer.addFlags(fl, bench.RoleLoop)
 	fl.StringVar(&f.plot, "plot", "rig-ndr", "charts' path prefix: PREFIX-mpps and -gbps .svg and .png; \"\" for none")
 	return c
 }
@@ -75,10 +83,18 @@ func runBenchNDR(cmd *cobra.Command, a *app, f *ndrFlags) error {
 	spec := f.spec
 	spec.Base.Role = bench.RoleLoop
 	spec.Base = fixedRunConfig(spec.Base, f.eal)
+	spec.Peer = f.peer.addr
 	if err := spec.Validate(); err != nil {
 		return withCode(exitUsage, err)
 	}
-	rep := bench.RunNDR(cmd.Context(), spec, childRunner(), a.errOut)
+	if err := f.peer.checkUnused(cmd.Flags()); err != nil {
+		return err
+	}
+	run, err := f.peer.runner(childRunner(), spec.Base)
+	if err != nil {
+		return err
+	}
+	rep := bench.RunNDR(cmd.Context(), spec, run, a.errOut)
 	if f.plot != "" {
 		files, err := plot.NDR(rep, f.plot)
 		rep.Plots = files

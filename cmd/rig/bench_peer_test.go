@@ -27,6 +27,7 @@ type twoHosts struct {
 	far, near string
 	farIP     string
 	token     string
+	wrap      []string // run serve and the near rig under this (e.g. nice -n -10)
 }
 
 func newTwoHosts(t *testing.T) *twoHosts {
@@ -110,7 +111,8 @@ func (h *twoHosts) netnsPids(ns string) []int {
 // address (port 0: it says which), its process and its log.
 func (h *twoHosts) serve() (string, *os.Process, *lockedLog) {
 	h.t.Helper()
-	cmd := exec.Command("ip", "netns", "exec", h.far, h.bin, "bench", "serve", "--listen", h.farIP+":0", "--token-file", h.token)
+	args := append(append([]string{"netns", "exec", h.far}, h.wrap...), h.bin, "bench", "serve", "--listen", h.farIP+":0", "--token-file", h.token)
+	cmd := exec.Command("ip", args...)
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		h.t.Fatal(err)
@@ -143,7 +145,7 @@ func (h *twoHosts) serve() (string, *os.Process, *lockedLog) {
 // nearRig runs rig in the near netns.
 func (h *twoHosts) nearRig(args ...string) (int, string, string) {
 	h.t.Helper()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", h.near, h.bin}, args...)...)
+	cmd := exec.Command("ip", append(append(append([]string{"netns", "exec", h.near}, h.wrap...), h.bin), args...)...)
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -378,5 +380,76 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 	if code != exitOK || p.Peer != "10.0.0.1:7400" || p.Far == nil || p.Far.Role != bench.RoleFwd || p.Far.Cores != 2 || p.Far.RxQ != 3 || p.Far.Count != 0 ||
 		p.Far.Ports[1] != "0000:03:00.1,mprq_en=0,rxqs_min_mprq=1,rxq_cqe_comp_en=1,rxq_pkt_pad_en=1,txq_inline_max=0,txq_inline_mpw=0,txqs_min_inline=1,txq_mpw_en=1" {
 		t.Errorf("peer dry run: exit %d %+v far %+v\n%s", code, p, p.Far, errOut)
+	}
+}
+
+// sweep and ndr take gen/loop's --peer flags (one set): each is checked
+// before anything runs (exit 2 naming the flag); the far config follows
+// the near one's queues; a far host that does not answer fails each
+// cell (the cells go through the peer) without a dataplane here.
+func TestBenchSweepNDRPeerFlags(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "token")
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(good, []byte("a-secret-of-enough-bytes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	peer := []string{"--peer", "10.0.0.1:7400", "--peer-token-file", good, "--peer-vdev", "net_null0"}
+	with := func(args ...string) []string { return append(args, peer...) }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "sweep", "--peer", "10.0.0.1:7400", "--peer-vdev", "net_null0"}, "--peer needs --peer-token-file"},
+		{[]string{"bench", "ndr", "--peer", "10.0.0.1:7400", "--peer-token-file", good}, "--peer needs the far side's ports"},
+		{[]string{"bench", "sweep", "--peer", "10.0.0.1", "--peer-token-file", good, "--peer-vdev", "net_null0"}, "--peer 10.0.0.1: want HOST:PORT"},
+		{with("bench", "sweep", "--role", "rx"), "--peer is for gen"},
+		{with("bench", "sweep", "--role", "fwd"), "--peer is for gen"},
+		{with("bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--peer-max-rate", "1Mpps"), "--peer-max-rate 1Mpps: caps the far forwarder of a loop"},
+		{with("bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--peer-tx-retry", "3"), "--peer-tx-retry 3: is the far forwarder's"},
+		{with("bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--peer-fwd-mode", "macswap"), "--peer-fwd-mode macswap: is the far forwarder's"},
+		{with("bench", "ndr", "--peer-max-rate", "1Gbps"), "--peer-max-rate: rate \"1Gbps\": want frames per second"},
+		{with("bench", "ndr", "--peer-cores", "0"), "--peer-cores 0: want 1 or more"},
+		{with("bench", "ndr", "--peer-vdev", "net_null1,,x"), "malformed devargs"},
+		{[]string{"bench", "ndr", "--peer", "10.0.0.1:1", "--peer-token-file", short, "--peer-vdev", "net_null0"}, "--peer-token-file: "},
+		{[]string{"bench", "ndr", "--peer-vdev", "net_null0", "--peer-max-rate", "1Mpps"}, "--peer-max-rate, --peer-vdev: the far side's settings need --peer"},
+		{[]string{"bench", "sweep", "--peer-cores", "2"}, "--peer-cores: the far side's settings need --peer"},
+		{[]string{"bench", "loop", "--peer-vdev", "net_null0"}, "--peer-vdev: the far side's settings need --peer"},
+		{with("bench", "ndr", "--trial-duration", "1ms"), "--trial-duration"},
+	} {
+		code, _, errOut := rig(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "a-secret") {
+			t.Errorf("rig %v: exit %d, want %d with %q:\n%s", c.args, code, exitUsage, c.want, errOut)
+		}
+	}
+	if code, _, errOut := rig(t, "bench", "gen", "--vdev", "net_null0", "--peer-max-rate", "1Mpps"); code != exitUsage || !strings.Contains(errOut, "unknown flag: --peer-max-rate") {
+		t.Errorf("gen has no far forwarder: exit %d\n%s", code, errOut)
+	}
+	// the far config of each trial: the far role, the near side's queues,
+	// the forwarder's cap
+	p := peerFlags{addr: "10.0.0.1:7400", tokenFile: good, far: bench.Config{VDevs: []string{"net_null0", "net_null1"}, Cores: 1, FwdMode: "io", MaxRate: "20kpps", TxRetry: 5}}
+	far, err := p.farConfig(bench.Config{Role: bench.RoleLoop, RxQ: 2, TxQ: 2, RxD: 512, TxD: 512, Burst: 16, Duration: time.Second, Rate: "1Mpps"})
+	if err != nil || far.Role != bench.RoleFwd || far.RxQ != 2 || far.RxD != 512 || far.Burst != 16 || far.MaxRate != "20kpps" || far.TxRetry != 5 || far.Duration != 0 || far.Rate != "" {
+		t.Errorf("far config %+v %v", far, err)
+	}
+	p.far.MaxRate, p.far.TxRetry = "", 0
+	if far, err := p.farConfig(bench.Config{Role: bench.RoleGen}); err != nil || far.Role != bench.RoleRx || far.FwdMode != "" {
+		t.Errorf("gen's far config %+v %v", far, err)
+	}
+	// nothing listens there: each cell fails naming the peer, and no
+	// dataplane starts here (the peer is asked first)
+	code, out, errOut := rig(t, "bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--size", "64,128", "--duration", "1s", "--plot", "", "-o", "json",
+		"--peer", "127.0.0.1:1", "--peer-token-file", good, "--peer-vdev", "net_null0")
+	var sw bench.Sweep
+	if err := json.Unmarshal([]byte(out), &sw); err != nil || code != exitFailure || len(sw.Cells) != 2 || sw.Peer != "127.0.0.1:1" || sw.FarRole != bench.RoleRx {
+		t.Fatalf("sweep, peer down: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	for _, c := range sw.Cells {
+		if c.Status != bench.CellFailed || !strings.Contains(c.Error, "peer 127.0.0.1:1") || !strings.Contains(c.Error, "rig bench serve") {
+			t.Errorf("cell %d: %s %s", c.N, c.Status, c.Error)
+		}
 	}
 }

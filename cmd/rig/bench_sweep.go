@@ -19,6 +19,7 @@ type sweepFlags struct {
 	axes  bench.SweepAxes
 	force bool
 	plot  string
+	peer  peerFlags // --peer: each cell's far side on another host
 }
 
 func newBenchSweepCmd(a *app) *cobra.Command {
@@ -35,7 +36,13 @@ affinity mask; lcore 0 runs Go) are not run: time-sliced, they measure the sched
 --force runs them anyway, marked. An invalid measurement stays invalid: no numbers
 in the table or CSV, the reasons below it (exit 5). Charts (SVG and PNG): Mpps and
 Gbps by frame size, with the line rate when the link speed is known, and Mpps by
-worker cores when the sweep has several.`,
+worker cores when the sweep has several.
+
+Two hosts: with --peer HOST:PORT each cell's far side runs on the far host's
+rig bench serve (--role gen: its receiver; --role loop: its forwarder, which sends
+the frames back), with the cell's queues, descriptors and burst; the table adds
+what the far side carried (far Mpps, Gbps) and the loss across hosts, and each
+cell's JSON result holds both hosts' ports.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{outputCSV: "yes"},
 		RunE:        func(cmd *cobra.Command, _ []string) error { return runBenchSweep(cmd, a, f) },
@@ -53,6 +60,7 @@ worker cores when the sweep has several.`,
 	fl.StringVar(&f.base.FwdMode, "fwd-mode", d.FwdMode, "fwd: io, mac or macswap")
 	fl.IntVar(&f.base.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart")
 	fl.BoolVar(&f.force, "force", false, "run cells with more worker lcores than CPUs too (time-sliced, marked)")
+	f.peer.addFlags(fl, "")
 	fl.StringVar(&f.plot, "plot", "rig-sweep", "charts' path prefix: PREFIX-mpps, -gbps, -cores .svg and .png; \"\" for none")
 	return c
 }
@@ -64,11 +72,18 @@ func runBenchSweep(cmd *cobra.Command, a *app, f *sweepFlags) error {
 	if base.Duration <= 0 {
 		return withCode(exitUsage, fmt.Errorf("bench sweep: --duration %v: want more than 0 (each cell runs this long)", base.Duration))
 	}
-	sw, err := bench.PlanSweep(bench.SweepSpec{Base: base, Axes: f.axes, CPUs: bench.UsableCPUs(), Force: f.force})
+	if err := f.peer.checkUnused(cmd.Flags()); err != nil {
+		return err
+	}
+	sw, err := bench.PlanSweep(bench.SweepSpec{Base: base, Axes: f.axes, CPUs: bench.UsableCPUs(), Force: f.force, Peer: f.peer.addr})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	bench.RunSweep(cmd.Context(), sw, childRunner(), a.errOut)
+	run, err := f.peer.runner(childRunner(), base)
+	if err != nil {
+		return err
+	}
+	bench.RunSweep(cmd.Context(), sw, run, a.errOut)
 	if f.plot != "" {
 		files, err := plot.Sweep(sw, f.plot)
 		sw.Plots = files

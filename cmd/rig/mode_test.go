@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -253,5 +254,53 @@ func TestPrintModesNoCurrentColumn(t *testing.T) {
 	}
 	if strings.Contains(s, "EMBEDDED_CPU(1)  EMBEDDED_CPU(1)") {
 		t.Errorf("a current value was printed:\n%s", s)
+	}
+}
+
+// A playbook with mode and firmware sections: a firmware value other than
+// the mode's for one of its parameters is refused when the playbook is
+// read (exit 2, file:line, both fields, the fix) before any tool runs; the
+// mode's own value is written once (by the mode step), exit 3 until the
+// power cycle, then 0.
+func TestModeFirmwareCLI(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	d := filepath.Join(root, "sys/bus/pci/devices/0000:03:00.0")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(d, "vendor"), []byte("0x15b3\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "device"), []byte("0xa2d6\n"), 0o644)
+	g := []string{"--root", root, "--fw-sim", filepath.Join(dir, "fw.json")}
+	lock := []string{"--lock-file", filepath.Join(dir, "lock")}
+	run := func(args ...string) (int, string, string) {
+		return rig(t, append(append([]string{}, g...), args...)...)
+	}
+	if code, _, e := run("fwsim", "init", "--device", "0000:03:00.0=a2d6:separated"); code != 0 {
+		t.Fatalf("init: %s", e)
+	}
+	pb := filepath.Join(dir, "pb.yaml")
+	body := "name: t\nmode: {want: dpu}\nfirmware:\n  devices:\n    - device: \"*\"\n      parameters:\n        NUM_OF_VFS: 16\n        INTERNAL_CPU_MODEL: %s\n"
+	os.WriteFile(pb, []byte(fmt.Sprintf(body, "SEPARATED_HOST")), 0o644)
+	for _, cmd := range [][]string{{"plan", "-p", pb}, append([]string{"up", "-p", pb}, lock...)} {
+		code, out, e := run(cmd...)
+		if code != exitUsage || !strings.Contains(e, pb+":8: firmware.devices[0].parameters.INTERNAL_CPU_MODEL: SEPARATED_HOST conflicts with mode.want: dpu") ||
+			!strings.Contains(e, "remove INTERNAL_CPU_MODEL from this firmware entry") {
+			t.Fatalf("%s: %d\n%s%s", cmd[0], code, out, e)
+		}
+	}
+	if _, out, _ := run("mode", "show"); !strings.Contains(out, "0000:03:00.0  BlueField2  separated  separated") {
+		t.Fatalf("the refused playbook changed the firmware:\n%s", out)
+	}
+	os.WriteFile(pb, []byte(fmt.Sprintf(body, "EMBEDDED_CPU")), 0o644)
+	code, out, _ := run(append([]string{"up", "-p", pb}, lock...)...)
+	if code != exitPowerCycle || strings.Count(out, "set INTERNAL_CPU_MODEL") != 1 || !strings.Contains(out, "set NUM_OF_VFS (next boot) 8 -> 16") {
+		t.Fatalf("up: %d\n%s", code, out)
+	}
+	if code, out, _ = run("fwsim", "power-cycle"); code != 0 {
+		t.Fatalf("power-cycle: %s", out)
+	}
+	if code, out, _ = run(append([]string{"up", "-p", pb}, lock...)...); code != exitOK {
+		t.Fatalf("up after the power cycle: %d\n%s", code, out)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,6 +113,13 @@ func TestDoctorErrorFindings(t *testing.T) {
 		}, Input{OVS: ovsCfg("dpdk-init", "true")}},
 		{"no hugetlbfs", "hugepages", "no hugetlbfs is mounted", func(k *hugetest.FakeKernel) {
 			k.Put("/proc/mounts", "sysfs /sys sysfs rw 0 0\n")
+		}, Input{OVS: ovsCfg("dpdk-init", "true")}},
+		{"socket-mem not MB per node", "hugepages", `"1G,0" is not MB per NUMA node (playbook t.yaml)`, nil,
+			Input{OVS: ovsCfg("dpdk-init", "true", "dpdk-socket-mem", "1G,0")}},
+		{"hugepages unreadable", "hugepages", "dpdk-init is set (playbook t.yaml) but hugepages cannot be read", func(k *hugetest.FakeKernel) {
+			if err := os.RemoveAll(filepath.Join(k.Root, "sys/kernel/mm/hugepages")); err != nil {
+				t.Fatal(err)
+			}
 		}, Input{OVS: ovsCfg("dpdk-init", "true")}},
 		{"vfio without IOMMU group", "iommu", "bound to vfio-pci but has no IOMMU group", func(k *hugetest.FakeKernel) {
 			k.Put("/sys/bus/pci/drivers/vfio-pci/bind", "")

@@ -18,6 +18,9 @@ const (
 	BlueField3 Generation = "BlueField-3"
 )
 
+// KnownGenerations lists the generations whose mode parameters rig knows.
+func KnownGenerations() []Generation { return []Generation{BlueField2, BlueField3} }
+
 // GenerationForModel returns the generation of a BlueField model name
 // ("BlueField-2"); ok is false for models whose mode parameter set rig
 // does not know (ConnectX, BlueField-1, BlueField-3 Lx, BlueField-4).

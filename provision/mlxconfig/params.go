@@ -120,3 +120,11 @@ func ValueMatches(param, want string, have Value) bool {
 	}
 	return strings.EqualFold(have.Text, want)
 }
+
+// HasValueNames reports whether rig knows the value names of param (an
+// enum printed NAME(n)); a value of such a parameter printed without its
+// number is not read as one.
+func HasValueNames(param string) bool {
+	_, ok := enums[param]
+	return ok
+}

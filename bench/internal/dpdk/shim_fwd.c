@@ -36,6 +36,19 @@ static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, ui
 	return ok;
 }
 
+/* fwd_bytes sums a burst's lengths: io mode's only read of the mbufs.
+ * The PMD wrote pkt_len on rx (the mbuf's first cache line, which the tx
+ * path reads too), so this is a load from a line the core holds; without
+ * it an io forwarder reported no bytes (Gbps from the FCS alone, and a
+ * 4-byte "measured" frame size). */
+static inline uint64_t fwd_bytes(struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t bytes = 0;
+	for (uint16_t i = 0; i < n; i++)
+		bytes += pkts[i]->pkt_len;
+	return bytes;
+}
+
 void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t restart, double idle_s)
 {
 	u->tb_rate = pps > 0 ? pps / (double)rte_get_tsc_hz() : 0;
@@ -43,7 +56,10 @@ void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t re
 	u->tb_restart = restart > u->burst ? (double)restart : (double)u->burst;
 	u->tb_idle = (uint64_t)(idle_s * (double)rte_get_tsc_hz());
 	u->tb_tokens = u->tb_restart;
-	u->tb_last = rte_rdtsc();
+	/* nothing came yet: the first burst restarts the bucket, as after any
+	 * idle spell (a forwarder started shortly before its traffic would
+	 * otherwise have saved up to tb_depth of credit: 250 ms above the cap) */
+	u->tb_last = rte_rdtsc() - u->tb_idle - 1;
 }
 
 void rig_fwd_step(struct rig_unit *u)
@@ -67,10 +83,7 @@ void rig_fwd_step(struct rig_unit *u)
 			e->src_addr = t;
 		}
 	}
-	uint64_t bytes = 0;
-	if (u->fwd_mode != RIG_FWD_IO) /* io never touches the mbufs */
-		for (uint16_t i = 0; i < n; i++)
-			bytes += pkts[i]->pkt_len;
+	uint64_t bytes = fwd_bytes(pkts, n);
 	ST(c->rx_pkts, c->rx_pkts + n);
 	ST(c->rx_bytes, c->rx_bytes + bytes);
 	uint64_t policed = 0;
@@ -195,8 +208,10 @@ static inline void fwd_burst(const struct fwd_path *p, struct fwd_tally *t, stru
 	uint16_t nb = fwd_path_rx(p, pkts, u->burst);
 	if (nb == 0)
 		return;
-	if (u->fwd_mode != RIG_FWD_IO) /* io never touches the mbufs */
+	if (u->fwd_mode != RIG_FWD_IO)
 		t->bytes += fwd_rewrite(u, pkts, nb);
+	else
+		t->bytes += fwd_bytes(pkts, nb);
 	t->rx += nb;
 	nb = fwd_police(u, pkts, nb, &t->policed);
 	if (nb == 0)

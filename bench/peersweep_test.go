@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"context"
+	"encoding/csv"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// twoHostLoop is a near loop and a far forwarder capped at capPPS, faked:
+// the near side sends at its --rate for 1 s and gets back what the cap
+// lets through; the far side, once stopped, reports what it received and
+// forwarded of the near side's last trial. It records each far config.
+type twoHostLoop struct {
+	capPPS     float64
+	mu         sync.Mutex
+	sent, back uint64
+	farCfgs    []Config
+}
+
+func (h *twoHostLoop) near(_ context.Context, c Config) (*Result, error) {
+	pps := 2e6 // unlimited
+	if c.Rate != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(c.Rate, "pps"), 64)
+		if err != nil {
+			return nil, err
+		}
+		pps = v
+	}
+	sent := uint64(pps)
+	back := min(sent, uint64(h.capPPS))
+	h.mu.Lock()
+	h.sent, h.back = sent, back
+	h.mu.Unlock()
+	r := &Result{SchemaVersion: SchemaVersion, Role: RoleLoop, FrameSize: c.FrameSize, DurationS: 1, SendS: 1, Memory: "--no-huge", Cores: 1,
+		Sent: sent, Received: back, Lost: int64(sent - back)}
+	r.Ports = []PortStats{{Name: "p0", TxPkts: sent, TxBytes: sent * uint64(c.FrameSize-FCSLen)},
+		{Name: "p1", Port: 1, RxPkts: back, RxBytes: back * uint64(c.FrameSize-FCSLen)}}
+	portRates(r.Ports, 1, 0)
+	return r, nil
+}
+
+func (h *twoHostLoop) far(ctx context.Context, c Config, ready func()) (*Result, error) {
+	h.mu.Lock()
+	h.farCfgs = append(h.farCfgs, c)
+	h.mu.Unlock()
+	ready()
+	<-ctx.Done() // the near side's stop
+	h.mu.Lock()
+	rx, tx := h.sent, h.back
+	h.mu.Unlock()
+	r := &Result{SchemaVersion: SchemaVersion, Role: c.Role, MaxRate: c.MaxRate, DurationS: 2, Memory: "--no-huge", Cores: 1, Interrupted: true,
+		Ports: []PortStats{{Name: "f0", RxPkts: rx, TxPkts: 0, Policed: rx - tx, RxBytes: rx * 60}, {Name: "f1", Port: 1, TxPkts: tx, TxBytes: tx * 60}}}
+	portRates(r.Ports, 2, 0)
+	return r, nil
+}
+
+// trial is the near side's RunFunc through a far serve (in memory).
+func (h *twoHostLoop) trial(t *testing.T, tmpl Config) RunFunc {
+	srv := &Server{Token: []byte(testToken), Run: h.far, Log: &syncBuf{}, Timeouts: fastPeer}
+	return pipePeer(t, srv, testToken).Trial(h.near, FarTemplate(tmpl))
+}
+
+// A two-host sweep: each cell's far side runs through serve with the
+// cell's queues, descriptors and burst; the cell's rate is this host's
+// (not doubled by the far ports), the far columns what the far forwarder
+// sent back, the loss across hosts; table and CSV show both.
+func TestSweepThroughPeer(t *testing.T) {
+	h := &twoHostLoop{capPPS: 1.5e6}
+	base := Config{Role: RoleLoop, Duration: time.Second, Rate: "1000000pps"}
+	sw, err := PlanSweep(SweepSpec{Base: base, Axes: SweepAxes{Sizes: []int{64, 128}, Queues: []int{1, 2}, Rates: []string{"1000000pps", "2000000pps"}}, Peer: "far:7400"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Peer != "far:7400" || sw.FarRole != RoleFwd {
+		t.Fatalf("sweep peer %q far role %q", sw.Peer, sw.FarRole)
+	}
+	RunSweep(context.Background(), sw, h.trial(t, Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1}), nil)
+	if len(h.farCfgs) != len(sw.Cells) || len(sw.Cells) != 8 {
+		t.Fatalf("%d far runs for %d cells", len(h.farCfgs), len(sw.Cells))
+	}
+	for i, c := range sw.Cells {
+		f := h.farCfgs[i]
+		if f.Role != RoleFwd || f.RxQ != c.Queues || f.TxQ != c.Queues || f.RxD != c.Desc || f.Burst != c.Burst || f.Count != 0 || f.Duration != 0 || f.Rate != "" || len(f.VDevs) != 2 || f.FwdMode != "io" {
+			t.Errorf("cell %d (%s): far config %+v", c.N, c.label(), f)
+		}
+		rate, _ := strconv.ParseFloat(strings.TrimSuffix(c.Rate, "pps"), 64)
+		want := min(rate, 1.5e6) / 1e6
+		if c.Status != CellMeasured || c.Mpps != want || c.FarMpps != want || c.Lost != int64(rate-want*1e6) || c.Result.Peer == nil || len(c.Result.Ports) != 4 {
+			t.Errorf("cell %d: %s mpps %v far %v lost %d, want %v", c.N, c.Status, c.Mpps, c.FarMpps, c.Lost, want)
+		}
+	}
+	var b strings.Builder
+	sw.PrintTable(&b)
+	for _, want := range []string{"two hosts: the loop here, the far side (fwd) on peer far:7400", "far Mpps  far Gbps  status",
+		"2000000pps  1.500  0.768    1.008       -  500000     1.500     0.768      ok"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := sw.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil || len(rows) != 9 || rows[0][17] != "far_mpps" || rows[2][17] != "1.500" || rows[2][16] != "500000" || rows[1][17] != "1.000" {
+		t.Errorf("csv: %v\n%s", err, b.String())
+	}
+}
+
+// A generator's far side receives: a sweep --role gen --peer counts what
+// the far host received as the cell's received, and refuses roles whose
+// far side is not defined.
+func TestSweepPeerRoles(t *testing.T) {
+	for _, role := range []Role{RoleRx, RoleFwd} {
+		if _, err := PlanSweep(SweepSpec{Base: Config{Role: role, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:1"}); err == nil ||
+			!strings.Contains(err.Error(), "--peer is for gen") {
+			t.Errorf("sweep --role %s --peer: %v", role, err)
+		}
+	}
+	far := &fakeFar{rx: 90000}
+	srv := &Server{Token: []byte(testToken), Run: far.run, Log: &syncBuf{}, Timeouts: fastPeer}
+	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleGen, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:7400"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	RunSweep(context.Background(), sw, pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx), nil)
+	c := sw.Cells[0]
+	// the far result's 2 s are scaled to the near side's 1 s
+	if sw.FarRole != RoleRx || c.Status != CellMeasured || c.Mpps != 0.1 || c.FarMpps != 0.09 || c.Sent != 100000 || c.Received != 90000 || c.Lost != 10000 {
+		t.Errorf("gen cell: %+v", c)
+	}
+	var b strings.Builder
+	sw.PrintTable(&b)
+	if !strings.Contains(b.String(), "far Mpps what the far host received") || !strings.Contains(b.String(), "10000     0.090") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// The RFC 2544 search with the DUT on the far host: each trial starts a
+// capped far forwarder through serve; the loss is near tx - near rx, the
+// NDR is the cap, each trial carries the far counters, and the report
+// says where the lowest lossy trial lost its frames.
+func TestNDRThroughPeer(t *testing.T) {
+	h := &twoHostLoop{capPPS: 50e3}
+	spec := NDRSpec{Base: Config{Role: RoleLoop, VDevs: []string{"net_null0", "net_null1"}}, Sizes: []int{64}, TrialDuration: time.Second,
+		Resolution: "500pps", MaxTrials: 20, SearchMax: "80kpps", Peer: "far:7400"}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rep := RunNDR(context.Background(), spec, h.trial(t, Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, MaxRate: "50kpps", Cores: 1}), nil)
+	s := rep.Sizes[0]
+	if rep.Peer != "far:7400" || s.Error != "" || len(s.Invalid) > 0 || s.NDR.Mpps*1e6 < 49.5e3 || s.NDR.Mpps*1e6 > 50.01e3 || !s.NDR.Confirmed {
+		t.Fatalf("ndr: %+v", s)
+	}
+	for i, tr := range s.Trials {
+		f := h.farCfgs[i]
+		if tr.Far == nil || tr.Far.Received != tr.Sent || tr.Far.Forwarded != tr.Received || tr.Far.Policed != tr.Sent-tr.Received ||
+			f.Role != RoleFwd || f.MaxRate != "50kpps" || f.Rate != "" || f.Count != 0 {
+			t.Errorf("trial %d: %+v far %+v, far config %+v", tr.N, tr.TrialOutcome, tr.Far, f)
+		}
+	}
+	var b strings.Builder
+	rep.PrintTable(&b)
+	for _, want := range []string{"two hosts: the tester here", "the forwarder of peer far:7400",
+		"64 B: where the lowest lossy trial", "0 lost on the way to the far host", "in its forwarder (", "over its --max-rate, 0 on a full tx queue), 0 on the way back"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

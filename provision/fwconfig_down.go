@@ -1,0 +1,87 @@
+package provision
+
+import (
+	"context"
+	"strings"
+)
+
+// fwRestore is rig down --firmware for a step over the firmware planner
+// (the firmware step, the mode step): the parameters it owns that rig's
+// state file records go back to their Next Boot values from before rig's
+// first set, planned as an ordinary firmware plan (one set per device,
+// pending a power cycle like any set). Once the old values run, the
+// records of those parameters are forgotten. Records of parameters the
+// step does not own (set by another playbook's step) stay.
+type fwRestore struct {
+	name string
+	fw   *fwPlanner
+	owns func(param string) bool
+}
+
+func (d *fwRestore) Name() string { return d.name }
+
+// owned is the state file's records of d's parameters, by device.
+func (d *fwRestore) owned(st rigState) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for bdf, params := range st.Firmware {
+		for n, v := range params {
+			if d.owns(n) {
+				if out[bdf] == nil {
+					out[bdf] = map[string]string{}
+				}
+				out[bdf][n] = v
+			}
+		}
+	}
+	return out
+}
+
+// Check implements Step: read-only (the state file and queries).
+func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
+	st, err := loadState(d.fw.h)
+	if err != nil {
+		return Plan{}, &Problem{Object: d.name, Err: err}
+	}
+	rec := d.owned(st)
+	var plan Plan
+	if len(rec) == 0 {
+		plan.Notes = append(plan.Notes, d.name+": nothing recorded in "+stateFilePath()+" (rig set nothing, or it was restored)")
+		return plan, nil
+	}
+	for _, b := range sortedKeys(rec) {
+		if err := d.fw.plan(ctx, firmwareDevice(b, rec[b]), firmwareWords{}, &plan); err != nil {
+			return Plan{}, err
+		}
+	}
+	if len(plan.Ops) > 0 || plan.Pending != "" {
+		// the records stay until the old values run (after the power
+		// cycle): a later rig down --firmware then forgets them
+		return plan, nil
+	}
+	var names []string
+	for _, b := range sortedKeys(rec) {
+		names = append(names, b+" "+strings.Join(sortedKeys(rec[b]), ","))
+	}
+	plan.add(func(context.Context) error {
+		return updateState(d.fw.h, func(st *rigState) { d.forget(st) })
+	}, Change{Object: "rig state", Action: "forget the " + d.name + " record", From: stateFilePath(), To: strings.Join(names, "; ")})
+	return plan, nil
+}
+
+// forget drops d's parameters from the records; a device left with none
+// goes, and so does the section.
+func (d *fwRestore) forget(st *rigState) {
+	for bdf, params := range st.Firmware {
+		for n := range params {
+			if d.owns(n) {
+				delete(params, n)
+			}
+		}
+		if len(params) == 0 {
+			delete(st.Firmware, bdf)
+		}
+	}
+	if len(st.Firmware) == 0 {
+		st.Firmware = nil
+	}
+}
