@@ -24,9 +24,9 @@ func sriovPlaybook(t *testing.T, n int) string {
 	return p
 }
 
-// labLinks says which of names exist as netdevs in the lab's network
+// sriovLinks says which of names exist as netdevs in the lab's network
 // namespace and, with the same name, in its wire namespace.
-func labLinks(t *testing.T, name string, names ...string) (inLab, inWire []string) {
+func sriovLinks(t *testing.T, name string, names ...string) (inLab, inWire []string) {
 	t.Helper()
 	for ns, out := range map[string]*[]string{"rig-lab-" + name: &inLab, "rig-lab-" + name + "-wire": &inWire} {
 		h, err := host.NetlinkHandle(ns)
@@ -46,7 +46,7 @@ func labLinks(t *testing.T, name string, names ...string) (inLab, inWire []strin
 // wantLinks checks that exactly want of all exist, in the lab and on the wire.
 func wantLinks(t *testing.T, name, when string, want []string, all ...string) {
 	t.Helper()
-	inLab, inWire := labLinks(t, name, all...)
+	inLab, inWire := sriovLinks(t, name, all...)
 	if fmt.Sprint(inLab) != fmt.Sprint(want) || fmt.Sprint(inWire) != fmt.Sprint(want) {
 		t.Fatalf("%s: netdevs in the lab %v, on the wire %v; want %v", when, inLab, inWire, want)
 	}
