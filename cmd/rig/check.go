@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type checkFlags struct {
 	playbook string
 	rundir   string
 	db       string
+	metrics  string // --metrics-file
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -31,6 +33,10 @@ bridge (through-bridge: temporary rig-chk- ports; through-ports: in one of the
 bridge's ports, out another), removes what it added and reports Mpps, Gbps,
 loss and where OvS's counters place it, latency, and pass/fail per threshold.
 -o json prints the check's result (schemaVersion rig.check/v1). Needs root.
+--metrics-file FILE writes the figures for node_exporter's textfile
+collector (Prometheus text format, one series per frame size): also when
+the check fails, with rig_check_pass 0 (and rig_check_valid 0 when nothing
+valid was measured).
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
@@ -39,6 +45,7 @@ loss and where OvS's counters place it, latency, and pass/fail per threshold.
 	cmd.Flags().StringVarP(&f.playbook, "playbook", "p", "", "playbook with a check: section: an embedded name or a path")
 	cmd.Flags().StringVar(&f.rundir, "rundir", "", "private OvS instance `DIR` (as given to rig ovs daemon start --rundir)")
 	cmd.Flags().StringVar(&f.db, "db", "", "ovsdb remote, e.g. unix:/run/openvswitch/db.sock (default: the system OvS)")
+	registerMetricsFlag(cmd, &f.metrics)
 	_ = cmd.MarkFlagRequired("playbook")
 	a.registerLockFlags(cmd)
 	return cmd
@@ -73,8 +80,16 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 		return withCode(exitUsage, err)
 	}
 	sel := provision.Selection{Only: []string{"check"}}
+	steps, err := runner.Select(sel)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	mt, err := newMetricsTarget(f.metrics, pb, steps)
+	if err != nil {
+		return err
+	}
 	if !a.json() {
-		return a.executeAndReport(ctx, runner, provision.RunApply, sel, pb.Source)
+		return a.executeReportThen(ctx, runner, provision.RunApply, sel, pb.Source, mt.write)
 	}
 	lock, err := provision.AcquireLock(ctx, a.lockPath, a.lockTimeout)
 	if err != nil {
@@ -90,6 +105,12 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 	out.CheckResult, _ = st.Result.(*provision.CheckResult)
 	if err := a.emitJSON(out); err != nil {
 		return err
+	}
+	if err := mt.write(rep, time.Now()); err != nil {
+		if reportExit(rep) == nil {
+			return err
+		}
+		renderError(a.errOut, err)
 	}
 	return reportExit(rep)
 }

@@ -41,6 +41,10 @@ func TestCheckCommandUsage(t *testing.T) {
 		{"bad field", []string{"check", "-p", bad}, exitUsage, bad + ":4: check.frame_size: want 64..9000 bytes"},
 		{"bad threshold", []string{"check", "-p", bad}, exitUsage, bad + ":6: check.thresholds.max_loss_pct: want 0 (not checked) up to 100, got 200"},
 		{"no playbook", []string{"check"}, exitUsage, `required flag(s) "playbook" not set`},
+		{"metrics dir missing", []string{"check", "-p", "ovs-check", "--metrics-file", dir + "/no/rig.prom"}, exitUsage, "--metrics-file " + dir + "/no/rig.prom: directory " + dir + "/no does not exist"},
+		{"metrics file is a dir", []string{"check", "-p", "ovs-check", "--metrics-file", dir}, exitUsage, "is a directory"},
+		{"up metrics, no check", []string{"up", "-p", "hugepages-2m", "--metrics-file", dir + "/rig.prom"}, exitUsage, "playbook embedded:hugepages-2m has no check: section, so there is nothing to write"},
+		{"up metrics, check skipped", []string{"up", "-p", "ovs-check", "--skip", "check", "--metrics-file", dir + "/rig.prom"}, exitUsage, "the check step is not selected"},
 	}
 	for _, c := range cases {
 		code, out, errOut := asRoot(t, c.args...)
@@ -346,7 +350,8 @@ func TestPrivilegedCheckNamesWhereOvSDropped(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	code, m, errOut := l.checkJSON()
+	prom := filepath.Join(t.TempDir(), "rig.prom")
+	code, m, errOut := l.checkJSON("--metrics-file", prom)
 	<-done
 	r := run0(t, m)
 	loss := r["loss"].(map[string]any)
@@ -356,6 +361,12 @@ func TestPrivilegedCheckNamesWhereOvSDropped(t *testing.T) {
 	}
 	if !strings.Contains(m["error"].(string), "max_loss_pct (64 B) 1: measured") {
 		t.Fatalf("error %q", m["error"])
+	}
+	// below threshold: a valid measurement that did not pass
+	g := promGauges(t, prom)
+	series := "bridge=br-t,egress_port=rig-chk-out,frame_size=64,ingress_port=rig-chk-in,topology=through-bridge"
+	if g["rig_check_pass"][series] != 0 || g["rig_check_valid"][series] != 1 || g["rig_check_loss_ratio"][series] != r["lossPct"].(float64)/100 {
+		t.Errorf("metrics of a check below threshold: %v", g)
 	}
 	t.Logf("policed: %s", verdict)
 }
@@ -441,11 +452,19 @@ check:
 	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
 	}
-	code, m, errOut := l.checkJSON()
+	prom := filepath.Join(t.TempDir(), "rig.prom")
+	code, m, errOut := l.checkJSON("--metrics-file", prom)
 	r := run0(t, m)
 	loss := r["loss"].(map[string]any)
 	if code != 0 || m["pass"] != true || m["ingressPort"] != "p0" || m["egressPort"] != "p1" || m["farEndNetns"] != far || loss["countsAgree"] != true {
 		t.Fatalf("exit %d\n%v\n%s", code, m, errOut)
+	}
+	// the metrics file: the same figures, labelled with the path
+	g := promGauges(t, prom)
+	series := "bridge=br-tp,egress_port=p1,frame_size=64,ingress_port=p0,topology=through-ports"
+	if g["rig_check_pass"][series] != 1 || g["rig_check_valid"][series] != 1 || g["rig_check_mpps"][series] != r["rxMpps"] ||
+		g["rig_check_loss_ratio"][series] != r["lossPct"].(float64)/100 || g["rig_check_gbps"][series] != r["rxGbps"] {
+		t.Errorf("metrics %v\nwant series %s with the run's figures %v", g, series, r)
 	}
 	t.Logf("through-ports: %.4f Mpps, loss %.4f%%, %s", r["rxMpps"], r["lossPct"], loss["verdict"])
 	if f := l.cookieFlows("br-tp"); strings.Contains(f, "cookie=") {

@@ -24,6 +24,7 @@ type runFlags struct {
 	netns    string // rdma step: network namespace of the netdevs
 	down     bool   // plan --down / rig down: undo the playbook's steps
 	firmware bool   // with down: restore firmware parameters too
+	metrics  string // up: --metrics-file, the check step's figures
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -150,6 +151,7 @@ skipped while the other runs.
 		},
 	}
 	f.register(cmd)
+	registerMetricsFlag(cmd, &f.metrics)
 	a.registerLockFlags(cmd)
 	return cmd
 }
@@ -187,7 +189,7 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	env := a.env()
 	env.OVSRunDir, env.OVSDB, env.NetNS = f.rundir, f.db, f.netns
 	if !f.down {
-		return a.provision(cmd.Context(), pb, env, mode, sel)
+		return a.provision(cmd.Context(), pb, env, mode, sel, f.metrics)
 	}
 	runner, err := provision.NewDownRunnerFor(pb, env, provision.DownOptions{Firmware: f.firmware})
 	if err != nil {
@@ -207,7 +209,7 @@ func (a *app) provisionSection(ctx context.Context, pb *playbooks.Playbook, dryR
 	if dryRun {
 		mode = provision.RunPlan
 	}
-	return a.provision(ctx, pb, a.env(), mode, provision.Selection{})
+	return a.provision(ctx, pb, a.env(), mode, provision.Selection{}, "")
 }
 
 // env is the steps' environment from the global flags: the host seam, and
@@ -222,17 +224,22 @@ func (a *app) env() *provision.Env {
 	return env
 }
 
-// provision builds the playbook's steps, refuses a bad selection (exit 2)
-// and plans or applies them.
-func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *provision.Env, mode provision.RunMode, sel provision.Selection) error {
+// provision builds the playbook's steps, refuses a bad selection or
+// --metrics-file (exit 2) and plans or applies them.
+func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *provision.Env, mode provision.RunMode, sel provision.Selection, metricsFile string) error {
 	runner, err := provision.NewRunnerFor(pb, env)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if _, err := runner.Select(sel); err != nil {
+	steps, err := runner.Select(sel)
+	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	return a.executeAndReport(ctx, runner, mode, sel, pb.Source)
+	mt, err := newMetricsTarget(metricsFile, pb, steps)
+	if err != nil {
+		return err
+	}
+	return a.executeReportThen(ctx, runner, mode, sel, pb.Source, mt.write)
 }
 
 // fieldErrors turns a section's validation errors into one usage error.
@@ -251,6 +258,14 @@ func fieldErrors(what string, errs []playbooks.FieldError) error {
 // lock), prints the report and maps it to rig's exit codes. Every command
 // that runs steps (up, plan, hugepages set, mode set) goes through here.
 func (a *app) executeAndReport(ctx context.Context, runner *provision.Runner, mode provision.RunMode, sel provision.Selection, source string) error {
+	return a.executeReportThen(ctx, runner, mode, sel, source, nil)
+}
+
+// executeReportThen is executeAndReport, calling after (when not nil)
+// with the report once it is printed: --metrics-file. A failure of after
+// is rig's failure when the run itself succeeded, else printed and the
+// run's exit code kept.
+func (a *app) executeReportThen(ctx context.Context, runner *provision.Runner, mode provision.RunMode, sel provision.Selection, source string, after func(*provision.Report, time.Time) error) error {
 	if mode == provision.RunApply {
 		if err := a.needRoot(); err != nil {
 			return err
@@ -272,6 +287,14 @@ func (a *app) executeAndReport(ctx context.Context, runner *provision.Runner, mo
 		}
 	} else if err := rep.WriteText(a.out); err != nil {
 		return err
+	}
+	if after != nil {
+		if aerr := after(rep, time.Now()); aerr != nil {
+			if reportExit(rep) == nil {
+				return aerr
+			}
+			renderError(a.errOut, aerr)
+		}
 	}
 	if err := reportExit(rep); err != nil {
 		if rep.Summary.Failed == 0 && !a.json() {
