@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,6 +178,12 @@ func TestAnsibleRigModuleMapsReports(t *testing.T) {
 		_, argv = runModule(t, py, moduleRun{check: true, args: map[string]any{"command": "check", "playbook": "bf2-dpu"}, doc: upReport()})
 		if want := []string{"-o", "json", "plan", "--only", "check", "-p", "bf2-dpu"}; !reflect.DeepEqual(argv, want) {
 			t.Errorf("check mode, command check: argv %q, want %q", argv, want)
+		}
+	})
+	t.Run("check mode before rig is on the host", func(t *testing.T) {
+		m, _ := runModule(t, py, moduleRun{check: true, args: map[string]any{"playbook": "bf2-dpu", "rig_path": "/nonexistent/rig"}})
+		if m["failed"] == true || m["changed"] != true || !strings.Contains(fmt.Sprint(m["msg"]), "/nonexistent/rig is not on the host yet") {
+			t.Errorf("result %v", m)
 		}
 	})
 	t.Run("no shell", func(t *testing.T) {

@@ -144,6 +144,7 @@ ansible_facts:
 """
 
 import json
+import os
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -318,6 +319,12 @@ def main():
     )
     p = module.params
     rig = p["rig_path"]
+    if module.check_mode and "/" in rig and not os.path.exists(rig):
+        # check mode on a host rig is not copied to yet (the copy task only
+        # said it would copy): nothing to plan with; a real run installs it
+        module.exit_json(changed=True, changed_steps=[], pending=[], power_cycle_required=False, cmd=[],
+                         ansible_facts={"rig_power_cycle_required": False},
+                         msg="%s is not on the host yet: a real run copies it and runs rig up" % rig)
     if "/" not in rig:
         rig = module.get_bin_path(rig, required=True)
     argv = build_argv(rig, p, module.check_mode)
