@@ -2,13 +2,18 @@
 GO        ?= go
 BIN       := bin/rig
 # Every system package rig, its tests and its benchmark need.
-DEB_PKGS  := dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk pkg-config iproute2 util-linux gcc libc6-dev
+# The static link (bench/internal/dpdk/link_static.go) takes the .a archives
+# of the -dev packages after libdpdk-dev (which depends on them too).
+DEB_PKGS  := dpdk dpdk-dev libdpdk-dev openvswitch-switch-dpdk pkg-config iproute2 util-linux gcc libc6-dev \
+	libibverbs-dev libnl-3-dev libnl-route-3-dev libpcap0.8-dev libnuma-dev libbsd-dev libmd-dev libjansson-dev
 TEST_TIMEOUT ?= 25m
-# DPDK is linked statically into rig (bench/internal/dpdk/link_static.go):
-# no librte_*.so to find at run time, and no __tls_get_addr in the PMDs'
-# per-packet paths. cgo needs CGO_LDFLAGS_ALLOW for -Wl,--whole-archive,
-# which keeps the PMDs' registration constructors. GO_TAGS= builds against
-# the shared libraries instead (what plain `go build` does).
+# DPDK is linked statically into rig (bench/internal/dpdk/link_static.go),
+# and so are rdma-core, libpcap, libnuma and the rest: rig needs only glibc
+# at run time, and the PMDs' per-packet paths have no __tls_get_addr. cgo
+# needs CGO_LDFLAGS_ALLOW for -Wl,--whole-archive, which keeps the PMDs'
+# (and rdma-core's mlx5 provider's) registration constructors. GO_TAGS=
+# builds against the shared libraries instead (what plain `go build` does).
+# make release (mk/release.mk): static amd64 and arm64 binaries in dist/.
 GO_TAGS   ?= dpdkstatic
 export CGO_LDFLAGS_ALLOW := -Wl,--(no-)?whole-archive
 GOTAGS    := $(if $(GO_TAGS),-tags $(GO_TAGS),)
@@ -55,6 +60,6 @@ fuzz: deps
 	$(GO) test ./playbooks -run '^$$' -fuzz FuzzParse -fuzztime 30s
 
 clean:
-	rm -rf bin
+	rm -rf bin dist build
 
 -include mk/*.mk

@@ -29,7 +29,15 @@ type Child struct {
 	// Grace is how long the child has to stop after SIGINT (ctx cancelled)
 	// before SIGKILL; 0 = DefaultChildGrace.
 	Grace time.Duration
+	// Ready, when set, is called once the child's dataplane runs (its
+	// ports up, lcores polling): the child writes a line to a pipe whose
+	// fd ReadyFDEnv names.
+	Ready func()
 }
+
+// ReadyFDEnv names, in a child's environment, the fd `rig bench run-json`
+// writes "ready" to once its dataplane runs (Child.Ready).
+const ReadyFDEnv = "RIG_BENCH_READY_FD"
 
 // DefaultChildGrace: a dataplane stops in well under a second; memif and
 // vhost-user teardown waits up to a few.
@@ -84,14 +92,61 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if c.NetNS != "" {
 		object += " in netns " + c.NetNS
 	}
-	release, err := host.StartTied(cmd, c.NetNS)
+	readyR, err := c.readyPipe(cmd)
 	if err != nil {
+		return nil, failure(object, err, "", "")
+	}
+	release, err := host.StartTied(cmd, c.NetNS)
+	if len(cmd.ExtraFiles) > 0 {
+		cmd.ExtraFiles[0].Close() // the child's end
+	}
+	if err != nil {
+		if readyR != nil {
+			readyR.Close()
+		}
 		return nil, failure(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
 	}
+	readyDone := c.watchReady(readyR)
 	waitErr := c.wait(ctx, cmd)
+	<-readyDone
 	release()
 	c.removeRuntimeDir(cfg, cmd.Process.Pid)
 	return decodeChild(object, stdout.Bytes(), waitErr, tail.String())
+}
+
+// readyPipe gives the child the write end of a pipe as fd 3 (ReadyFDEnv)
+// when c.Ready is set; it returns the read end.
+func (c Child) readyPipe(cmd *exec.Cmd) (*os.File, error) {
+	if c.Ready == nil {
+		return nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("ready pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Env = append(os.Environ(), ReadyFDEnv+"=3")
+	return r, nil
+}
+
+// watchReady calls c.Ready when the child writes to the pipe; the channel
+// closes when the child's end closes (it exited).
+func (c Child) watchReady(r *os.File) <-chan struct{} {
+	done := make(chan struct{})
+	if r == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		defer r.Close()
+		b := make([]byte, 16)
+		if n, _ := r.Read(b); n > 0 {
+			c.Ready()
+		}
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	return done
 }
 
 // removeRuntimeDir removes the EAL runtime directory the ended child may

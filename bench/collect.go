@@ -38,6 +38,7 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 			ps[u.rxPort].RxBytes += s.RxBytes
 			ps[u.txPort].TxPkts += s.TxPkts
 			ps[u.rxPort].Drops += s.Drops
+			ps[u.rxPort].Policed += s.Policed
 			// tx bytes of a forwarder: what it received minus what it dropped
 			if s.RxPkts > 0 {
 				ps[u.txPort].TxBytes += uint64(float64(s.RxBytes) * float64(s.TxPkts) / float64(s.RxPkts))

@@ -59,6 +59,7 @@ type Config struct {
 	FwdSrcMAC string `json:"fwdSrcMAC,omitempty"`
 	TxFirst   int    `json:"txFirst,omitempty"`
 	TxRetry   int    `json:"txRetry,omitempty"` // fwd: retries (1 us apart) of a partial tx burst
+	MaxRate   string `json:"maxRate,omitempty"` // fwd: forward at most this many frames per second per port (500kpps)
 
 	LinkSpeed string        `json:"linkSpeed,omitempty"`
 	Capture   int           `json:"capture,omitempty"` // rx: keep the first N frames
@@ -82,6 +83,12 @@ type Config struct {
 	// Rate from it.
 	LatencyLoad  string  `json:"latencyLoad,omitempty"`
 	CapacityMpps float64 `json:"capacityMpps,omitempty"`
+
+	// Profile is the named profile (bench.Profiles) the settings and mlx5
+	// devargs were expanded from (ApplyProfile), for the report.
+	Profile string `json:"profile,omitempty"`
+	// PortOrigins: the ports named by netdev, with their roles (AddPort).
+	PortOrigins []PortOrigin `json:"portOrigins,omitempty"`
 }
 
 // DefaultConfig is the one table of defaults: rig's flags start from it,
@@ -190,7 +197,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkCounts, c.checkTraffic, c.checkLatency, c.checkMbufs, c.checkEAL, c.checkMemory} {
+	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkMaxRate, c.checkLatency, c.checkMbufs, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -212,6 +219,11 @@ func (c *Config) checkRole() error {
 	case "io", "mac", "macswap":
 	default:
 		return fmt.Errorf("bench: --fwd-mode %q: want io, mac or macswap", c.FwdMode)
+	}
+	if c.Profile != "" {
+		if _, err := LookupProfile(c.Profile); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -352,14 +364,11 @@ func (c *Config) EALArgs(mem Memory) []string {
 		lflag = "--lcores" // lcore-to-CPU mapping, e.g. 0@1,1@0
 	}
 	args := []string{"rig", lflag, lcores, "--file-prefix", c.FilePrefix, "--log-level", "5"}
-	pci := false
-	for _, p := range c.Ports {
-		if dev, _, _ := strings.Cut(p, ","); pciAddr(dev) {
-			pci = true
-			args = append(args, "-a", p)
-		}
+	allow := pciAllowList(c.Ports)
+	for _, a := range allow {
+		args = append(args, "-a", a)
 	}
-	if !pci {
+	if len(allow) == 0 {
 		args = append(args, "--no-pci")
 	}
 	memif := false

@@ -244,6 +244,9 @@ func (d *dataplane) configure(u *dpdk.Unit, p unitPlan, frames [][]byte, linkBps
 			src, _ = ParseMAC(c.FwdSrcMAC)
 		}
 		u.SetFwd(mode, dst, src, uint32(c.TxRetry))
+		if pps, depth, restart := policer(c); pps > 0 {
+			u.SetPolice(pps, depth, restart, PolicerIdle)
+		}
 		if p.txFirst {
 			u.SetTxFirst(uint16(c.TxFirst))
 		}

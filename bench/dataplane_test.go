@@ -506,13 +506,16 @@ func TestPrivilegedFwdAndRxSummaryMatchTheirSamples(t *testing.T) {
 	for _, role := range []Role{RoleFwd, RoleRx} {
 		t.Run(string(role), func(t *testing.T) {
 			s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
-			// the source outlasts the measured 2 s; the measured side
-			// keeps its links 3 s more so that it disconnects after
-			// the source stopped polling (a memif peer must not leave
-			// under a poller: quiesceMemif)
-			src := Config{Role: RoleLoop, Duration: 4 * time.Second, Rate: "300kpps", RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+			// the source outlasts the measured 2 s even when the
+			// measured side's EAL start takes seconds on a loaded
+			// machine (with 4 s, a DUT that started 2.4 s late saw the
+			// source stop 1.6 s into its 2 s); the measured side keeps
+			// its links long enough to disconnect after the source
+			// stopped polling (a memif peer must not leave under a
+			// poller: quiesceMemif)
+			src := Config{Role: RoleLoop, Duration: 7 * time.Second, Rate: "300kpps", RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
-			dut := Config{Role: role, Duration: 2 * time.Second, Hold: 3 * time.Second, Interval: 250 * time.Millisecond, RxD: 512, TxD: 512,
+			dut := Config{Role: role, Duration: 2 * time.Second, Hold: 6 * time.Second, Interval: 250 * time.Millisecond, RxD: 512, TxD: 512,
 				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}}
 			if role == RoleRx {
 				src.Role, src.VDevs = RoleGen, src.VDevs[:1]

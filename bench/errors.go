@@ -42,3 +42,9 @@ func failure(object string, err error, cause, fix string) *Error {
 func failuref(object, fix, format string, args ...any) *Error {
 	return &Error{Object: object, Err: fmt.Errorf(format, args...), fix: fix}
 }
+
+// NewError is an Error for callers outside bench (rig's flags): object,
+// what happened, why (may be empty) and the fix.
+func NewError(object string, err error, cause, fix string) *Error {
+	return failure(object, err, cause, fix)
+}

@@ -17,6 +17,7 @@ type Result struct {
 	SchemaVersion   string      `json:"schemaVersion"`
 	Role            Role        `json:"mode"`
 	FwdMode         string      `json:"fwdMode,omitempty"`
+	MaxRate         string      `json:"maxRate,omitempty"`         // fwd --max-rate
 	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
 	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
 	DurationS       float64     `json:"durationSeconds"`
@@ -41,9 +42,14 @@ type Result struct {
 	// Invalid says why the numbers cannot be right (received more than
 	// sent, frames without rig's stamp, the asked rate not reached, a link
 	// lost during the run); empty: a measurement. rig exits 5 when set.
-	Invalid   []string `json:"invalid,omitempty"`
-	linkDrops []string // ports whose link went down while the run ran
-	Captured  []Frame  `json:"-"`
+	Invalid []string `json:"invalid,omitempty"`
+	// Profile is the named profile the run's settings came from.
+	Profile string `json:"profile,omitempty"`
+	// Peer is the far side of a two-host run (rig bench gen|loop --peer):
+	// its ports are among Ports, with Host "far".
+	Peer      *PeerSide `json:"peer,omitempty"`
+	linkDrops []string  // ports whose link went down while the run ran
+	Captured  []Frame   `json:"-"`
 }
 
 // Frame is one captured frame (tests, --capture).
@@ -62,6 +68,7 @@ type PortStats struct {
 	RxPkts        uint64  `json:"rxPackets"`
 	RxBytes       uint64  `json:"rxBytes"`
 	Drops         uint64  `json:"drops"`
+	Policed       uint64  `json:"policed,omitempty"` // fwd --max-rate: received frames dropped over the cap
 	TxMpps        float64 `json:"txMpps"`
 	RxMpps        float64 `json:"rxMpps"`
 	TxGbps        float64 `json:"txGbps"`   // L2, FCS included
@@ -70,6 +77,10 @@ type PortStats struct {
 	RxGbpsL1      float64 `json:"rxGbpsL1"`
 	TxLineRatePct float64 `json:"txLineRatePct,omitempty"`
 	RxLineRatePct float64 `json:"rxLineRatePct,omitempty"`
+	// Origin: the port was named by its netdev, with this role.
+	Origin *PortOrigin `json:"origin,omitempty"`
+	// Host is "near" or "far" in a two-host run; "" otherwise.
+	Host string `json:"host,omitempty"`
 }
 
 // Latency is from the TSC stamps (generator to receiver), microseconds.
@@ -129,6 +140,9 @@ func (r *Result) PrintSummary(w io.Writer) {
 	if r.LinkSpeedGbps > 0 {
 		fmt.Fprintf(w, ", link %gG (%s)", r.LinkSpeedGbps, r.LinkSpeedSource)
 	}
+	if r.Profile != "" {
+		fmt.Fprintf(w, ", profile %s", r.Profile)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "port\tdriver\ttx pkts\ttx Mpps\ttx Gbps\trx pkts\trx Mpps\trx Gbps\trx L1 Gbps\t% line\tdrops\t")
@@ -137,10 +151,13 @@ func (r *Result) PrintSummary(w io.Writer) {
 		if r.LinkSpeedGbps > 0 {
 			pct = fmt.Sprintf("%.1f", math.Max(p.TxLineRatePct, p.RxLineRatePct))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.Name, p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.DisplayName(), p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
 	}
 	tw.Flush()
-	if r.Role == RoleLoop || r.Role == RoleRx {
+	r.printPortOrigins(w)
+	r.printPeer(w)
+	r.printPoliced(w)
+	if r.Role == RoleLoop || r.Role == RoleRx || r.Peer != nil {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
 	if l := r.Latency; l != nil {

@@ -10,6 +10,9 @@ import (
 type Progress struct {
 	W   io.Writer
 	TTY bool
+	// Ready, when set, is called once the dataplane runs (ports up, lcores
+	// polling): a two-host run's far side tells the near side to send.
+	Ready func()
 }
 
 // ErrNoDataplane is what Run returns in a rig built without cgo: the

@@ -24,9 +24,9 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	if c.LatencyLoad != "" && c.CapacityMpps == 0 {
 		return nil, fmt.Errorf("bench: --latency-load %s: the path's capacity was not measured (AtLatencyLoad probes it first)", c.LatencyLoad)
 	}
-	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores}
+	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores, Profile: c.Profile}
 	if c.Role == RoleFwd {
-		res.FwdMode = c.FwdMode
+		res.FwdMode, res.MaxRate = c.FwdMode, c.MaxRate
 	}
 	var frames [][]byte
 	if c.Pcap != "" {
@@ -108,6 +108,9 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	if err := d.start(); err != nil {
 		return nil, err
 	}
+	if prog.Ready != nil {
+		prog.Ready() // the lcores poll: a peer may send now
+	}
 	elapsed := newMonitor(c, d.units, d.ports, res, prog, start).run(ctx)
 	d.stop()
 	if c.Role == RoleFwd {
@@ -116,6 +119,7 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 		elapsed = time.Since(start)
 	}
 	collect(c, d.units, d.ports, res, elapsed)
+	labelPorts(c, res)
 	asked, _ := ParseRate(c.Rate, c.FrameSize, linkBps) // validated
 	res.Invalid = judge(c, res, asked, 2*pollInterval(c))
 	latencyLoad(c, res)

@@ -18,6 +18,10 @@ import (
 // before the run says the rate was not reached: 10%.
 const RateTolerance = 0.10
 
+// RateNotReached starts the reason of a run whose generators stayed more
+// than RateTolerance below --rate (a search tells it from the others).
+const RateNotReached = "asked --rate "
+
 // reorderLimit: rig stamps one sequence per flow, so a path that forwards
 // reorders few frames; more than 1% older than expected are duplicates or
 // stale buffers (a port that returns old mbufs, e.g. net_null).
@@ -47,7 +51,7 @@ func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 		}
 		got := float64(r.Sent) / secs
 		if got < askedPPS*(1-RateTolerance) {
-			bad = append(bad, fmt.Sprintf("asked --rate %s (%.3f Mpps) but sent %.3f Mpps, more than %.0f%% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate", c.Rate, askedPPS/1e6, got/1e6, RateTolerance*100))
+			bad = append(bad, fmt.Sprintf(RateNotReached+"%s (%.3f Mpps) but sent %.3f Mpps, more than %.0f%% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate", c.Rate, askedPPS/1e6, got/1e6, RateTolerance*100))
 		}
 	}
 	for _, p := range r.Ports {

@@ -1,6 +1,7 @@
 # make demo-ovs: OvS-DPDK proven with traffic (playbook ovs-check) on a private
 #  instance: plan, up (hugepages, bridge, then the check's Mpps through the
-#  bridge), up again (0 changes; the check runs again). The instance runs in
+#  bridge), up again (0 changes; the check runs again), down (undone from
+#  rig's records, kept in DEMO_DIR, not the host's /var/lib/rig). The instance runs in
 #  its own network namespace (DEMO_NETNS) so that another netdev-datapath OvS
 #  on the host (its shared ovs-netdev tap) cannot collide with it; it is
 #  stopped, and the namespace removed, also when a step fails.
@@ -20,13 +21,15 @@ DPDK_RTE   := /var/run/dpdk/rte
 demo-check:
 	@rm -rf $(DEMO_DIR)/check && mkdir -p $(DEMO_DIR)
 	@ip netns add $(DEMO_NETNS) && ip -n $(DEMO_NETNS) link set lo up
-	@X="ip netns exec $(DEMO_NETNS) ./$(BIN)"; D=$(DEMO_DIR)/check; L="--lock-file $(DEMO_DIR)/lock"; \
+	@X="ip netns exec $(DEMO_NETNS) env RIG_STATE_FILE=$(DEMO_DIR)/state.json ./$(BIN)"; D=$(DEMO_DIR)/check; L="--lock-file $(DEMO_DIR)/lock"; \
 	  rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); \
 	  set -x; $$X ovs daemon start --rundir $$D && \
 	  $$X plan -p ovs-check --rundir $$D && \
 	  $$X up -p ovs-check --rundir $$D $$L && \
 	  { set +x; echo "--- second run: expect 0 changes; the check runs again (traffic is not a change)"; set -x; } && \
-	  $$X up -p ovs-check --rundir $$D $$L; \
+	  $$X up -p ovs-check --rundir $$D $$L && \
+	  { set +x; echo "--- rig down: what up configured, undone from its records"; set -x; } && \
+	  $$X down -p ovs-check --rundir $$D $$L; \
 	  rc=$$?; $$X ovs daemon stop --rundir $$D; ip netns del $(DEMO_NETNS); \
 	  { set +x; } 2>/dev/null; [ -n "$$rte" ] || rmdir $(DPDK_RTE) 2>/dev/null; exit $$rc
 
@@ -42,6 +45,7 @@ demo-full: demo-ovs
 	./$(BIN) up -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --lock-file $(DEMO_DIR)/lock --only mode,rdma
 	@echo "=== OvS-DPDK: private instance, netdev bridge with DPDK vdev ports"
 	rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); \
+	  export RIG_STATE_FILE=$(DEMO_DIR)/state.json; \
 	  ./$(BIN) ovs daemon start --rundir $(DEMO_DIR)/ovs && \
 	  ./$(BIN) up -p ovs-vdev --rundir $(DEMO_DIR)/ovs --lock-file $(DEMO_DIR)/lock && \
 	  ./$(BIN) up -p ovs-vdev --rundir $(DEMO_DIR)/ovs --lock-file $(DEMO_DIR)/lock && \

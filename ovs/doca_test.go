@@ -72,8 +72,8 @@ func TestResolveDOCAName(t *testing.T) {
 	h := bf3Root(t, nil)
 	for name, want := range map[string]string{
 		"p0":          "uplink (phys_port_name p0) of 0000:03:00.0",
-		"pf0hpf":      "host-PF representor (phys_port_name pf0) on 0000:03:00.0",
-		"pf1hpf":      "host-PF representor (phys_port_name pf1) on 0000:03:00.1",
+		"pf0hpf":      "host-PF representor (phys_port_name c1pf0) on 0000:03:00.0",
+		"pf1hpf":      "host-PF representor (phys_port_name c1pf1) on 0000:03:00.1",
 		"en3f0pf0sf0": "SF 0 representor (phys_port_name pf0sf0) on 0000:03:00.0",
 	} {
 		n, err := ResolveDOCAName(h, name)
@@ -106,7 +106,7 @@ func TestStatusResolution(t *testing.T) {
 			"DEVARGS    RESOLUTION",
 			"br-sfc  p0      dpdk      1",
 			"by netdev name: uplink (phys_port_name p0) of 0000:03:00.0",
-			"by netdev name: host-PF representor (phys_port_name pf0) on 0000:03:00.0",
+			"by netdev name: host-PF representor (phys_port_name c1pf0) on 0000:03:00.0",
 			"net_null0  devargs given",
 			"\nok: DPDK initialised (DPDK 22.11.11), ovs-vswitchd running, 4 interface(s) on 1 bridge(s), all attached\n"}},
 		{"state-upstream-byname.json", false, []string{

@@ -26,6 +26,9 @@ import (
 //	  flows: 1                     # distinct 5-tuples (source ports)
 //	  cores: 1
 //	  thresholds: {min_mpps: 1, min_linerate_pct: 0, max_loss_pct: 0.1, max_p99_us: 0}
+//	  search: ndr                  # instead of one run per size: the RFC 2544 zero-loss
+//	                               # search (trials of duration); thresholds judge its NDR
+//	  ndr: {resolution: 0.5%, max_trials: 20, pdr_loss_pct: 0.5, max: 1Mpps, loss_retries: 0}
 type CheckSpec struct {
 	Topology    string          `yaml:"topology"`
 	Bridge      string          `yaml:"bridge"`
@@ -40,6 +43,8 @@ type CheckSpec struct {
 	Flows       int             `yaml:"flows"`
 	Cores       int             `yaml:"cores"`
 	Thresholds  CheckThresholds `yaml:"thresholds"`
+	Search      string          `yaml:"search"`
+	NDR         CheckNDR        `yaml:"ndr"`
 }
 
 // CheckThresholds are the pass/fail limits; 0 (or absent) = not checked.
@@ -142,6 +147,7 @@ func (s *CheckSpec) ValidateWith(o *OVSSpec) []FieldError {
 	v.topology(s, o)
 	v.traffic(s)
 	v.thresholds(s.Thresholds)
+	v.search(s)
 	return v.errs
 }
 

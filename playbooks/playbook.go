@@ -32,6 +32,7 @@ type Playbook struct {
 	RDMA        *RDMASpec      `yaml:"rdma"`
 	MST         *MSTSpec       `yaml:"mst"`
 	Mode        *ModeSpec      `yaml:"mode"`
+	Firmware    *FirmwareSpec  `yaml:"firmware"`
 	Kernel      *KernelSpec    `yaml:"kernel"`
 	Bind        *BindSpec      `yaml:"bind"`
 	SRIOV       *SRIOVSpec     `yaml:"sriov"`
@@ -305,6 +306,9 @@ func (p *Playbook) Validate() []FieldError {
 	}
 	if p.Mode != nil {
 		add("mode", p.Mode.Validate())
+	}
+	if p.Firmware != nil {
+		add("firmware", p.Firmware.Validate())
 	}
 	if p.Kernel != nil {
 		add("kernel", p.Kernel.Validate())

@@ -26,8 +26,12 @@ type CheckResult struct {
 	Egress        string     `json:"egressPort"`
 	NetNS         string     `json:"farEndNetns,omitempty"`
 	Runs          []CheckRun `json:"runs"`
-	Pass          bool       `json:"pass"`
-	Notes         []string   `json:"notes,omitempty"`
+	// Search is the zero-loss search (check: {search: ndr}) instead of
+	// Runs, and SearchThresholds judge its NDR per frame size
+	Search           *bench.NDRReport   `json:"search,omitempty"`
+	SearchThresholds []ThresholdVerdict `json:"searchThresholds,omitempty"`
+	Pass             bool               `json:"pass"`
+	Notes            []string           `json:"notes,omitempty"`
 }
 
 // CheckRun is one frame size's measurement.
@@ -217,6 +221,9 @@ func (r *CheckResult) WriteText(w io.Writer) error {
 	fmt.Fprintln(w)
 	for _, run := range r.Runs {
 		run.writeText(w)
+	}
+	if r.Search != nil {
+		r.writeSearchText(w)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

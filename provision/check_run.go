@@ -79,6 +79,12 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 	if note != "" {
 		res.Notes = append(res.Notes, note)
 	}
+	if sp.Search == playbooks.SearchNDR {
+		if err := s.measureSearch(ctx, path, lcores, res); err != nil {
+			return res, err
+		}
+		return res, judgeSearch(res)
+	}
 	for _, size := range sp.Sizes() {
 		run, rerr := s.runOne(ctx, path, size, lcores)
 		if run != nil {

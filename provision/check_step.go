@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"rig/bench"
 	"rig/internal/labinfo"
@@ -33,6 +34,8 @@ type checkStep struct {
 	o      checkOVS
 	// dataplane builds the runner for a network namespace ("" = rig's own).
 	dataplane func(netns string) Dataplane
+	// trialGap is the pause between a search's trials (search: ndr)
+	trialGap time.Duration
 }
 
 // NewCheckStep builds the check step; pbOVS is the playbook's ovs section
@@ -44,7 +47,7 @@ func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec)
 	}
 	h := env.Host
 	c := ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))
-	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane}
+	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: bench.DefaultTrialGap}
 	return s, nil
 }
 
@@ -156,6 +159,9 @@ func (s *checkStep) describe() string {
 	rate := sp.Rate
 	if rate == "" {
 		rate = "as fast as possible"
+	}
+	if sp.Search == playbooks.SearchNDR {
+		rate = "the RFC 2544 zero-loss search (NDR/PDR, trials of the duration)"
 	}
 	return fmt.Sprintf("%s, frames %v B, %v after %v warm-up, %s, %d flow(s), %d core(s)", d, sp.Sizes(), sp.DurationOrDefault(),
 		sp.WarmupOrDefault(), rate, sp.FlowsOrDefault(), sp.CoresOrDefault())

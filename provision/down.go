@@ -40,7 +40,7 @@ func keptWhy(step string) string {
 	case "check":
 		return "check: nothing to undo (each check removes its ports and flows when it ends)"
 	case "mode":
-		return "mode: firmware left as is (rig down --firmware restores it; it takes effect at the next power cycle)"
+		return "mode: the DPU mode is left as it is (rig down does not restore a mode; set it with rig mode set, or a mode section, and power-cycle)"
 	}
 	return step + ": rig down cannot undo this step yet; left as is"
 }

@@ -305,16 +305,16 @@ func TestModeDevices(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:03:00.1": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
 	// auto: function 0 of each BlueField device, from the smartnic
 	// inventory; under a fixture root discovery runs no tool
-	if devs, skipped, err := modeTargets(ctx, r.h, nil); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 || len(skipped) != 0 {
+	if devs, skipped, err := modeTargets(ctx, r.h, nil, mlxconfig.ModeDPU); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.0" || devs[0].Generation != mlxconfig.BlueField2 || strings.Join(skipped, ";") != "0000:5e:00.0 (ConnectX-6 Dx): a ConnectX has no DPU mode; left alone" {
 		t.Fatalf("auto: %+v %v %v", devs, skipped, err)
 	}
-	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
+	if devs, _, err := modeTargets(ctx, r.h, []string{"0000:03:00.1"}, mlxconfig.ModeDPU); err != nil || len(devs) != 1 || devs[0].BDF != "0000:03:00.1" || devs[0].Generation != mlxconfig.BlueField2 {
 		t.Fatalf("explicit function 1: %+v %v", devs, err)
 	}
 	if len(r.rec.Calls()) != 0 {
 		t.Fatalf("discovery ran tools: %q", r.rec.Calls())
 	}
-	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not a BlueField") {
+	if _, err := modeStepFor(t, r, "dpu", "0000:5e:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "mode.devices: 0000:5e:00.0 (ConnectX-6 Dx): a ConnectX has no DPU mode") {
 		t.Errorf("CX6Dx: %v", err)
 	}
 	if _, err := modeStepFor(t, r, "dpu", "0000:99:00.0").Check(ctx); err == nil || !strings.Contains(err.Error(), "not present") {
@@ -360,5 +360,208 @@ func TestModeUnknownGeneration(t *testing.T) {
 	_, err = modeStepFor(t, r2, "dpu").Check(ctx)
 	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "no BlueField found") || !strings.Contains(err.Error(), "found only 0000:b1:00.0 (BlueField-4)") {
 		t.Fatalf("only BlueField-4: %v", err)
+	}
+}
+
+// mlxSample reads a real-format tool output from mlxconfig/testdata.
+func mlxSample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("mlxconfig", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// answerQuery makes the rig's mstconfig answer every query with out (and
+// exit 3 with a ToolError when fail), recording the argv; other commands
+// go to the simulator.
+func (r *modeRig) answerQuery(out string, fail bool) {
+	inner := r.h.Exec
+	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		if name == "mstconfig" && len(args) > len(mlxconfig.ModeParams) && args[len(args)-len(mlxconfig.ModeParams)-1] == "q" {
+			argv := append([]string{name}, args...)
+			r.rec.Record(argv)
+			if fail {
+				return []byte(out), &host.ToolError{Argv: argv, Stdout: out, Err: errors.New("exit status 3")}
+			}
+			return []byte(out), nil
+		}
+		return inner(ctx, name, args...)
+	}
+}
+
+// A mode change followed by a warm reboot (not the power cycle rig asked
+// for with exit 3) leaves the firmware refusing NV access: Check and
+// `rig mode show` explain it, name the device, wrap the tool's argv and
+// output, and write nothing; a power cycle heals it.
+func TestModeWarmRebootExplained(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	s := modeStepFor(t, r, "dpu")
+	if err := checkAndApply(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.sim.WarmReboot(); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	for name, check := range map[string]func() error{
+		"check": func() error { _, err := s.Check(ctx); return err },
+		"show":  func() error { _, err := ShowModes(ctx, r.h, nil); return err },
+	} {
+		err := check()
+		p, ok := AsProblem(err)
+		var te *host.ToolError
+		if !ok || !errors.As(err, &te) || te.Argv[0] != "mstconfig" || !strings.Contains(te.Stdout, "NV access registers") {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.Object != "mode: 0000:03:00.0" || !strings.Contains(err.Error(), "nv-access-check-failed on 0000:03:00.0") ||
+			!strings.Contains(p.Cause(), "only rebooted") || !strings.Contains(p.Fix(), "mstfwreset -d 0000:03:00.0 reset") || !strings.Contains(p.Fix(), "cold power cycle") {
+			t.Errorf("%s: object %q\n%v\ncause %q\nfix %q", name, p.Object, err, p.Cause(), p.Fix())
+		}
+	}
+	if w := r.writes(); len(w) != 0 {
+		t.Fatalf("writes: %v", w)
+	}
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	if plan, err := s.Check(ctx); err != nil || !plan.Satisfied() || plan.Pending != "" {
+		t.Fatalf("after power cycle: %+v %v", plan, err)
+	}
+}
+
+// Query failures of each family, and a failing set, become Problems with
+// cause and fix; the tool error (argv, output) stays in the chain.
+func TestModeToolFailureTexts(t *testing.T) {
+	ctx := context.Background()
+	for file, want := range map[string]string{
+		"err-open.txt":        "open-failed on 0000:03:00.0",
+		"err-unsupported.txt": "unsupported-device on 0000:03:00.0",
+		"err-livefish.txt":    "livefish on 0000:03:00.0",
+		"err-nv-rc.txt":       "nv-access-check-failed on 0000:03:00.0 (ME_REG_ACCESS_DEV_BUSY)",
+		"err-nv-disabled.txt": "nv-access-unsupported on 0000:03:00.0 (ME_REG_ACCESS_BAD_PARAM)",
+	} {
+		r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+		r.answerQuery(mlxSample(t, file), true)
+		_, err := modeStepFor(t, r, "dpu").Check(ctx)
+		p, ok := AsProblem(err)
+		var te *host.ToolError
+		if !ok || !errors.As(err, &te) || !strings.Contains(err.Error(), want) || p.Cause() == "" || p.Fix() == "" ||
+			!strings.Contains(err.Error(), "mstconfig -e -d 0000:03:00.0 q INTERNAL_CPU_MODEL") {
+			t.Errorf("%s: %v", file, err)
+		}
+	}
+	// a set on a device that lost NV access between plan and apply
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	plan, err := modeStepFor(t, r, "dpu").Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := r.h.Exec
+	r.h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		if len(args) > 3 && args[3] == "set" {
+			out := mlxSample(t, "err-set-nv.txt")
+			return []byte(out), &host.ToolError{Argv: append([]string{name}, args...), Stdout: out, Err: errors.New("exit status 3")}
+		}
+		return inner(ctx, name, args...)
+	}
+	err = plan.Apply(ctx)
+	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "set firmware config failed (nv-access-check-failed on 0000:03:00.0)") ||
+		!strings.Contains(p.Fix(), "mstfwreset -d 0000:03:00.0 reset") || !strings.Contains(err.Error(), "mstconfig -y -d 0000:03:00.0 set") {
+		t.Fatalf("set: %v", err)
+	}
+}
+
+// A table without some mode rows (truncated output, older firmware) is
+// not a diff: the plan stops and names the rows; nothing is written.
+func TestModeIncompleteQuery(t *testing.T) {
+	ctx := context.Background()
+	real := mlxSample(t, "q-bf3-real.txt")
+	cut := real[:strings.Index(real, "        INTERNAL_CPU_IB_VPORT0")]
+	for want, missing := range map[string]string{
+		"dpu": "INTERNAL_CPU_IB_VPORT0 (no row), INTERNAL_CPU_OFFLOAD_ENGINE (no row)",
+		"nic": "INTERNAL_CPU_OFFLOAD_ENGINE (no row)", // BF3 NIC mode needs MODEL and OFFLOAD_ENGINE only
+	} {
+		r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:separated"})
+		r.answerQuery(cut, false)
+		s := modeStepFor(t, r, want)
+		_, err := s.Check(ctx)
+		p, ok := AsProblem(err)
+		if !ok || !strings.Contains(err.Error(), "printed no readable Next Boot value for "+missing) || !strings.Contains(p.Cause(), "truncated") {
+			t.Errorf("%s: %v", want, err)
+		}
+		if err := checkAndApply(ctx, s); err == nil || len(r.writes()) != 0 {
+			t.Errorf("%s: applied %v, writes %v", want, err, r.writes())
+		}
+	}
+	// an N/A value is not read either
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
+	r.answerQuery(strings.Replace(real, "ENABLED(0)      ", "N/A             ", 1), false)
+	if _, err := modeStepFor(t, r, "dpu").Check(ctx); err == nil || !strings.Contains(err.Error(), `INTERNAL_CPU_OFFLOAD_ENGINE (Next Boot "N/A")`) {
+		t.Errorf("N/A: %v", err)
+	}
+}
+
+// Without a Current column (firmware that cannot report it; the real
+// BlueField-3 sample is a plain query) only Next Boot is known: the plan
+// says so instead of claiming a running mode, and show marks current as
+// not read.
+func TestModeNoCurrentColumn(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
+	r.answerQuery(mlxSample(t, "q-bf3-real.txt"), false)
+	plan, err := modeStepFor(t, r, "dpu").Check(ctx)
+	if err != nil || !plan.Satisfied() || plan.Pending != "" || !strings.Contains(strings.Join(plan.Notes, "\n"), "printed no Current column") {
+		t.Fatalf("dpu: %+v %v", plan, err)
+	}
+	plan, err = modeStepFor(t, r, "nic").Check(ctx)
+	if err != nil || strings.Join(changeStrings(plan), "\n") != "mode 0000:03:00.0: set INTERNAL_CPU_OFFLOAD_ENGINE (next boot) ENABLED(0) -> DISABLED(1)" ||
+		!strings.Contains(strings.Join(plan.Notes, "\n"), "running not-read mode, next boot dpu mode") {
+		t.Fatalf("nic: %q %+v %v", changeStrings(plan), plan, err)
+	}
+	reps, err := ShowModes(ctx, r.h, nil)
+	if err != nil || len(reps) != 1 {
+		t.Fatal(reps, err)
+	}
+	rep := reps[0]
+	if rep.CurrentRead || rep.Current != mlxconfig.ModeNotRead || rep.Next != mlxconfig.ModeDPU || rep.Pending || len(rep.Params) != 5 ||
+		len(rep.Unread) != 1 || !strings.Contains(rep.Unread[0], "current mode: mstconfig printed no Current column") {
+		t.Fatalf("show: %+v", rep)
+	}
+	for _, p := range rep.Params {
+		if p.Current.Present {
+			t.Errorf("%s has a current value", p.Name)
+		}
+	}
+}
+
+// A ConnectX has no DPU mode: `rig mode show` says n/a without running a
+// tool, and a playbook mode section for a ConnectX-only host is refused at
+// plan time, naming the field, the card and the fix.
+func TestModeConnectXOnly(t *testing.T) {
+	ctx := context.Background()
+	r := newModeRig(t, map[string]string{})
+	writePCIFunction(t, r.h.Root, "0000:5e:00.0", "15b3", "101d")
+	writePCIFunction(t, r.h.Root, "0000:5e:00.1", "15b3", "101d")
+	reps, err := ShowModes(ctx, r.h, nil)
+	if err != nil || len(reps) != 1 || reps[0].BDF != "0000:5e:00.0" || reps[0].Applicable || reps[0].Current != mlxconfig.ModeNotApplicable ||
+		reps[0].Next != mlxconfig.ModeNotApplicable || reps[0].Model != "ConnectX-6 Dx" || !strings.Contains(reps[0].Note, "not applicable") {
+		t.Fatalf("show: %+v %v", reps, err)
+	}
+	if reps, err := ShowModes(ctx, r.h, []string{"5e:00.1"}); err != nil || len(reps) != 1 || reps[0].Current != mlxconfig.ModeNotApplicable {
+		t.Fatalf("show --device: %+v %v", reps, err)
+	}
+	for _, want := range []string{"dpu", "nic", "separated"} {
+		_, err = modeStepFor(t, r, want).Check(ctx)
+		p, ok := AsProblem(err)
+		if !ok || p.Object != "mode.want: "+want || !strings.Contains(err.Error(), "the NIC found is 0000:5e:00.0 (ConnectX-6 Dx), and a ConnectX has no DPU mode") ||
+			!strings.Contains(p.Fix(), "remove the mode section") {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+	if c := r.rec.Calls(); len(c) != 0 {
+		t.Errorf("ran tools: %q", c)
 	}
 }

@@ -75,7 +75,7 @@ func TestOVSStepDOCAByNameApplyTwice(t *testing.T) {
 	st := rep.Steps[0]
 	notes := strings.Join(st.Notes, "\n")
 	if st.Status != StatusChanged || !strings.Contains(notes, "p0: no devargs, OVS-DOCA resolves it by its netdev name: uplink (phys_port_name p0) of 0000:03:00.0") ||
-		!strings.Contains(notes, "pf0hpf: no devargs, OVS-DOCA resolves it by its netdev name: host-PF representor (phys_port_name pf0) on 0000:03:00.0") {
+		!strings.Contains(notes, "pf0hpf: no devargs, OVS-DOCA resolves it by its netdev name: host-PF representor (phys_port_name c1pf0) on 0000:03:00.0") {
 		t.Fatalf("first apply: %+v", st)
 	}
 	want := [][]string{

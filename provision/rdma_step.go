@@ -74,10 +74,7 @@ func (s *rdmaStep) resolve() ([]rdmaTarget, error) {
 			}
 			p, ok := inv.NetdevPort(ps.Netdev)
 			if !ok {
-				return nil, &Problem{Object: "rdma: netdev " + ps.Netdev,
-					Err:       errors.New("no RDMA port has this netdev"),
-					CauseText: "the netdev does not exist, is not on a Mellanox function, or mlx5_ib (RDMA) is not loaded",
-					FixText:   "check `rdma link` and `ip link`; load mlx5_ib (`modprobe mlx5_ib`), or fix the netdev name in the playbook"}
+				return nil, s.noPort(ps.Netdev)
 			}
 			dev, num = p.Device, p.Port
 		}
@@ -98,6 +95,21 @@ func (s *rdmaStep) resolve() ([]rdmaTarget, error) {
 		out = append(out, rdmaTarget{object: obj, port: p, netdev: nd})
 	}
 	return out, nil
+}
+
+// noPort explains a netdev that no RDMA port lists: it does not exist at
+// all, or it exists but no RDMA device (of a PCI function or of an SF's
+// auxiliary device) names it.
+func (s *rdmaStep) noPort(netdev string) error {
+	obj := "rdma: netdev " + netdev
+	if _, err := s.h.Lstat("/sys/class/net/" + netdev); err != nil {
+		return &Problem{Object: obj, Err: fmt.Errorf("no such netdev (%s does not exist)", s.h.Path("/sys/class/net/"+netdev)),
+			CauseText: "there is no network interface by this name on this host (a typo, a name udev changed, or its driver is not loaded)",
+			FixText:   "check `ip link` and `rdma link`, and put the netdev's name in the playbook"}
+	}
+	return &Problem{Object: obj, Err: errors.New("no RDMA port has this netdev"),
+		CauseText: "the netdev exists, but no RDMA device lists it: it is not on a Mellanox PCI function or SF, or mlx5_ib (RDMA) is not loaded",
+		FixText:   "check `rdma link`; load mlx5_ib (`modprobe mlx5_ib`), or name a netdev that `rdma link` shows"}
 }
 
 func stateText(p smartnic.RDMAPort) string {

@@ -183,10 +183,11 @@ func TestRDMAAdminDownNoCable(t *testing.T) {
 func TestRDMAUnknownPorts(t *testing.T) {
 	root := "../testdata/hosts/bf2-dpu-arm"
 	for spec, want := range map[playbooks.RDMAPortSpec]string{
-		{Netdev: "eth7"}:            "rdma: netdev eth7: no RDMA port has this netdev",
+		{Netdev: "eth7"}:            "rdma: netdev eth7: no such netdev",
 		{Device: "mlx5_9", Port: 1}: "rdma mlx5_9/1: read state",
 		{Device: "mlx5_0", Port: 2}: "rdma mlx5_0/2",
-		{Netdev: "tmfifo_net0"}:     "no RDMA port has this netdev",
+		{Netdev: "tmfifo_net0"}:     "rdma: netdev tmfifo_net0: no RDMA port has this netdev",
+		{Netdev: "bond0"}:           "rdma: netdev bond0: no RDMA port has this netdev",
 	} {
 		s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{spec}}, nil)
 		_, err := s.Check(context.Background())
@@ -199,6 +200,47 @@ func TestRDMAUnknownPorts(t *testing.T) {
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}, {Netdev: "p1"}}}, nil)
 	if r := runStepOnce(t, s, RunApply); r.Status != StatusOK || len(r.Notes) != 2 {
 		t.Errorf("bf2-dpu-arm: %s %v %s", r.Status, r.Notes, r.Error)
+	}
+}
+
+// Issue 13 item 4: an rdma step naming an SF's netdev finds the SF's own
+// RDMA device (mlx5_2, under the auxiliary device mlx5_core.sf.2, not the
+// PCI function) and converges: on a copy of each BlueField Arm fixture
+// with the SF netdev admin-down, apply sets it up once, the second apply
+// changes nothing and runs nothing.
+func TestRDMASFNetdevApplyTwice(t *testing.T) {
+	const sfDir = "sys/devices/pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/mlx5_core.sf.2"
+	for _, fixture := range []string{"bf2-dpu-arm", "bf3-dpu-arm"} {
+		root := copyHostRoot(t, fixture)
+		for p, v := range map[string]string{sfDir + "/net/enp3s0f0s0/flags": "0x1002", sfDir + "/net/enp3s0f0s0/operstate": "down",
+			sfDir + "/infiniband/mlx5_2/ports/1/state": "1: DOWN", sfDir + "/infiniband/mlx5_2/ports/1/phys_state": "3: Disabled"} {
+			if err := os.WriteFile(filepath.Join(root, p), []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}, cable: map[string]bool{"enp3s0f0s0": true}, port: map[string]string{"enp3s0f0s0": "mlx5_2/1"}}
+		s, rec := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp3s0f0s0"}, {Netdev: "enp3s0f1s0"}, {Netdev: "p0"}}}, links)
+		plan, err := s.Check(context.Background())
+		if err != nil {
+			t.Fatalf("%s: check: %v", fixture, err)
+		}
+		want := []Change{{Object: "rdma mlx5_2/1 (enp3s0f0s0)", Action: "set netdev enp3s0f0s0 up",
+			From: `admin down (state "1: DOWN", phys_state "3: Disabled")`, To: "admin up"}}
+		if !reflect.DeepEqual(plan.Changes(), want) {
+			t.Errorf("%s: plan %+v\nwant %+v", fixture, plan.Changes(), want)
+		}
+		if n := strings.Join(plan.Notes, "\n"); !strings.Contains(n, "rdma mlx5_3/1 (enp3s0f1s0): ACTIVE / LINK_UP") || !strings.Contains(n, "rdma mlx5_0/1 (p0): ACTIVE") {
+			t.Errorf("%s: notes %q", fixture, plan.Notes)
+		}
+		if r := runStepOnce(t, s, RunApply); r.Status != StatusChanged || len(r.Changes) != 1 || !reflect.DeepEqual(links.ups, []string{"enp3s0f0s0"}) {
+			t.Fatalf("%s: first apply: %s %v %s, ups %v", fixture, r.Status, r.Changes, r.Error, links.ups)
+		}
+		if r := runStepOnce(t, s, RunApply); r.Status != StatusOK || len(r.Changes) != 0 || len(links.ups) != 1 {
+			t.Errorf("%s: second apply: %s %v, ups %v", fixture, r.Status, r.Changes, links.ups)
+		}
+		if c := rec.Lines(); len(c) != 0 {
+			t.Errorf("%s: rdma step ran tools: %q", fixture, c)
+		}
 	}
 }
 

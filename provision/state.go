@@ -34,6 +34,9 @@ type rigState struct {
 	Kernel    *kernelRecord `json:"kernel,omitempty"`
 	SRIOV     []sriovRecord `json:"sriov,omitempty"`
 	OVS       []ovsRecord   `json:"ovs,omitempty"`
+	// Firmware: per card, each parameter's Next Boot value before rig's
+	// first set (as the tool printed it, NAME(n) or a number).
+	Firmware map[string]map[string]string `json:"firmware,omitempty"`
 }
 
 // ovsRecord is what the ovs step changed in one OvS instance (Target: its

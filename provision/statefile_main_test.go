@@ -3,18 +3,10 @@ package provision
 import (
 	"os"
 	"testing"
+
+	"rig/internal/testutil"
 )
 
-// TestMain keeps rig's record of what it changed (rig down's state file)
-// in a temporary file: tests that run steps on this machine must not
-// write the host's /var/lib/rig/state.json.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rig-state-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("RIG_STATE_FILE", dir+"/state.json")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain keeps rig's records of what it changed out of the host's
+// /var/lib/rig (see testutil.RunWithPrivateStateFile).
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithPrivateStateFile(m)) }

@@ -81,6 +81,8 @@ func Steps() []StepDef {
 			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, NewMSTStep)},
 		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
 			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, NewModeStep)},
+		{"firmware", "any firmware (NV) parameter per device (mlxconfig names and values), next boot; exit 3 until a power cycle",
+			section(func(pb *playbooks.Playbook) *playbooks.FirmwareSpec { return pb.Firmware }, NewFirmwareStep)},
 		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
 			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",

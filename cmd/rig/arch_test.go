@@ -80,6 +80,8 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports rig/provision: only cmd/rig may use the step engine", n)
 			case n == "rig/internal/host" && under(imp, "rig"):
 				t.Errorf("internal/host imports %s: the host seam imports nothing of rig's", imp)
+			case n == "rig/internal/buildinfo" && under(imp, "rig"):
+				t.Errorf("internal/buildinfo imports %s: build information imports nothing of rig's", imp)
 			case n == "rig/hugepages" && imp == "rig/playbooks":
 				t.Errorf("hugepages imports rig/playbooks: a resource knows its subsystem, not the playbook format")
 			}

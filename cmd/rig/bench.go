@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,6 +23,10 @@ type benchFlags struct {
 	minLineRatePct float64
 	maxLoss        int64
 	eal            string
+	profile        string   // --profile: a named mlx5 profile (bench.Profiles)
+	portNetdevs    []string // --port-netdev: ports named by their netdev
+	dryRun         bool
+	peer           peerFlags // gen, loop: --peer and the far side's ports
 	latencyPlot    string
 }
 
@@ -39,6 +45,10 @@ summary (or -o json) to stdout. SIGINT/SIGTERM stop cleanly.`,
 		newBenchEngineCmd(a, bench.RoleFwd, "fwd", "Forward between ports (io, mac, macswap): the DUT role"),
 		newBenchEngineCmd(a, bench.RoleLoop, "loop", "Generate on port 0 and receive on port 1 in one process (default: a connected net_memif server/client pair)"),
 		newBenchLineRateCmd(a),
+		newBenchProfilesCmd(a),
+		newBenchServeCmd(a),
+		newBenchSweepCmd(a),
+		newBenchNDRCmd(a),
 		newBenchRunJSONCmd(a),
 	)
 	return cmd
@@ -57,6 +67,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	cf := &f.cfg
 	fl.StringArrayVar(&cf.VDevs, "vdev", nil, "EAL virtual device (repeatable), e.g. net_memif0,role=server,socket=/run/m.sock")
 	fl.StringArrayVar(&cf.Ports, "port", nil, "device name or PCI address to use (repeatable; default: the --vdev names)")
+	fl.StringArrayVar(&f.portNetdevs, "port-netdev", nil, "port named by its netdev (repeatable, after --port/--vdev ports), e.g. p0 or pf0hpf: its mlx5 devargs from sysfs (in a virtual lab net_af_packet on it); the report names its role")
+	fl.StringVar(&f.profile, "profile", "", "named mlx5 profile: devargs on PCI ports plus queue, descriptor, burst and cache settings; explicit flags win (rig bench profiles lists them)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve ports and profile, validate, print what would run (ports, devargs, EAL arguments); start nothing")
 	fl.StringVar(&f.eal, "eal", "", "extra EAL arguments, space separated (no shell)")
 	fl.IntVar(&cf.Cores, "cores", d.Cores, "worker lcores")
 	fl.StringVar(&cf.Lcores, "lcores", "", "EAL -l core list (default 0-<cores>; lcore 0 runs Go)")
@@ -84,6 +97,9 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.StringVar(&cf.FwdSrcMAC, "fwd-src-mac", "", "mac mode: source MAC to write (default: the tx port's)")
 	fl.IntVar(&cf.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart, before dropping")
 	fl.IntVar(&cf.TxFirst, "tx-first", 0, "fwd: send this many frames on each port first (testpmd --tx-first)")
+	if role == bench.RoleFwd {
+		fl.StringVar(&cf.MaxRate, "max-rate", "", "forward at most this many frames per second from each port (e.g. 500kpps), dropping the rest on arrival: a DUT of known capacity")
+	}
 	fl.StringVar(&cf.LinkSpeed, "link-speed", "", "link speed for % of line rate (e.g. 25G, 100G; default: the port's)")
 	fl.BoolVar(&cf.NoPinGo, "no-pin-go", false, "leave Go threads unpinned (default: pinned to the main lcore's CPU)")
 	fl.DurationVar(&cf.Interval, "interval", d.Interval, "live rate interval")
@@ -91,28 +107,43 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.DurationVar(&cf.Settle, "settle", 0, "wait this long after the links are up before the first frame (a vhost-user peer starts)")
 	fl.Float64Var(&f.minMpps, "min-mpps", 0, "exit 4 when the measured rate (rx, or tx for gen) is below this")
 	fl.Float64Var(&f.minLineRatePct, "min-linerate-pct", 0, "exit 4 when below this % of line rate")
-	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop/rx: exit 4 when more frames than this were lost (sequence-based); -1 = not checked")
+	fl.Int64Var(&f.maxLoss, "max-loss", -1, "loop, rx, gen --peer: exit 4 when more frames than this were lost (sent - received, or sequence gaps); -1 = not checked")
 	fl.DurationVar(&cf.LatWarmup, "latency-warmup", 0, "loop/rx: latency samples count from this long after the first received frame (default 0.5s, or a quarter of a shorter --duration)")
 	fl.StringVar(&cf.LatencyLoad, "latency-load", "", "loop: measure latency at this % of the path's capacity (e.g. 50%): a 2 s run without a rate limit measures the capacity first")
 	fl.StringVar(&f.latencyPlot, "latency-plot", "", "loop/rx: write the latency distribution (latency by percentile) to this .svg or .png file")
+	if role == bench.RoleGen || role == bench.RoleLoop {
+		f.peer.addFlags(fl, role)
+	}
 	return c
 }
 
 func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
-	cfg := f.cfg
-	if f.eal != "" {
-		cfg.EAL = strings.Fields(f.eal)
+	cfg, notes, err := a.benchConfig(cmd, f)
+	if err != nil {
+		return err
 	}
-	// before Defaults: the flags start from bench.DefaultConfig, so a zero
-	// here was given (--cores 0) and is refused, not defaulted
-	if err := cfg.Validate(); err != nil {
-		return withCode(exitUsage, err)
+	var far bench.Config
+	if f.peer.addr != "" {
+		if far, err = f.peer.farConfig(cfg); err != nil {
+			return err
+		}
+	}
+	if f.dryRun {
+		return a.printBenchPlan(cfg, notes, f.peer.addr, far)
+	}
+	if len(f.portNetdevs) > 0 && !a.host().IsRealRoot() {
+		return withCode(exitUsage, fmt.Errorf("rig bench: --port-netdev under --root %s: the netdevs were resolved in a fixture, but the dataplane would run on this machine's devices; add --dry-run to see what would run there", a.root))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(a.errOut, "rig: %s\n", n)
 	}
 	if err := checkLatencyPlot(cfg.Role, f.latencyPlot); err != nil {
 		return withCode(exitUsage, err)
 	}
-	cfg, err := atLatencyLoad(cmd, a, cfg)
-	if err != nil {
+	if cfg.LatencyLoad != "" && f.peer.addr != "" {
+		return withCode(exitUsage, fmt.Errorf("--latency-load with --peer: the capacity probe runs on this host only; give --rate instead"))
+	}
+	if cfg, err = atLatencyLoad(cmd, a, cfg); err != nil {
 		return err
 	}
 	tty := false
@@ -120,13 +151,27 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		_, err := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS)
 		tty = err == nil
 	}
-	res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut, TTY: tty})
+	prog := bench.Progress{W: a.errOut, TTY: tty}
+	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c, prog) }
+	if f.peer.addr != "" {
+		if trial, err = f.peer.trial(trial, far); err != nil {
+			return err
+		}
+	}
+	res, err := trial(cmd.Context(), cfg)
 	if tty {
 		fmt.Fprintln(a.errOut)
 	}
 	if err != nil {
-		return err
+		return peerExit(err)
 	}
+	res.Warnings = append(res.Warnings, notes...)
+	return a.reportBench(res, f)
+}
+
+// reportBench prints a run's result and maps it to rig's exit codes:
+// 5 for an invalid measurement, 4 below a threshold.
+func (a *app) reportBench(res *bench.Result, f *benchFlags) error {
 	if a.json() {
 		if err := a.emitJSON(res); err != nil {
 			return err
@@ -258,7 +303,7 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			if err := v.Validate(); err != nil {
 				return emit(exitUsage, err)
 			}
-			res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut})
+			res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut, Ready: readyNotifier()})
 			if err != nil {
 				return emit(exitFailure, err)
 			}
@@ -270,5 +315,24 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// readyNotifier is the Progress.Ready of a child whose parent asked to be
+// told when the dataplane runs (bench.Child.Ready): one line on the fd
+// bench.ReadyFDEnv names; nil when none is named.
+func readyNotifier() func() {
+	fd, err := strconv.Atoi(os.Getenv(bench.ReadyFDEnv))
+	_ = os.Unsetenv(bench.ReadyFDEnv) // for this process only
+	var st unix.Stat_t
+	// only the pipe the parent passed: a number inherited without its fd
+	// may name one of this process's own (the Go runtime's epoll)
+	if err != nil || fd < 3 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	return func() {
+		_, _ = f.Write([]byte("ready\n"))
+		_ = f.Close()
 	}
 }

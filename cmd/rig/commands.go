@@ -12,4 +12,6 @@ func addCommands(root *cobra.Command, a *app) {
 	root.AddCommand(newModeCmd(a), newFwSimCmd(a))
 	root.AddCommand(newOVSCmd(a))
 	root.AddCommand(newLabCmd(a))
+	root.AddCommand(newVersionCmd(a))
+	addVersionFlag(root, a)
 }

@@ -603,15 +603,6 @@ func checkMetrics(t *testing.T, h *fleetHost, pass bool) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func containsAll(list []string, want ...string) bool {
 	for _, w := range want {
 		if !contains(list, w) {

@@ -20,7 +20,9 @@ func newFwSimCmd(a *app) *cobra.Command {
 		Short: "Drive the firmware-config simulator behind --fw-sim (init, power-cycle, restrict, show)",
 		Long: `rig's firmware-config simulator answers mstconfig, mlxconfig, mstprivhost and
 mlxprivhost (same output as mstflint) when rig runs with --fw-sim STATEFILE.
-"set" writes Next Boot; "rig fwsim power-cycle" promotes Next Boot to Current.`,
+"set" writes Next Boot; "rig fwsim power-cycle" promotes Next Boot to Current;
+"rig fwsim reboot" is a warm host reboot: Current stays, and a card whose mode
+was changed then refuses NV access (as real BlueFields do) until a power cycle.`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if a.output != "text" && a.output != "json" {
 				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
@@ -31,7 +33,7 @@ mlxprivhost (same output as mstflint) when rig runs with --fw-sim STATEFILE.
 			return nil
 		},
 	}
-	cmd.AddCommand(newFwSimInitCmd(a), newFwSimPowerCycleCmd(a), newFwSimRestrictCmd(a), newFwSimShowCmd(a))
+	cmd.AddCommand(newFwSimInitCmd(a), newFwSimPowerCycleCmd(a), newFwSimRebootCmd(a), newFwSimRestrictCmd(a), newFwSimShowCmd(a))
 	return cmd
 }
 
@@ -108,6 +110,34 @@ func newFwSimPowerCycleCmd(a *app) *cobra.Command {
 			}
 			for _, b := range changed {
 				fmt.Fprintf(a.out, "power cycle: %s loaded its next-boot configuration\n", b)
+			}
+			return nil
+		},
+	}
+}
+
+// fwsimRebootSchema names `rig fwsim reboot -o json`'s shape.
+const fwsimRebootSchema = "rig.fwsim.reboot/v1"
+
+// newFwSimRebootCmd is `rig fwsim reboot`: a warm host reboot.
+func newFwSimRebootCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reboot",
+		Short: "Simulate a warm host reboot: Current stays; a card with a pending mode change refuses NV access until power-cycle",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			stale, err := fwsim.New(a.fwSim).WarmReboot()
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.emitJSON(map[string]any{"schemaVersion": fwsimRebootSchema, "nvAccessLost": stale})
+			}
+			if len(stale) == 0 {
+				fmt.Fprintln(a.out, "reboot: no pending mode change; the firmware kept running")
+			}
+			for _, b := range stale {
+				fmt.Fprintf(a.out, "reboot: %s kept its running firmware with a pending mode change; NV access fails until a power cycle\n", b)
 			}
 			return nil
 		},

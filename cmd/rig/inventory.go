@@ -25,7 +25,7 @@ func (a *app) scanInventory(cmd *cobra.Command) (*smartnic.Inventory, error) {
 func newInventoryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "inventory",
-		Short: "List every Mellanox/NVIDIA PCI function (15b3): model, mst name, NUMA, PCIe link, SR-IOV, netdevs and roles, RDMA ports, eSwitch mode",
+		Short: "List every Mellanox/NVIDIA PCI function (15b3): model, mst name, NUMA, PCIe link, SR-IOV, netdevs and roles, RDMA ports, eSwitch mode, scalable functions (their netdevs and RDMA ports), bonds",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inv, err := a.scanInventory(cmd)
@@ -40,30 +40,31 @@ func newInventoryCmd(a *app) *cobra.Command {
 	}
 }
 
-// newMSTCmd is `rig mst status`: MFT's `mst status -v` device table built
-// from the inventory, without MFT.
+// newMSTCmd is `rig mst status`: MFT's `mst status -v` (the MST modules
+// block, then the device table built from the inventory), without MFT.
 func newMSTCmd(a *app) *cobra.Command {
 	mst := &cobra.Command{Use: "mst", Short: "mst devices (as NVIDIA MFT's mst names them)"}
 	mst.AddCommand(&cobra.Command{
 		Use:   "status",
-		Short: "Print the `mst status -v` table (DEVICE_TYPE MST PCI RDMA NET NUMA) without needing MFT",
+		Short: "Print `mst status -v`: MST modules, then DEVICE_TYPE MST PCI RDMA NET NUMA per device, without needing MFT",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inv, err := a.scanInventory(cmd)
 			if err != nil {
 				return err
 			}
-			rows := smartnic.MSTRows(inv)
+			rows, mods := smartnic.MSTRows(inv), smartnic.ReadMSTModules(a.host())
 			if a.json() {
 				if rows == nil {
 					rows = []smartnic.MSTRow{}
 				}
 				return a.emitJSON(struct {
-					SchemaVersion string            `json:"schemaVersion"`
-					Devices       []smartnic.MSTRow `json:"devices"`
-				}{mstStatusSchema, rows})
+					SchemaVersion string              `json:"schemaVersion"`
+					Modules       smartnic.MSTModules `json:"modules"`
+					Devices       []smartnic.MSTRow   `json:"devices"`
+				}{mstStatusSchema, mods, rows})
 			}
-			return smartnic.WriteMSTStatus(a.out, rows)
+			return smartnic.WriteMSTStatus(a.out, mods, rows)
 		},
 	})
 	return mst
@@ -75,7 +76,7 @@ func newRDMACmd(a *app) *cobra.Command {
 	rdma.AddCommand(&cobra.Command{
 		Use:     "links",
 		Aliases: []string{"link"},
-		Short:   "Print every RDMA port like `rdma link` (state, physical_state, netdev)",
+		Short:   "Print every RDMA port like `rdma link` (InfiniBand: subnet_prefix, lid, sm_lid, lmc; state, physical_state, netdev)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			inv, err := a.scanInventory(cmd)

@@ -54,15 +54,15 @@ func (a *app) labManager() (*lab.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: find the rig binary: %w", err)
 	}
-	noInheritedFDs()
 	return &lab.Manager{Binary: bin, Host: a.host()}, nil
 }
 
-// noInheritedFDs marks every descriptor above stderr close-on-exec before
-// the lab starts its long-lived processes (init, port keeper, OvS): they
-// must not hold what rig's caller held (a flock, a pipe) for the lab's
-// life. rig's own descriptors are close-on-exec already; `rig lab exec`
-// does not call it, so a command run in the lab gets what the caller gave.
+// noInheritedFDs marks every descriptor above stderr close-on-exec, for
+// every rig command (PersistentPreRunE): the long-lived processes rig
+// starts (a lab's init, port keeper and OvS; an ovs-vswitchd that rig up
+// restarts, also inside a lab) must not hold what rig's caller held (a
+// flock, a pipe) for their whole life. rig's own descriptors are
+// close-on-exec already.
 func noInheritedFDs() {
 	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 }

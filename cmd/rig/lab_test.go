@@ -465,6 +465,36 @@ func TestPrivilegedLabProcessesHoldNoInheritedFD(t *testing.T) {
 	}
 }
 
+// An ovs-vswitchd that rig starts (rig ovs daemon start here; rig up's
+// restart inside a lab the same way) holds no descriptor rig inherited:
+// one started under flock(1) in a lab kept its lock until the lab went.
+func TestPrivilegedOVSDaemonHoldsNoInheritedFD(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	if _, err := exec.LookPath("ovs-vsctl"); err != nil {
+		t.Skip("needs openvswitch")
+	}
+	bin := buildRigNoCgo(t)
+	rundir := filepath.Join(t.TempDir(), "ovs")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	testutil.CleanDefaultDPDKRuntimeDir(t)
+	cmd := exec.Command(bin, "ovs", "daemon", "start", "--rundir", rundir)
+	cmd.ExtraFiles = []*os.File{w} // fd 3, not close-on-exec, as flock(1) leaves its lock
+	out, err := cmd.CombinedOutput()
+	w.Close()
+	t.Cleanup(func() { runBin(t, bin, "ovs", "daemon", "stop", "--rundir", rundir) })
+	if err != nil {
+		t.Fatalf("daemon start: %v\n%s", err, out)
+	}
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := r.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("read of the pipe rig inherited: %d, %v; want EOF (ovsdb-server or ovs-vswitchd still holds its write end)", n, err)
+	}
+}
+
 // TestLabUsage: bad kinds, names and forms are usage errors (exit 2),
 // refused before anything is touched.
 func TestLabUsage(t *testing.T) {

@@ -78,6 +78,11 @@ type app struct {
 
 func (a *app) json() bool { return a.output == "json" }
 
+// outputCSV is the annotation of a command that also writes -o csv.
+const outputCSV = "rig.output.csv"
+
+func (a *app) csv() bool { return a.output == "csv" }
+
 // host returns the host seam for the --root flag.
 func (a *app) host() *host.Host {
 	h := host.New(a.root)
@@ -107,17 +112,22 @@ what the path forwards.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if a.output != "text" && a.output != "json" {
-				return withCode(exitUsage, fmt.Errorf("-o/--output: want text or json, got %q", a.output))
+			if a.output != "text" && a.output != "json" && (a.output != "csv" || cmd.Annotations[outputCSV] == "") {
+				want := "text or json"
+				if cmd.Annotations[outputCSV] != "" {
+					want = "text, json or csv"
+				}
+				return withCode(exitUsage, fmt.Errorf("-o/--output: want %s, got %q", want, a.output))
 			}
 			a.cmdPath = calledPath(cmd)
+			noInheritedFDs()
 			return a.checkRoot()
 		},
 	}
 	root.SetOut(a.out)
 	root.SetErr(a.errOut)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json")
+	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (csv too where a command says so)")
 	pf.StringVar(&a.root, "root", "/", "host root `DIR` under which /sys, /proc, /etc and /dev are read and written")
 	pf.StringVar(&a.fwSim, "fw-sim", "", "answer mstconfig/mlxconfig/mstprivhost from this firmware simulator state `FILE` (see rig fwsim)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withCode(exitUsage, err) })
@@ -209,19 +219,37 @@ func stopSignals() <-chan os.Signal {
 
 // exitIfStuck ends rig when a second SIGINT/SIGTERM comes, or when the
 // first one is grace old and rig still runs (runApp's context, cancelled by
-// the first, is how every command stops normally).
+// the first, is how every command stops normally). SIGTERMs within
+// pdeathBurst of the first SIGTERM count as that one: a dataplane child's
+// PR_SET_PDEATHSIG(SIGTERM) comes once per thread of its dying parent (the
+// child is handed to the next thread each time), and taking the second as
+// "stop now" would skip the child's EAL cleanup.
 func exitIfStuck(sigs <-chan os.Signal, grace time.Duration) {
 	first := <-sigs
+	at := time.Now()
 	why := fmt.Sprintf("still running %v after %v", grace, first)
-	select {
-	case s := <-sigs:
-		why = fmt.Sprintf("second signal (%v)", s)
-	case <-time.After(grace):
+	deadline := time.After(grace)
+wait:
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGTERM && first == syscall.SIGTERM && time.Since(at) < pdeathBurst {
+				continue
+			}
+			why = fmt.Sprintf("second signal (%v)", s)
+			break wait
+		case <-deadline:
+			break wait
+		}
 	}
 	fmt.Fprintf(os.Stderr, "rig: %s: exiting now; something did not return (a DPDK port or an external tool); "+
 		"`rig hugepages clean` removes what a stopped dataplane may have left\n", why)
 	os.Exit(exitInterrupted)
 }
+
+// pdeathBurst: a parent's threads end within microseconds of each other
+// when it is killed.
+const pdeathBurst = 100 * time.Millisecond
 
 func run(args []string, stdout, stderr io.Writer) int {
 	return runApp(&app{out: stdout, errOut: stderr, output: "text", geteuid: os.Geteuid}, args)

@@ -248,9 +248,9 @@ func TestUnknownSubcommand(t *testing.T) {
 			t.Errorf("%s bogus: code %d\nstdout %q\nstderr %q\nwant stderr prefix %q", g.CommandPath(), code, out, errOut, want)
 		}
 	}
-	code, out, errOut := rig(t, "bench", "sweep")
-	if code != exitUsage || errOut != "rig: unknown command \"sweep\" for \"rig bench\"; valid commands: fwd, gen, linerate, loop, rx; see rig bench --help\n" {
-		t.Errorf("bench sweep: code %d %q %q", code, out, errOut)
+	code, out, errOut := rig(t, "bench", "sweeps")
+	if code != exitUsage || errOut != "rig: unknown command \"sweeps\" for \"rig bench\"; valid commands: fwd, gen, linerate, loop, ndr, profiles, rx, serve, sweep; see rig bench --help\n" {
+		t.Errorf("bench sweeps: code %d %q %q", code, out, errOut)
 	}
 	code, out, _ = rig(t, "bench")
 	if code != exitOK || !strings.Contains(out, "Available Commands:") {
@@ -301,7 +301,7 @@ func TestStepsFromTheList(t *testing.T) {
 		t.Errorf("plan hugepages: code %d\n%s%s\n--only gave:\n%s", code, byArg, errOut, byFlag)
 	}
 	code, _, errOut = rig(t, "plan", "nope", "-p", pb, "--root", root)
-	if code != exitUsage || !strings.Contains(errOut, "unknown step nope; steps: mst, mode, rdma, hugepages, ovs") {
+	if code != exitUsage || !strings.Contains(errOut, "unknown step nope; steps: mst, mode, firmware, kernel, rdma, sriov, bind, hugepages, ovs, check") {
 		t.Errorf("plan nope: code %d %s", code, errOut)
 	}
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/mlxconfig"
 )
 
 // newModeCmd is `rig mode show|set` (`rig fwsim`, the firmware-config
@@ -20,7 +22,7 @@ func newModeCmd(a *app) *cobra.Command {
 	var devices []string
 	show := &cobra.Command{
 		Use:   "show",
-		Short: "Print each BlueField's running and next-boot mode (Default/Current/Next Boot of the INTERNAL_CPU_* parameters)",
+		Short: "Print each card's running and next-boot mode (Default/Current/Next Boot of the INTERNAL_CPU_* parameters; n/a on a ConnectX)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reps, err := provision.ShowModes(cmd.Context(), a.host(), devices)
@@ -30,30 +32,7 @@ func newModeCmd(a *app) *cobra.Command {
 			if a.json() {
 				return a.emitJSON(map[string]any{"schemaVersion": "rig.mode/v1", "devices": reps})
 			}
-			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DEVICE\tTYPE\tCURRENT\tNEXT BOOT\tPENDING POWER CYCLE\tRESTRICTED")
-			for _, r := range reps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.BDF, r.DeviceType, r.Current, r.Next, yesNo(r.Pending), yesNo(r.ReadOnly))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			for _, r := range reps {
-				fmt.Fprintf(a.out, "\n%s (%s):\n", r.BDF, r.Generation)
-				tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "  PARAMETER\tDEFAULT\tCURRENT\tNEXT BOOT")
-				for _, p := range r.Params {
-					name := p.Name
-					if p.ReadOnly {
-						name += " (RO)"
-					}
-					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, orNA(p.Default.Text), orNA(p.Current.Text), orNA(p.Next.Text))
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printModes(a.out, reps)
 		},
 	}
 	show.Flags().StringSliceVar(&devices, "device", nil, "PCI address(es) of the BlueField (default: every BlueField PF under --root)")
@@ -83,6 +62,59 @@ does not reload NIC firmware in DPU mode.
 	a.registerLockFlags(set)
 	cmd.AddCommand(show, set)
 	return cmd
+}
+
+// printModes is `rig mode show`'s text: one summary row per card, then
+// each BlueField's parameters (Default/Current/Next Boot as the tool
+// printed them, "-" where it printed no column) and what was not read.
+func printModes(w io.Writer, reps []provision.ModeReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tTYPE\tCURRENT\tNEXT BOOT\tPENDING POWER CYCLE\tRESTRICTED")
+	for _, r := range reps {
+		pending, restricted := yesNo(r.Pending), yesNo(r.ReadOnly)
+		switch {
+		case !r.Applicable || len(r.Params) == 0:
+			pending, restricted = "-", "-"
+		case !r.CurrentRead:
+			pending = "unknown"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.BDF, orNA(r.DeviceType), modeText(r.Current), modeText(r.Next), pending, restricted)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range reps {
+		fmt.Fprintf(w, "\n%s (%s):\n", r.BDF, r.Model)
+		if r.Note != "" {
+			fmt.Fprintf(w, "  %s\n", r.Note)
+		}
+		if len(r.Params) > 0 {
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "  PARAMETER\tDEFAULT\tCURRENT\tNEXT BOOT")
+			for _, p := range r.Params {
+				name := p.Name
+				if p.ReadOnly {
+					name += " (RO)"
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, orNA(p.Default.Text), orNA(p.Current.Text), orNA(p.Next.Text))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		for _, u := range r.Unread {
+			fmt.Fprintf(w, "  not read: %s\n", u)
+		}
+	}
+	return nil
+}
+
+// modeText renders a mode for the summary table.
+func modeText(m mlxconfig.DPUMode) string {
+	if m == mlxconfig.ModeNotRead {
+		return "not read"
+	}
+	return string(m)
 }
 
 func yesNo(b bool) string {

@@ -114,7 +114,7 @@ func TestPlanDOCAPlaybookOnFixture(t *testing.T) {
 		"+ ovs other_config: set doca-init true",
 		"+ ovs port p0: add port to br-sfc type=dpdk (no devargs: OVS-DOCA resolves netdev p0)",
 		"· p0: no devargs, OVS-DOCA resolves it by its netdev name: uplink (phys_port_name p0) of 0000:03:00.0",
-		"· pf0hpf: no devargs, OVS-DOCA resolves it by its netdev name: host-PF representor (phys_port_name pf0) on 0000:03:00.0",
+		"· pf0hpf: no devargs, OVS-DOCA resolves it by its netdev name: host-PF representor (phys_port_name c1pf0) on 0000:03:00.0",
 		"· ovs: config.doca-init: true says this OvS is NVIDIA's OVS-DOCA; not checked against a fixture root",
 	} {
 		if code != exitOK || !strings.Contains(out, want) {

@@ -33,6 +33,8 @@ func TestExitIfStuck(t *testing.T) {
 	}{
 		{"one signal, grace elapses", []syscall.Signal{syscall.SIGTERM}, "still running 300ms after terminated"},
 		{"second signal", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, "second signal (interrupt)"},
+		// a dying parent's PR_SET_PDEATHSIG, once per thread: one stop request
+		{"SIGTERM burst", []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM, syscall.SIGTERM}, "still running 300ms after terminated"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestExitIfStuckHelper$")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -50,23 +51,52 @@ type Netdev struct {
 	PPN     string // phys_port_name, "" = none
 	SWID    string // phys_switch_id, "" = none
 	Mode    string // compat/devlink/mode, "" = none
+	// Master names the bond this netdev is a slave of ("" = none);
+	// PermMAC is then its own MAC (bonding_slave/perm_hwaddr), MAC the
+	// bond's.
+	Master  string
+	PermMAC string
+	// Bond makes this netdev a bonding master (mkhosts.sh bond); its
+	// slaves are the card's netdevs whose Master names it, in card order.
+	Bond *Bond
 }
 
-// AdminUp reports the fixture's IFF_UP.
-func (n Netdev) AdminUp() bool { return n.Flags == FlagsUp }
+// Bond is what a bonding master shows under bonding/ (bond_sysfs.c).
+type Bond struct {
+	Mode     string // "802.3ad 4"
+	Miimon   string // "100"
+	XmitHash string // "layer3+4 1"
+	LACPRate string // "slow 0"
+}
+
+// SF is a scalable function's auxiliary device (mkhosts.sh sfdev): Path
+// below /sys/devices ends in mlx5_core.sf.<id>, under its PCI function.
+type SF struct {
+	Path  string
+	SFNum string
+}
+
+// AdminUp reports the fixture's IFF_UP (bit 0 of flags: a bond's slave
+// is 0x1803, its master 0x1403).
+func (n Netdev) AdminUp() bool {
+	v, err := strconv.ParseUint(strings.TrimPrefix(n.Flags, "0x"), 16, 32)
+	return err == nil && v&1 != 0
+}
 
 // OnPCI reports a netdev of a PCI function (it has a device link).
 func (n Netdev) OnPCI() bool { return strings.HasPrefix(n.Parent, "pci") }
 
-// IB is one RDMA device with port 1 (mkhosts.sh ibdev).
+// IB is one RDMA device with port 1 (mkhosts.sh ibdev). Parent is the
+// device it hangs off, below /sys/devices: a PCI function, or an SF's
+// auxiliary device.
 type IB struct {
-	PCIPath string
-	Name    string
-	GUID    string
-	Netdev  string
-	State   string // "4: ACTIVE"
-	Phys    string // "5: LinkUp"
-	Rate    string
+	Parent string
+	Name   string
+	GUID   string
+	Netdev string
+	State  string // "4: ACTIVE"
+	Phys   string // "5: LinkUp"
+	Rate   string
 }
 
 // FwDevice is one function the firmware tools answer for.
@@ -82,6 +112,7 @@ type Card struct {
 	Summary string
 	Fns     []Fn
 	VFs     []VF
+	SFs     []SF
 	Netdevs []Netdev
 	IB      []IB
 	// Firmware: the NIC functions mstconfig/mlxconfig know, and the mode
@@ -92,8 +123,10 @@ type Card struct {
 
 // Netdev flags as the fixtures write them.
 const (
-	FlagsUp   = "0x1003" // IFF_UP|IFF_BROADCAST|IFF_MULTICAST
-	FlagsDown = "0x1002"
+	FlagsUp     = "0x1003" // IFF_UP|IFF_BROADCAST|IFF_MULTICAST
+	FlagsDown   = "0x1002"
+	FlagsSlave  = "0x1803" // up, IFF_SLAVE: a bond's slave
+	FlagsMaster = "0x1403" // up, IFF_MASTER: a bond
 )
 
 // Port states (hardware-formats.md §4) a lab writes when a cable is
@@ -161,7 +194,7 @@ func (c Card) NetdevDir(root string, n Netdev) string {
 
 // PortDir is an RDMA device's port 1 directory below root.
 func (c Card) PortDir(root string, ib IB) string {
-	return filepath.Join(root, "sys/devices", ib.PCIPath, "infiniband", ib.Name, "ports/1")
+	return filepath.Join(root, "sys/devices", ib.Parent, "infiniband", ib.Name, "ports/1")
 }
 
 // tree writes files and links under one root.
@@ -216,8 +249,14 @@ func (c Card) Write(root string, lab bool) error {
 		t.lnk("../"+v.BDF, fmt.Sprintf("sys/devices/%s/virtfn%d", v.PFPath, v.Index))
 		t.lnk("../"+pfbdf, "sys/devices/"+parent+"/"+v.BDF+"/physfn")
 	}
+	for _, sf := range c.SFs {
+		t.sfdev(sf)
+	}
 	for _, n := range c.Netdevs {
 		t.netdev(n, lab)
+		if n.Bond != nil {
+			t.bond(c, n, lab)
+		}
 	}
 	for _, ib := range c.IB {
 		t.ibdev(ib)
@@ -276,7 +315,7 @@ func (t *tree) netdev(n Netdev, lab bool) {
 }
 
 func (t *tree) ibdev(ib IB) {
-	d := "sys/devices/" + ib.PCIPath + "/infiniband/" + ib.Name
+	d := "sys/devices/" + ib.Parent + "/infiniband/" + ib.Name
 	t.put(d+"/node_guid", ib.GUID)
 	t.put(d+"/node_type", "1: CA")
 	t.put(d+"/ports/1/state", ib.State)
@@ -285,6 +324,6 @@ func (t *tree) ibdev(ib IB) {
 	t.put(d+"/ports/1/rate", ib.Rate)
 	t.put(d+"/ports/1/gid_attrs/ndevs/0", ib.Netdev)
 	t.put(d+"/ports/1/gid_attrs/ndevs/1", ib.Netdev)
-	t.lnk("../../../"+filepath.Base(ib.PCIPath), d+"/device")
-	t.lnk("../../devices/"+ib.PCIPath+"/infiniband/"+ib.Name, "sys/class/infiniband/"+ib.Name)
+	t.lnk("../../../"+filepath.Base(ib.Parent), d+"/device")
+	t.lnk("../../devices/"+ib.Parent+"/infiniband/"+ib.Name, "sys/class/infiniband/"+ib.Name)
 }

@@ -114,3 +114,41 @@ func TestLabTreeLeavesOutLiveParts(t *testing.T) {
 		t.Error("Lookup(cx7) found a kind")
 	}
 }
+
+// The lab tree of a card with SFs and a bond: the SF netdev's device link
+// and the bond's adjacency links resolve from /sys/devices/virtual/net/
+// <name>, where the lab binds every card netdev; the bond's attributes and
+// each slave's bonding_slave/ are the card's.
+func TestLabTreeSFsAndBond(t *testing.T) {
+	c, _ := Lookup("bf2-dpu")
+	dir := t.TempDir()
+	if err := c.Write(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	got := snapshot(t, dir)
+	for p, want := range map[string]string{
+		"sys/devices/" + bfSF0 + "/net/enp3s0f0s0/device":           "link -> ../../../" + bfSF0,
+		"sys/devices/" + bfSF0 + "/net/enp3s0f0s0/phys_port_name":   "file: p0\n",
+		"sys/devices/" + bfSF0 + "/sfnum":                           "file: 0\n",
+		"sys/bus/auxiliary/devices/mlx5_core.sf.2":                  "link -> ../../../devices/" + bfSF0,
+		"sys/devices/" + bfP0 + "/net/p0/master":                    "link -> ../bond0",
+		"sys/devices/" + bfP1 + "/net/p1/upper_bond0":               "link -> ../bond0",
+		"sys/devices/" + bfP1 + "/net/p1/bonding_slave/perm_hwaddr": "file: 0c:42:a1:5e:1d:cd\n",
+		"sys/devices/virtual/net/bond0/lower_p1":                    "link -> ../p1",
+		"sys/devices/virtual/net/bond0/bonding/slaves":              "file: p0 p1\n",
+		"sys/devices/virtual/net/bond0/bonding/mode":                "file: 802.3ad 4\n",
+	} {
+		if got[p] != want {
+			t.Errorf("%s: %q, want %q", p, got[p], want)
+		}
+	}
+	if _, ok := got["sys/class/net/bonding_masters"]; ok {
+		t.Error("lab tree has class/net/bonding_masters (the lab's /sys/class/net is live)")
+	}
+	if n, _ := c.NetdevByName("p1"); !n.AdminUp() || n.Flags != FlagsSlave {
+		t.Errorf("p1 %+v: a bond slave is admin up", n)
+	}
+	if ib, ok := c.PortOf("enp3s0f0s0"); !ok || c.PortDir("/r", ib) != "/r/sys/devices/"+bfSF0+"/infiniband/mlx5_2/ports/1" {
+		t.Errorf("SF port %+v %v", ib, ok)
+	}
+}

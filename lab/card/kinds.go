@@ -11,6 +11,8 @@ const (
 	cxC1         = "pci0000:3a/0000:3a:00.0/0000:3b:00.1"
 	cxV0         = "pci0000:3a/0000:3a:00.0/0000:3b:00.2"
 	cxV1         = "pci0000:3a/0000:3a:00.0/0000:3b:00.3"
+	bfSF0        = bfP0 + "/mlx5_core.sf.2" // the SFs' auxiliary devices (§11.2)
+	bfSF1        = bfP1 + "/mlx5_core.sf.3"
 	tmfifoParent = "platform/MLNXBF01:00/virtio1"
 	oobParent    = "platform/MLNXBF17:00"
 )
@@ -32,55 +34,82 @@ func up(parent, name string, ifindex int, mac, speed, ppn, swid, mode string) Ne
 		Speed: speed, PPN: ppn, SWID: swid, Mode: mode}
 }
 
-func active(pcipath, name, guid, netdev, rate string) IB {
-	return IB{PCIPath: pcipath, Name: name, GUID: guid, Netdev: netdev, State: StateActive, Phys: PhysLinkUp, Rate: rate}
+func active(parent, name, guid, netdev, rate string) IB {
+	return IB{Parent: parent, Name: name, GUID: guid, Netdev: netdev, State: StateActive, Phys: PhysLinkUp, Rate: rate}
 }
 
-// bf2DPU: BlueField-2 Arm side in DPU mode (fixture bf2-dpu-arm); the
-// firmware starts in separated-host mode, so `rig up -p bf2-dpu` has a
-// mode to change.
+// bf2DPU: BlueField-2 Arm side in DPU mode (fixture bf2-dpu-arm): an older
+// BSP's naming (host-PF representors pf0/pf1), one SF per port whose
+// netdevs report phys_port_name p0/p1 like the uplinks, two VF
+// representors, p0 and p1 slaves of bond0 (802.3ad). The firmware starts in
+// separated-host mode, so `rig up -p bf2-dpu` has a mode to change. In a
+// lab bond0 is a veth like every card netdev: its bonding/ attributes and
+// the slaves' master links are the card's (the lab runs no bonding driver).
 func bf2DPU() Card {
 	const sw = "cc1d5e0003a1420c"
+	slave := func(n Netdev, perm string) Netdev {
+		n.Flags, n.Master, n.PermMAC = FlagsSlave, "bond0", perm
+		return n
+	}
+	bond := up("virtual", "bond0", 14, "0c:42:a1:5e:1d:cc", "50000", "", "", "")
+	bond.Flags, bond.Bond = FlagsMaster, &Bond{Mode: "802.3ad 4", Miimon: "100", XmitHash: "layer3+4 1", LACPRate: "slow 0"}
 	return Card{Kind: "bf2-dpu", Fixture: "bf2-dpu-arm", FwMode: "separated",
-		Summary: "BlueField-2 Arm side: p0, p1, pf0hpf, pf1hpf on 0000:03:00.0/.1, mlx5_0/mlx5_1, tmfifo_net0, oob_net0; firmware in separated-host mode",
+		Summary: "BlueField-2 Arm side: p0, p1 (bond0), pf0hpf, pf1hpf, VF representors pf0vf0/pf0vf1, SFs enp3s0f0s0/enp3s0f1s0 and their representors on 0000:03:00.0/.1, mlx5_0..mlx5_3, tmfifo_net0, oob_net0; firmware in separated-host mode",
 		Fns:     []Fn{bfFn(bfP0, "0000:03:00.0", "0xa2d6", "16.0 GT/s PCIe"), bfFn(bfP1, "0000:03:00.1", "0xa2d6", "16.0 GT/s PCIe")},
+		SFs:     []SF{{bfSF0, "0"}, {bfSF1, "0"}},
 		Netdevs: []Netdev{
-			up(bfP0, "p0", 4, "0c:42:a1:5e:1d:cc", "25000", "p0", sw, "switchdev"),
+			slave(up(bfP0, "p0", 4, "0c:42:a1:5e:1d:cc", "25000", "p0", sw, "switchdev"), "0c:42:a1:5e:1d:cc"),
 			up(bfP0, "pf0hpf", 6, "ba:65:0c:43:b6:1f", "", "pf0", sw, ""),
-			up(bfP1, "p1", 5, "0c:42:a1:5e:1d:cd", "25000", "p1", sw, "switchdev"),
+			up(bfP0, "en3f0pf0sf0", 8, "2e:71:8a:4d:05:c3", "", "pf0sf0", sw, ""),
+			up(bfP0, "pf0vf0", 12, "6a:3e:91:0c:d2:10", "", "pf0vf0", sw, ""),
+			up(bfP0, "pf0vf1", 13, "6a:3e:91:0c:d2:11", "", "pf0vf1", sw, ""),
+			slave(up(bfP1, "p1", 5, "0c:42:a1:5e:1d:cc", "25000", "p1", sw, "switchdev"), "0c:42:a1:5e:1d:cd"),
 			up(bfP1, "pf1hpf", 7, "5e:0b:ff:1a:57:31", "", "pf1", sw, ""),
+			up(bfP1, "en3f1pf1sf0", 9, "ae:0f:6b:92:34:d8", "", "pf1sf0", sw, ""),
+			up(bfSF0, "enp3s0f0s0", 10, "02:8f:2a:11:6e:01", "", "p0", "", ""),
+			up(bfSF1, "enp3s0f1s0", 11, "02:8f:2a:11:6e:02", "", "p1", "", ""),
+			bond,
 			up(tmfifoParent, "tmfifo_net0", 3, "00:1a:ca:ff:ff:01", "", "", "", ""),
 			up(oobParent, "oob_net0", 2, "0c:42:a1:5e:1d:d0", "1000", "", "", ""),
 		},
 		IB: []IB{
 			active(bfP0, "mlx5_0", "0c42:a103:005e:1dcc", "p0", "25 Gb/sec (1X EDR)"),
 			active(bfP1, "mlx5_1", "0c42:a103:005e:1dcd", "p1", "25 Gb/sec (1X EDR)"),
+			active(bfSF0, "mlx5_2", "008f:2aff:fe11:6e01", "enp3s0f0s0", "25 Gb/sec (1X EDR)"),
+			active(bfSF1, "mlx5_3", "008f:2aff:fe11:6e02", "enp3s0f1s0", "25 Gb/sec (1X EDR)"),
 		},
 		Firmware: []FwDevice{{"0000:03:00.0", "a2d6"}, {"0000:03:00.1", "a2d6"}},
 	}
 }
 
-// bf3DPU: BlueField-3 Arm side with SF representors (fixture bf3-dpu-arm);
-// its firmware starts in separated mode, as bf2-dpu's does, so the bring-up
+// bf3DPU: BlueField-3 Arm side with SFs and their representors (fixture
+// bf3-dpu-arm), a newer kernel's naming: host-PF representors report
+// phys_port_name c1pf0/c1pf1 (external controller 1), the SF netdevs none.
+// Its firmware starts in separated mode, as bf2-dpu's does, so the bring-up
 // story is the same (mode set for next boot: exit 3, power cycle, ok).
 func bf3DPU() Card {
 	const sw = "76e2e20003fffbf0"
 	return Card{Kind: "bf3-dpu", Fixture: "bf3-dpu-arm", FwMode: "separated",
-		Summary: "BlueField-3 Arm side: p0, p1, pf0hpf, pf1hpf, SF representors en3f0pf0sf0/en3f1pf1sf0, mlx5_0/mlx5_1; firmware in separated mode (rig up -p bf3-dpu sets DPU mode)",
+		Summary: "BlueField-3 Arm side: p0, p1, pf0hpf, pf1hpf (phys_port_name c1pf0/c1pf1), SFs enp3s0f0s0/enp3s0f1s0 and their representors en3f0pf0sf0/en3f1pf1sf0, mlx5_0..mlx5_3; firmware in separated mode (rig up -p bf3-dpu sets DPU mode)",
 		Fns:     []Fn{bfFn(bfP0, "0000:03:00.0", "0xa2dc", "32.0 GT/s PCIe"), bfFn(bfP1, "0000:03:00.1", "0xa2dc", "32.0 GT/s PCIe")},
+		SFs:     []SF{{bfSF0, "0"}, {bfSF1, "0"}},
 		Netdevs: []Netdev{
 			up(bfP0, "p0", 4, "f0:fb:7f:e2:e2:76", "200000", "p0", sw, "switchdev"),
-			up(bfP0, "pf0hpf", 8, "4a:c1:0d:8e:33:01", "", "pf0", sw, ""),
+			up(bfP0, "pf0hpf", 8, "4a:c1:0d:8e:33:01", "", "c1pf0", sw, ""),
 			up(bfP0, "en3f0pf0sf0", 10, "1e:3d:55:12:a0:4c", "", "pf0sf0", sw, ""),
 			up(bfP1, "p1", 5, "f0:fb:7f:e2:e2:77", "200000", "p1", sw, "switchdev"),
-			up(bfP1, "pf1hpf", 9, "8a:72:1b:5c:90:02", "", "pf1", sw, ""),
+			up(bfP1, "pf1hpf", 9, "8a:72:1b:5c:90:02", "", "c1pf1", sw, ""),
 			up(bfP1, "en3f1pf1sf0", 11, "7a:4e:c3:09:d1:6b", "", "pf1sf0", sw, ""),
+			up(bfSF0, "enp3s0f0s0", 12, "02:d7:41:9c:3e:01", "", "", "", ""),
+			up(bfSF1, "enp3s0f1s0", 13, "02:d7:41:9c:3e:02", "", "", "", ""),
 			up(tmfifoParent, "tmfifo_net0", 3, "00:1a:ca:ff:ff:01", "", "", "", ""),
 			up(oobParent, "oob_net0", 2, "f0:fb:7f:e2:e2:7e", "1000", "", "", ""),
 		},
 		IB: []IB{
 			active(bfP0, "mlx5_0", "f0fb:7f03:00e2:e276", "p0", "200 Gb/sec (4X HDR)"),
 			active(bfP1, "mlx5_1", "f0fb:7f03:00e2:e277", "p1", "200 Gb/sec (4X HDR)"),
+			active(bfSF0, "mlx5_2", "00d7:41ff:fe9c:3e01", "enp3s0f0s0", "200 Gb/sec (4X HDR)"),
+			active(bfSF1, "mlx5_3", "00d7:41ff:fe9c:3e02", "enp3s0f1s0", "200 Gb/sec (4X HDR)"),
 		},
 		Firmware: []FwDevice{{"0000:03:00.0", "a2dc"}, {"0000:03:00.1", "a2dc"}},
 	}
@@ -110,7 +139,7 @@ func cx6dxHost() Card {
 		},
 		IB: []IB{
 			active(cxC0, "mlx5_0", "1070:fd03:00a1:c4a6", "enp59s0f0np0", "100 Gb/sec (4X EDR)"),
-			{PCIPath: cxC1, Name: "mlx5_1", GUID: "1070:fd03:00a1:c4a7", Netdev: "enp59s0f1np1", State: StateDown, Phys: "3: Disabled", Rate: "10 Gb/sec (4X SDR)"},
+			{Parent: cxC1, Name: "mlx5_1", GUID: "1070:fd03:00a1:c4a7", Netdev: "enp59s0f1np1", State: StateDown, Phys: "3: Disabled", Rate: "10 Gb/sec (4X SDR)"},
 			active(cxV0, "mlx5_2", "6e1c:2503:0090:4b10", "enp59s0f0v0", "100 Gb/sec (4X EDR)"),
 			active(cxV1, "mlx5_3", "6e1c:2503:0090:4b11", "enp59s0f0v1", "100 Gb/sec (4X EDR)"),
 		},

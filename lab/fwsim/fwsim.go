@@ -47,12 +47,26 @@ type Param struct {
 
 // Device is one PCI function as the tool sees it.
 type Device struct {
-	Type        string            `json:"type"`     // mstflint device type name (smartnic.Model.MSTType): BlueField2, BlueField3, ConnectX6DX
-	DeviceID    string            `json:"deviceId"` // PCI device id, e.g. a2d6
-	Name        string            `json:"name"`     // "Name:" header line (N/A when unknown)
-	Description string            `json:"description"`
-	Restricted  bool              `json:"restricted"` // zero-trust host: nv_internal_cpu_conf is read-only
-	Params      map[string]*Param `json:"params"`
+	Type        string `json:"type"`     // mstflint device type name (smartnic.Model.MSTType): BlueField2, BlueField3, ConnectX6DX
+	DeviceID    string `json:"deviceId"` // PCI device id, e.g. a2d6
+	Name        string `json:"name"`     // "Name:" header line (N/A when unknown)
+	Description string `json:"description"`
+	Restricted  bool   `json:"restricted"` // zero-trust host: nv_internal_cpu_conf is read-only
+	// NVStale: the mode parameters were changed and the host was then only
+	// warm-rebooted (WarmReboot): the NIC firmware did not reload, and
+	// every query or set fails the NV access check until a PowerCycle.
+	NVStale bool              `json:"nvStale,omitempty"`
+	Params  map[string]*Param `json:"params"`
+}
+
+// board is the "Name:" and "Description:" a real card of a device id
+// prints (samples and sources in testdata/README.md); other ids print N/A.
+type board struct{ name, desc string }
+
+var boards = map[uint16]board{
+	0xa2d6: {"MBF2M516A-EEEO_Ax", "BlueField-2 E-Series SmartNIC 100GbE/EDR VPI Dual-Port QSFP56; PCIe Gen4 x16; Crypto Enabled; 16GB on-board DDR; 1GbE OOB management; FHHL"},
+	0xa2dc: {"900-9D3B6-00CV-A_Ax", "NVIDIA BlueField-3 B3220 P-Series FHHL DPU; 200GbE (default mode) / NDR200 IB; Dual-port QSFP112; PCIe Gen5.0 x16 with x16 PCIe extension option; 16 Arm cores; 32GB on-board DDR; integrated BMC; Crypto Enabled"},
+	0x101d: {"MCX623106AN-CDA_Ax", "ConnectX-6 Dx EN adapter card; 100GbE; Dual-port QSFP56; PCIe 4.0/3.0 x16;"},
 }
 
 // Schema names the state file's JSON shape (and `rig fwsim show`'s).
@@ -117,8 +131,18 @@ func NewDevice(id string, m mlxconfig.DPUMode) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{Type: model.MSTType, DeviceID: fmt.Sprintf("%04x", model.DeviceID), Name: "N/A", Description: "N/A", Params: map[string]*Param{}}
+	if b, ok := boards[model.DeviceID]; ok {
+		d.Name, d.Description = b.name, b.desc
+	}
+	// nv_global_pci_conf on every card; the link type on VPI cards
+	// (BlueField-2/-3 here; a ConnectX-6 Dx EN card has none)
+	d.Params["SRIOV_EN"] = &Param{Default: 1, Current: 1, Next: 1}
+	d.Params["NUM_OF_VFS"] = &Param{Default: 8, Current: 8, Next: 8}
 	if gen == "" {
 		return d, nil
+	}
+	for _, lt := range []string{"LINK_TYPE_P1", "LINK_TYPE_P2"} {
+		d.Params[lt] = &Param{Default: 2, Current: 2, Next: 2}
 	}
 	def, _ := mlxconfig.Wanted(gen, mlxconfig.ModeDPU)
 	cur, err := presetValues(gen, m)
@@ -210,6 +234,7 @@ func (s *Sim) PowerCycle() ([]string, error) {
 	var changed []string
 	for bdf, d := range st.Devices {
 		c := false
+		d.NVStale = false
 		for _, p := range d.Params {
 			if p.Current != p.Next {
 				p.Current, c = p.Next, true
@@ -221,6 +246,35 @@ func (s *Sim) PowerCycle() ([]string, error) {
 	}
 	sort.Strings(changed)
 	return changed, s.Save(st)
+}
+
+// WarmReboot is what a host reboot (not a power cycle) does to the card:
+// the NIC firmware keeps running, so Current does not change; a device
+// whose mode parameters were changed (Next Boot differs from Current)
+// is left where mstflint issue #1191 shows a BlueField-2 after `mlxconfig
+// set INTERNAL_CPU_MODEL=1` and `reboot`: every mstconfig query or set
+// fails with "-E- Error when trying to check if NV access registers are
+// supported" until a power cycle. It returns those BDFs, sorted.
+func (s *Sim) WarmReboot() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for bdf, d := range st.Devices {
+		for _, name := range mlxconfig.ModeParams {
+			if p, ok := d.Params[name]; ok && p.Next != p.Current {
+				d.NVStale = true
+			}
+		}
+		if d.NVStale {
+			stale = append(stale, bdf)
+		}
+	}
+	sort.Strings(stale)
+	return stale, s.Save(st)
 }
 
 // SetRestricted marks the host zero-trust (restricted) or privileged for
@@ -395,23 +449,38 @@ func parseCfgArgs(args []string) (cfgArgs, error) {
 	return a, nil
 }
 
-// printOpening, as mlxcfg_ui.cpp MlxCfg::printOpening.
+// The simulator prints the layout of the mstflint builds that real
+// BlueField-2/-3 hosts and Arm images run (16-wide columns; sample:
+// testdata/mstconfig-q-bf3.txt, compared byte for byte in the tests), as
+// mlxconfig/mlxcfg_ui.cpp printOpening, printConfHeader, printSingleParam
+// and printValue of those builds: "%-16s%-16s" header lines, the row
+// prefix "%s%s     %-44s" (diff, RO, name) and "%-16s" values with one
+// blank between two columns only after a value longer than 16
+// (PRINT_SPACE_IF_NEEDED: width > 16). Later mstflint widened the columns
+// to 20 (then 21) characters; rig's parser reads every width.
+const colWidth = 16
+
+// printOpening, as MlxCfg::printOpening.
 func printOpening(b *strings.Builder, d *Device, dev string) {
 	fmt.Fprintf(b, "\n%s:\n", "Device #1")
 	b.WriteString("----------\n\n")
-	fmt.Fprintf(b, "%-20s%-20s\n", "Device type:", d.Type)
-	fmt.Fprintf(b, "%-20s%-20s\n", "Name:", d.Name)
-	fmt.Fprintf(b, "%-20s%-20s\n", "Description:", d.Description)
-	fmt.Fprintf(b, "%-20s%-20s\n", "Device:", dev)
+	fmt.Fprintf(b, "%-16s%-16s\n", "Device type:", d.Type)
+	fmt.Fprintf(b, "%-16s%-16s\n", "Name:", d.Name)
+	fmt.Fprintf(b, "%-16s%-16s\n", "Description:", d.Description)
+	fmt.Fprintf(b, "%-16s%-16s\n", "Device:", dev)
 	b.WriteString("\n")
 }
 
 // printConfHeader, as MlxCfg::printConfHeader (then the caller's "\n").
+// Without -e the header is the sample's, byte for byte ("%-16s%46s"); the
+// -e header keeps that build's widths ("%-16s%44s%16s%18s", the 20-wide
+// build's "%-20s%44s%20s%18s" with 16 for 20, as its "%-20s%46s" is the
+// sample's "%-16s%46s").
 func printConfHeader(b *strings.Builder, showDefCur, showNew bool) {
 	if showDefCur {
-		fmt.Fprintf(b, "%-20s%44s%20s%18s", "Configurations:", "Default", "Current", "Next Boot")
+		fmt.Fprintf(b, "%-16s%44s%16s%18s", "Configurations:", "Default", "Current", "Next Boot")
 	} else {
-		fmt.Fprintf(b, "%-20s%46s", "Configurations:", "Next Boot")
+		fmt.Fprintf(b, "%-16s%46s", "Configurations:", "Next Boot")
 	}
 	if showNew {
 		fmt.Fprintf(b, "       %s", "New")
@@ -419,8 +488,7 @@ func printConfHeader(b *strings.Builder, showDefCur, showNew bool) {
 	b.WriteString("\n")
 }
 
-// printRow, as MlxCfg::printSingleParam: values in "%-20s" columns with a
-// space before each column after a 20-wide one.
+// printRow, as MlxCfg::printSingleParam.
 func printRow(b *strings.Builder, name string, ro, diff bool, vals []string) {
 	d, r := " ", "  "
 	if diff {
@@ -430,14 +498,31 @@ func printRow(b *strings.Builder, name string, ro, diff bool, vals []string) {
 		r = "RO"
 	}
 	fmt.Fprintf(b, "%s%s     %-44s", d, r, name)
-	for i, v := range vals {
-		if i > 0 {
+	width := 0
+	for _, v := range vals {
+		if width > colWidth {
 			b.WriteString(" ")
 		}
-		fmt.Fprintf(b, "%-20s", v)
+		width, _ = fmt.Fprintf(b, "%-*s", colWidth, v)
 	}
 	b.WriteString("\n")
 }
+
+// Exit codes of mstconfig: main returns MlxCfg::execute's mlxCfgStatus
+// (mlxconfig/mlxcfg_ui.h: MLX_CFG_OK, MLX_CFG_OK_EXIT, MLX_CFG_ABORTED,
+// MLX_CFG_ERROR, ...), so a failed query or set exits 3 and an
+// unanswered prompt 2.
+const (
+	exitAborted = 2
+	exitError   = 3
+)
+
+// NVCheckError is GenericCommander::supportsNVData's text
+// (mlxconfig/mlxcfg_generic_commander.cpp) when reading the NVQC register
+// fails with an error other than BAD_PARAM/INTERNAL_ERROR/REG_NOT_SUPP,
+// as a BlueField prints it after a mode change and a warm reboot
+// (mstflint issue #1191); later builds append " rc=(N)".
+const NVCheckError = "Error when trying to check if NV access registers are supported"
 
 func unsupported(name string) string {
 	return fmt.Sprintf("The Device doesn't support %s parameter", name)
@@ -449,9 +534,19 @@ func runConfig(st *State, a cfgArgs) (string, int, bool) {
 	if d == nil {
 		// createCommander prints the error, then queryDevsCfg prints it again
 		if a.cmd == "q" {
-			return "-E- Failed to open the device\n-E- Failed to open the device\n", 1, false
+			return "-E- Failed to open the device\n-E- Failed to open the device\n", exitError, false
 		}
-		return "-E- Failed to open the device\n", 1, false
+		return "-E- Failed to open the device\n", exitError, false
+	}
+	if d.NVStale {
+		// GenericCommander::supportsNVData throws before anything is
+		// printed; createCommander prints the error, and a query prints it
+		// again (queryDevsCfg), as for the open failure above
+		msg := "-E- " + NVCheckError + "\n"
+		if a.cmd == "q" {
+			msg += msg
+		}
+		return msg, exitError, false
 	}
 	var b strings.Builder
 	printOpening(&b, d, a.dev)
@@ -472,7 +567,7 @@ func runQuery(b *strings.Builder, d *Device, a cfgArgs) (string, int, bool) {
 	for _, n := range names {
 		if _, ok := d.Params[n]; !ok {
 			fmt.Fprintf(b, "-E- %s\n", unsupported(n))
-			return b.String(), 1, false
+			return b.String(), exitError, false
 		}
 	}
 	anyDiff, anyRO := false, false
@@ -515,7 +610,7 @@ func runSet(b *strings.Builder, d *Device, a cfgArgs) (string, int, bool) {
 			// restricted host: NVQC reports no write support, so the TLV is
 			// not returned for a write operation (GenericCommander::queryParamViews)
 			fmt.Fprintf(b, "-E- %s\n", unsupported(n))
-			return b.String(), 1, false
+			return b.String(), exitError, false
 		}
 		iv, err := mlxconfig.ParseSetValue(n, v)
 		if err != nil {
@@ -536,7 +631,7 @@ func runSet(b *strings.Builder, d *Device, a cfgArgs) (string, int, bool) {
 	if !a.yes {
 		// no terminal answer: askUser reads an empty line
 		b.WriteString("-E- Aborted by user.\n")
-		return b.String(), 1, false
+		return b.String(), exitAborted, false
 	}
 	b.WriteString("y\n")
 	for _, s := range sets {

@@ -47,19 +47,21 @@ func TestSimQueryFormat(t *testing.T) {
 		t.Fatalf("code %d: %s", code, out)
 	}
 	lines := strings.Split(out, "\n")
-	// printOpening / printConfHeader / printSingleParam layouts (mlxcfg_ui.cpp)
+	// printOpening / printConfHeader / printSingleParam layouts (mlxcfg_ui.cpp,
+	// the 16-wide build: a blank between columns only after a value longer than 16)
 	want := []string{
 		"",
 		"Device #1:",
 		"----------",
 		"",
-		fmt.Sprintf("%-20s%-20s", "Device type:", "BlueField2"),
-		fmt.Sprintf("%-20s%-20s", "Name:", "N/A"),
-		fmt.Sprintf("%-20s%-20s", "Description:", "N/A"),
-		fmt.Sprintf("%-20s%-20s", "Device:", "0000:03:00.0"),
+		"Device type:    BlueField2      ",
+		"Name:           MBF2M516A-EEEO_Ax",
+		"Description:    BlueField-2 E-Series SmartNIC 100GbE/EDR VPI Dual-Port QSFP56; PCIe Gen4 x16; Crypto Enabled; 16GB on-board DDR; 1GbE OOB management; FHHL",
+		"Device:         0000:03:00.0    ",
 		"",
-		fmt.Sprintf("%-20s%44s%20s%18s", "Configurations:", "Default", "Current", "Next Boot"),
-		fmt.Sprintf("*       %-44s%-20s %-20s %-20s", mlxconfig.ParamModel, "EMBEDDED_CPU(1)", "SEPARATED_HOST(0)", "SEPARATED_HOST(0)"),
+		"Configurations:                                      Default         Current         Next Boot", // "%-16s%44s%16s%18s"
+		"*       INTERNAL_CPU_MODEL                          EMBEDDED_CPU(1) SEPARATED_HOST(0) SEPARATED_HOST(0)",
+		"*       INTERNAL_CPU_PAGE_SUPPLIER                  ECPF(0)         EXT_HOST_PF(1)  EXT_HOST_PF(1)  ",
 	}
 	for i, w := range want {
 		if lines[i] != w {
@@ -79,7 +81,7 @@ func TestSimQueryFormat(t *testing.T) {
 	}
 	// without -e only Next Boot is shown and nothing is starred
 	out, _ = run(t, s, "-d", "03:00.0", "q", mlxconfig.ParamModel)
-	if !strings.Contains(out, fmt.Sprintf("%-20s%46s\n", "Configurations:", "Next Boot")) || strings.Contains(out, "*") {
+	if !strings.Contains(out, "Configurations:                                      Next Boot\n") || strings.Contains(out, "*") {
 		t.Errorf("plain query:\n%s", out)
 	}
 }
@@ -91,8 +93,9 @@ func TestSimSetPowerCycle(t *testing.T) {
 		t.Fatalf("set: %d %s", code, out)
 	}
 	for _, w := range []string{
-		fmt.Sprintf("%-20s%46s       New\n", "Configurations:", "Next Boot"),
-		fmt.Sprintf("        %-44s%-20s %-20s\n", mlxconfig.ParamModel, "SEPARATED_HOST(0)", "EMBEDDED_CPU(1)"),
+		"Configurations:                                      Next Boot       New\n",
+		"        INTERNAL_CPU_MODEL                          SEPARATED_HOST(0) EMBEDDED_CPU(1) \n",
+		"        INTERNAL_CPU_OFFLOAD_ENGINE                 DISABLED(1)     ENABLED(0)      \n",
 		"\n Apply new Configuration? (y/n) [n] : y\nApplying... Done!\n-I- Please reboot machine to load new configurations.\n",
 	} {
 		if !strings.Contains(out, w) {
@@ -118,7 +121,7 @@ func TestSimSetPowerCycle(t *testing.T) {
 	}
 	// without -y the tool asks and gets no answer
 	out, code = run(t, s, "-d", "0000:03:00.0", "set", "INTERNAL_CPU_MODEL=SEPARATED_HOST")
-	if code == 0 || !strings.Contains(out, "-E- Aborted by user.") {
+	if code != exitAborted || !strings.Contains(out, "-E- Aborted by user.") {
 		t.Errorf("no -y: %d %s", code, out)
 	}
 }
@@ -162,14 +165,14 @@ func TestSimRestricted(t *testing.T) {
 func TestSimDevicesAndExec(t *testing.T) {
 	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:03:00.1": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
 	// mst device names address the card by decimal device id
-	if out := mustRun(t, s, "-d", "/dev/mst/mt41686_pciconf0.1", "q", mlxconfig.ParamModel); !strings.Contains(out, "Device:             /dev/mst/mt41686_pciconf0.1") {
+	if out := mustRun(t, s, "-d", "/dev/mst/mt41686_pciconf0.1", "q", mlxconfig.ParamModel); !strings.Contains(out, "Device:         /dev/mst/mt41686_pciconf0.1\n") {
 		t.Errorf("mst name:\n%s", out)
 	}
 	out, code := run(t, s, "-d", "0000:5e:00.0", "q", mlxconfig.ParamModel)
-	if code == 0 || !strings.Contains(out, "Device type:        ConnectX6DX") || !strings.Contains(out, "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
+	if code != exitError || !strings.Contains(out, "Device type:    ConnectX6DX     \nName:           MCX623106AN-CDA_Ax\n") || !strings.Contains(out, "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
 		t.Errorf("CX6Dx: %d\n%s", code, out)
 	}
-	if out, code := run(t, s, "-d", "0000:99:00.0", "q"); code == 0 || out != "-E- Failed to open the device\n-E- Failed to open the device\n" {
+	if out, code := run(t, s, "-d", "0000:99:00.0", "q"); code != exitError || out != "-E- Failed to open the device\n-E- Failed to open the device\n" {
 		t.Errorf("absent: %d %q", code, out)
 	}
 	if out, code := s.Run("mstprivhost", "-d", "0000:5e:00.0", "q"); code == 0 || !strings.Contains(out, "only BlueField devices are supported") {
@@ -219,10 +222,11 @@ func TestSimDeviceIDs(t *testing.T) {
 		id, typ string
 		params  int
 	}{
-		{"a2d6", "BlueField2", len(mlxconfig.ModeParams)},
-		{"0xA2DC", "BlueField3", len(mlxconfig.ModeParams)},
-		{"101d", "ConnectX6DX", 0},
-		{"1021", "ConnectX7", 0},
+		{"a2d6", "BlueField2", len(mlxconfig.ModeParams) + 4}, // + SRIOV_EN, NUM_OF_VFS, LINK_TYPE_P1/P2
+		{"0xA2DC", "BlueField3", len(mlxconfig.ModeParams) + 4},
+		{"101d", "ConnectX6DX", 2}, // SRIOV_EN, NUM_OF_VFS: no mode, no link type on an EN card
+		{"1021", "ConnectX7", 2},
+		{"1007", "ConnectX3Pro", 2},
 	} {
 		d, err := NewDevice(tc.id, mlxconfig.ModeDPU)
 		if err != nil || d.Type != tc.typ || len(d.Params) != tc.params {
@@ -263,5 +267,107 @@ func TestStateSchemaVersion(t *testing.T) {
 	}
 	if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), `"rig.fwsim/v2"`) || !strings.Contains(err.Error(), "rig fwsim init") {
 		t.Fatalf("state of another schema: %v", err)
+	}
+}
+
+// The simulator prints what real mstconfig prints on a BlueField-3 in DPU
+// mode: testdata/mstconfig-q-bf3.txt (a real `mstconfig -d 0002:01:00.0 q`,
+// sources in testdata/README.md), byte for byte for every line whose
+// values the simulator has: the opening, the header and the five mode rows.
+func TestSimMatchesRealBF3Sample(t *testing.T) {
+	b, err := os.ReadFile("testdata/mstconfig-q-bf3.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := strings.Split(string(b), "\n")
+	s := newTestSim(t, map[string]string{"0002:01:00.0": "a2dc:dpu"})
+	out := mustRun(t, s, append([]string{"-d", "0002:01:00.0", "q"}, mlxconfig.ModeParams...)...)
+	got := strings.Split(out, "\n")
+	// opening (Device #1 ... Device:), blank line, header
+	for i := 0; i < 10; i++ {
+		if got[i] != real[i] {
+			t.Errorf("line %d:\n got %q\nreal %q", i, got[i], real[i])
+		}
+	}
+	realRows := map[string]string{}
+	for _, l := range real[10:] {
+		if f := strings.Fields(l); len(f) > 0 {
+			realRows[f[0]] = l
+		}
+	}
+	for i, name := range mlxconfig.ModeParams {
+		if r, ok := realRows[name]; !ok || got[10+i] != r {
+			t.Errorf("row %s:\n got %q\nreal %q", name, got[10+i], r)
+		}
+	}
+	if len(got) != 10+len(mlxconfig.ModeParams)+1 || got[len(got)-1] != "" {
+		t.Errorf("trailing lines: %q", got[10+len(mlxconfig.ModeParams):])
+	}
+	// and rig reads the real sample as the simulator's output
+	rq, err := mlxconfig.ParseQuery(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, _ := mlxconfig.ParseQuery(out)
+	rs, _ := mlxconfig.Decide(mlxconfig.BlueField3, rq)
+	ss, _ := mlxconfig.Decide(mlxconfig.BlueField3, sq)
+	if rs.Next != mlxconfig.ModeDPU || ss.Next != rs.Next || rq.Name != sq.Name || rq.Description != sq.Description || rq.DeviceType != sq.DeviceType {
+		t.Errorf("real %+v %+v\nsim %+v %+v", rs, rq, ss, sq)
+	}
+}
+
+// A value longer than 16 characters overflows its column and is followed
+// by one blank (PRINT_SPACE_IF_NEEDED); a shorter one is padded to 16, and
+// one of exactly 16 touches the next (as the real tool prints it).
+func TestSimColumnOverflow(t *testing.T) {
+	var b strings.Builder
+	printRow(&b, "X", false, true, []string{"SEPARATED_HOST(0)", "ECPF(0)", "0123456789abcdef", "Z"})
+	want := "*       X                                           SEPARATED_HOST(0) ECPF(0)         0123456789abcdefZ               \n"
+	if b.String() != want {
+		t.Errorf("got  %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	printConfHeader(&b, true, false)
+	printRow(&b, mlxconfig.ParamModel, false, true, []string{"EMBEDDED_CPU(1)", "SEPARATED_HOST(0)", "EMBEDDED_CPU(1)"})
+	q, err := mlxconfig.ParseQuery(b.String())
+	if p, ok := q.Param(mlxconfig.ParamModel); err != nil || !ok || !p.Default.Equal(1) || !p.Current.Equal(0) || !p.Next.Equal(1) || !p.Modified {
+		t.Errorf("overflowed row read back: %+v %v\n%s", p, err, b.String())
+	}
+}
+
+// A warm reboot after a mode change leaves the firmware refusing NV
+// access until a power cycle (mstflint issue #1191): queries and sets fail
+// with the real text and exit 3; a warm reboot without a pending change,
+// and a power cycle, leave the card readable.
+func TestSimWarmReboot(t *testing.T) {
+	s := newTestSim(t, map[string]string{"0000:03:00.0": "a2d6:separated", "0000:b1:00.0": "a2dc:dpu"})
+	if stale, err := s.WarmReboot(); err != nil || len(stale) != 0 {
+		t.Fatalf("reboot without a change: %v %v", stale, err)
+	}
+	mustRun(t, s, "-y", "-d", "0000:03:00.0", "set", "INTERNAL_CPU_MODEL=EMBEDDED_CPU")
+	stale, err := s.WarmReboot()
+	if err != nil || strings.Join(stale, ",") != "0000:03:00.0" {
+		t.Fatalf("stale: %v %v", stale, err)
+	}
+	want := "-E- Error when trying to check if NV access registers are supported\n"
+	if out, code := run(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, mlxconfig.ModeParams...)...); code != exitError || out != want+want {
+		t.Errorf("query: %d %q", code, out)
+	}
+	if out, code := run(t, s, "-y", "-d", "0000:03:00.0", "set", "INTERNAL_CPU_MODEL=SEPARATED_HOST"); code != exitError || out != want {
+		t.Errorf("set: %d %q", code, out)
+	}
+	if f := mlxconfig.ClassifyFailure("mstconfig", "0000:03:00.0", want); f.Kind != mlxconfig.FailNVAccessCheck {
+		t.Errorf("classified %+v", f)
+	}
+	mustRun(t, s, "-d", "0000:b1:00.0", "q") // the other card is fine
+	if _, err := s.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	q, err := mlxconfig.ParseQuery(mustRun(t, s, append([]string{"-e", "-d", "0000:03:00.0", "q"}, mlxconfig.ModeParams...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := q.Param(mlxconfig.ParamModel); !p.Current.Equal(1) {
+		t.Errorf("after power cycle: %+v", p)
 	}
 }

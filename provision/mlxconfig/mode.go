@@ -38,6 +38,10 @@ const (
 	ModeNIC       DPUMode = "nic"       // Arm inactive / non-functional
 	ModeSeparated DPUMode = "separated" // separated host (obsolete "symmetric model")
 	ModeUnknown   DPUMode = "unknown"
+	// ModeNotApplicable: the device has no DPU mode (a ConnectX NIC).
+	ModeNotApplicable DPUMode = "n/a"
+	// ModeNotRead: the value was not read (no Current column).
+	ModeNotRead DPUMode = "not-read"
 )
 
 // ParseDPUMode accepts dpu, nic, separated (and the aliases smartnic, ecpf,
@@ -143,34 +147,52 @@ func Values(q *Query, col Column) map[string]int64 {
 
 // ModeState is what one device's query says about its mode.
 type ModeState struct {
-	Generation Generation       `json:"generation"`
-	Current    DPUMode          `json:"current"`            // running firmware (Current column; Next Boot when -e is absent)
-	Next       DPUMode          `json:"next"`               // after the next power cycle
-	Pending    bool             `json:"pending"`            // Next Boot differs from Current for a mode parameter
-	ReadOnly   []string         `json:"readOnly,omitempty"` // mode params shown RO: this host may not write them
-	CurrentVal map[string]int64 `json:"currentValues"`
-	NextVal    map[string]int64 `json:"nextValues"`
+	Generation Generation `json:"generation"`
+	// Applicable is false when the query has none of the mode rows: the
+	// device has no DPU mode (a ConnectX); Current and Next are then n/a.
+	Applicable bool    `json:"applicable"`
+	Current    DPUMode `json:"current"` // running firmware (Current column); not-read without one
+	Next       DPUMode `json:"next"`    // after the next power cycle
+	// CurrentRead: the tool printed a Current column (-e, and firmware
+	// that reports current values). Without it only Next Boot is known.
+	CurrentRead bool     `json:"currentRead"`
+	Pending     bool     `json:"pending"`            // Next Boot differs from Current for a mode parameter
+	ReadOnly    []string `json:"readOnly,omitempty"` // mode params shown RO: this host may not write them
+	// NextUnread and CurrentUnread name the mode parameters whose value
+	// could not be read: no row (truncated output, older firmware) or a
+	// value that is not a number (N/A).
+	NextUnread    []string         `json:"nextUnread,omitempty"`
+	CurrentUnread []string         `json:"currentUnread,omitempty"`
+	CurrentVal    map[string]int64 `json:"currentValues,omitempty"`
+	NextVal       map[string]int64 `json:"nextValues"`
 }
 
 // Decide computes the current and pending mode of a device from its query.
+// A query without any INTERNAL_CPU_* row is not an error: the device has
+// no mode (Applicable false, n/a). Rows that are missing or unreadable are
+// listed, never read as values; without a Current column the current mode
+// is not-read, never copied from Next Boot.
 func Decide(gen Generation, q *Query) (ModeState, error) {
-	missing := []string{}
+	st := ModeState{Generation: gen, NextVal: map[string]int64{}}
+	found := false
 	for _, name := range ModeParams {
-		if _, ok := q.Param(name); !ok {
-			missing = append(missing, name)
+		if _, ok := q.Param(name); ok {
+			found = true
 		}
 	}
-	if len(missing) == len(ModeParams) {
-		return ModeState{}, fmt.Errorf("no BlueField mode parameters in the output (device type %q); not a BlueField, or the tool cannot read nv_internal_cpu_conf", q.DeviceType)
+	if !found {
+		st.Current, st.Next = ModeNotApplicable, ModeNotApplicable
+		return st, nil
 	}
-	st := ModeState{Generation: gen, NextVal: Values(q, ColNext)}
-	if q.HasCurrent {
-		st.CurrentVal = Values(q, ColCurrent)
-	} else {
-		st.CurrentVal = st.NextVal
-	}
-	st.Current = Classify(gen, st.CurrentVal)
+	st.Applicable = true
+	st.NextVal, st.NextUnread = readColumn(q, ColNext)
 	st.Next = Classify(gen, st.NextVal)
+	st.Current = ModeNotRead
+	if q.HasCurrent {
+		st.CurrentRead = true
+		st.CurrentVal, st.CurrentUnread = readColumn(q, ColCurrent)
+		st.Current = Classify(gen, st.CurrentVal)
+	}
 	for _, name := range ModeParams {
 		if p, ok := q.Param(name); ok && p.ReadOnly {
 			st.ReadOnly = append(st.ReadOnly, name)
@@ -182,6 +204,33 @@ func Decide(gen Generation, q *Query) (ModeState, error) {
 		}
 	}
 	return st, nil
+}
+
+// readColumn is Values plus the mode parameters it could not read.
+func readColumn(q *Query, col Column) (map[string]int64, []string) {
+	vals := Values(q, col)
+	var unread []string
+	for _, name := range ModeParams {
+		if _, ok := vals[name]; !ok {
+			unread = append(unread, name)
+		}
+	}
+	return vals, unread
+}
+
+// Unread returns the names of want's parameters that have no value in
+// have (in ModeParams order): what a plan would otherwise write from N/A.
+func Unread(want, have map[string]int64) []string {
+	var out []string
+	for _, name := range ModeParams {
+		if _, needed := want[name]; !needed {
+			continue
+		}
+		if _, ok := have[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Diff returns the parameters (in ModeParams order) whose value in have

@@ -10,6 +10,8 @@ package mlxconfig
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -34,6 +36,12 @@ var enums = map[string]map[int64]string{
 	ParamEswitchManager: {0: "ECPF", 1: "EXT_HOST_PF"},
 	ParamIBVport0:       {0: "ECPF", 1: "EXT_HOST_PF"},
 	ParamOffloadEngine:  {0: "ENABLED", 1: "DISABLED"},
+	// general parameters a firmware section sets most (hardware-formats.md
+	// §1.1: SRIOV_EN is a BOOL printed True(1)/False(0); LINK_TYPE_Pn is
+	// nv_vpi_link_type, IB=1 ETH=2 VPI=3)
+	"SRIOV_EN":     {0: "False", 1: "True"},
+	"LINK_TYPE_P1": {1: "IB", 2: "ETH", 3: "VPI"},
+	"LINK_TYPE_P2": {1: "IB", 2: "ETH", 3: "VPI"},
 }
 
 // EnumName returns the mlxconfig name of value v of param ("" when unknown).
@@ -41,8 +49,12 @@ func EnumName(param string, v int64) string { return enums[param][v] }
 
 // IsModeParam reports whether name is one of the five mode parameters.
 func IsModeParam(name string) bool {
-	_, ok := enums[name]
-	return ok
+	for _, p := range ModeParams {
+		if p == name {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseSetValue turns a `set` argument value (a name such as ECPF, or a
@@ -50,7 +62,11 @@ func IsModeParam(name string) bool {
 func ParseSetValue(param, s string) (int64, error) {
 	e, ok := enums[param]
 	if !ok {
-		return 0, fmt.Errorf("unknown parameter %s", param)
+		n, err := strconv.ParseInt(s, 0, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad value %q for %s: a number (rig knows no value names of this parameter)", s, param)
+		}
+		return n, nil
 	}
 	for n, name := range e {
 		if strings.EqualFold(name, s) {
@@ -64,8 +80,8 @@ func ParseSetValue(param, s string) (int64, error) {
 		}
 	}
 	var names []string
-	for i := int64(0); i < int64(len(e)); i++ {
-		names = append(names, e[i])
+	for _, n := range sortedKeys(e) {
+		names = append(names, e[n])
 	}
 	return 0, fmt.Errorf("bad value %q for %s (want %s)", s, param, strings.Join(names, "|"))
 }
@@ -77,4 +93,30 @@ func FormatValue(param string, v int64) string {
 		return fmt.Sprintf("%s(%d)", name, v)
 	}
 	return fmt.Sprint(v)
+}
+
+func sortedKeys(e map[int64]string) []int64 {
+	var ks []int64
+	for k := range e {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
+	return ks
+}
+
+// ValueMatches reports whether a printed value holds what a playbook asks
+// for, in either form mlxconfig accepts: a number (8, 0x10) or a value
+// name (True, ETH; case does not matter), compared by number where rig
+// knows the parameter's names and by the printed NAME(n) otherwise.
+func ValueMatches(param, want string, have Value) bool {
+	if !have.Present || have.NA {
+		return false
+	}
+	if n, err := ParseSetValue(param, want); err == nil {
+		return have.HasNum && have.Num == n
+	}
+	if have.Name != "" {
+		return strings.EqualFold(have.Name, want)
+	}
+	return strings.EqualFold(have.Text, want)
 }

@@ -11,10 +11,14 @@ import (
 //
 // Format (mstflint mlxconfig/mlxcfg_ui.cpp printOpening, printConfHeader,
 // printSingleParam; hardware-formats.md §1.4): a "Device #1:" block with
-// "%-20s%-20s" lines Device type/Name/Description/Device, a "Configurations:"
-// header naming the columns (Default and Current only with -e, New only for
-// set), then one row per parameter: "%s%s     %-44s" (diff '*' or ' ',
-// 'RO' or two spaces, name) followed by the values in 20-wide columns.
+// "%-16s%-16s" (later builds "%-20s%-20s") lines Device type/Name/
+// Description/Device, a "Configurations:" header naming the columns
+// (Default and Current only with -e, New only for set), then one row per
+// parameter: "%s%s     %-44s" (diff '*' or ' ', 'RO' or two spaces, name;
+// older builds "*        %-36s" without RO, the newest %-48s) followed by
+// the values in fixed-width columns (16 wide in the builds real BlueField
+// hosts run, see lab/fwsim/testdata; 20 and wider later). Rows are split
+// on whitespace after the prefix, so every layout parses.
 type Query struct {
 	DeviceType  string `json:"deviceType"`
 	Name        string `json:"name"`
@@ -29,6 +33,10 @@ type Query struct {
 	Params []Param `json:"params"`
 	// Errors are the tool's "-E- ..." lines (without the prefix).
 	Errors []string `json:"errors,omitempty"`
+	// Info holds the tool's "Device Firmware does not support reading
+	// default/current configurations" line (mlxcfg_ui.cpp
+	// DEFAULT_CURRENT_NOT_SUPPORTED_PREFIX): why a -e column is missing.
+	Info []string `json:"info,omitempty"`
 }
 
 // Param is one configuration row.
@@ -109,6 +117,9 @@ func ParseQuery(out string) (*Query, error) {
 			continue
 		case strings.HasPrefix(trim, "-E-"):
 			q.Errors = append(q.Errors, strings.TrimSpace(strings.TrimPrefix(trim, "-E-")))
+			continue
+		case strings.HasPrefix(trim, "Device Firmware does not support reading"):
+			q.Info = append(q.Info, trim)
 			continue
 		case strings.HasPrefix(trim, "Device #"):
 			if inDevice {

@@ -227,7 +227,7 @@ func TestParsePrivHost(t *testing.T) {
 }
 
 func FuzzParseQuery(f *testing.F) {
-	for _, n := range []string{"q-e-sriov-operator.txt", "q-next-cx4lx.txt", "set-jiegec.txt", "mstfwreset-comment.txt"} {
+	for _, n := range []string{"q-e-sriov-operator.txt", "q-next-cx4lx.txt", "set-jiegec.txt", "mstfwreset-comment.txt", "q-bf3-real.txt", "err-param-cx4lx.txt"} {
 		f.Add(sample(f, n))
 	}
 	f.Add("Configurations: Next Boot\n RO     X  1\n*       Y  Array[0..3]\n")
@@ -253,8 +253,20 @@ func FuzzParseQuery(f *testing.F) {
 			}
 		}
 		for _, g := range []Generation{BlueField2, BlueField3} {
-			if st, err := Decide(g, q); err == nil && st.Current == "" {
-				t.Fatal("empty mode")
+			st, err := Decide(g, q)
+			if err != nil || st.Current == "" || st.Next == "" {
+				t.Fatalf("%+v %v", st, err)
+			}
+			if !st.Applicable && (st.Current != ModeNotApplicable || st.Next != ModeNotApplicable || st.Pending) {
+				t.Fatalf("no mode rows but a mode: %+v", st)
+			}
+			if st.Applicable && !q.HasCurrent && (st.CurrentRead || st.Current != ModeNotRead || st.CurrentVal != nil || st.Pending) {
+				t.Fatalf("current made up without a Current column: %+v", st)
+			}
+			for _, name := range st.NextUnread {
+				if _, ok := st.NextVal[name]; ok {
+					t.Fatalf("%s both read and unread", name)
+				}
 			}
 		}
 	})
@@ -269,4 +281,69 @@ func FuzzParsePrivHost(f *testing.F) {
 			t.Fatalf("level %q accepted", p.Level)
 		}
 	})
+}
+
+// A query without any INTERNAL_CPU_* row is a device without a mode (a
+// ConnectX): not applicable, not an error.
+func TestDecideNotApplicable(t *testing.T) {
+	for _, n := range []string{"q-next-cx4lx.txt", "err-param-cx4lx.txt"} {
+		q, err := ParseQuery(sample(t, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Decide(BlueField2, q)
+		if err != nil || st.Applicable || st.Current != ModeNotApplicable || st.Next != ModeNotApplicable || st.Pending || len(st.NextUnread) != 0 {
+			t.Errorf("%s: %+v %v", n, st, err)
+		}
+	}
+}
+
+// The real BlueField-3 sample is a plain `q`: Next Boot only. The current
+// mode is not read, not copied from Next Boot.
+func TestDecideNoCurrentColumn(t *testing.T) {
+	q, err := ParseQuery(sample(t, "q-bf3-real.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.DeviceType != "BlueField3" || q.Name != "900-9D3B6-00CV-A_Ax" || q.Device != "0002:01:00.0" || q.HasCurrent || len(q.Params) != 18 {
+		t.Fatalf("%+v", q)
+	}
+	st, err := Decide(BlueField3, q)
+	if err != nil || !st.Applicable || st.Next != ModeDPU || st.Current != ModeNotRead || st.CurrentRead || st.CurrentVal != nil || st.Pending || len(st.NextUnread) != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	// with -e on firmware that cannot report current values, the tool says so
+	q2, _ := ParseQuery(sample(t, "q-bf3-real.txt") + "Device Firmware does not support reading current configurations\n")
+	if len(q2.Info) != 1 || q2.Info[0] != "Device Firmware does not support reading current configurations" {
+		t.Errorf("info: %q", q2.Info)
+	}
+}
+
+// Rows missing (a truncated table) or N/A are unread, never values.
+func TestDecideUnread(t *testing.T) {
+	real := sample(t, "q-bf3-real.txt")
+	cut := real[:strings.Index(real, "        INTERNAL_CPU_IB_VPORT0")]
+	q, err := ParseQuery(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := Decide(BlueField2, q)
+	if strings.Join(st.NextUnread, " ") != "INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" || !st.Applicable {
+		t.Fatalf("truncated: %+v", st)
+	}
+	w, _ := Wanted(BlueField2, ModeDPU)
+	if u := Unread(w, st.NextVal); strings.Join(u, " ") != "INTERNAL_CPU_IB_VPORT0 INTERNAL_CPU_OFFLOAD_ENGINE" {
+		t.Errorf("unread for dpu: %q", u)
+	}
+	// BF3 NIC mode needs MODEL and OFFLOAD_ENGINE only
+	w3, _ := Wanted(BlueField3, ModeNIC)
+	if u := Unread(w3, st.NextVal); strings.Join(u, " ") != "INTERNAL_CPU_OFFLOAD_ENGINE" {
+		t.Errorf("unread for BF3 nic: %q", u)
+	}
+	na := strings.Replace(real, "ENABLED(0)      ", "N/A             ", 1)
+	q, _ = ParseQuery(na)
+	st, _ = Decide(BlueField3, q)
+	if strings.Join(st.NextUnread, " ") != "INTERNAL_CPU_OFFLOAD_ENGINE" || st.Next != ModeUnknown {
+		t.Errorf("N/A: %+v", st)
+	}
 }

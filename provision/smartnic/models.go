@@ -27,8 +27,17 @@ type Model struct {
 
 // models is the device ID table of hardware-formats.md §2.4 (sources:
 // sriov-network-operator configmap, mstflint dev_mgt/tools_dev_types.c,
-// nic-configuration-operator consts, rshim-user-space).
+// nic-configuration-operator consts, rshim-user-space). ConnectX-3 and
+// -3 Pro (mlx4, not in §2.4): PCI ids 1003/1007 and VF 1004 from the
+// PCI id names "MT27500 Family [ConnectX-3]", "MT27520 Family [ConnectX-3
+// Pro]", "MT27500/MT27520 Family [ConnectX-3/ConnectX-3 Pro Virtual
+// Function]" (DPDK's net_mlx4 device table), mstflint type names
+// "ConnectX3" and "ConnectX3Pro" from dev_mgt/tools_dev_types.c (which
+// gives ConnectX3Pro sw_dev_id 4103 = 0x1007).
 var models = []Model{
+	{0x1003, "ConnectX-3", "ConnectX", "ConnectX3", FunctionNIC},
+	{0x1004, "ConnectX-3/ConnectX-3 Pro VF", "ConnectX", "", FunctionVF},
+	{0x1007, "ConnectX-3 Pro", "ConnectX", "ConnectX3Pro", FunctionNIC},
 	{0x1013, "ConnectX-4", "ConnectX", "ConnectX4", FunctionNIC},
 	{0x1014, "ConnectX-4 VF", "ConnectX", "", FunctionVF},
 	{0x1015, "ConnectX-4 Lx", "ConnectX", "ConnectX4LX", FunctionNIC},

@@ -17,6 +17,9 @@ import (
 // rootMapper reads the same files under any host root (lab-notes.md).
 type rdmaMapper interface {
 	DevicesForPCI(bdf string) []string
+	// DevicesForAux: the RDMA devices of an auxiliary device (an SF's
+	// mlx5_core.sf.2), from /sys/bus/auxiliary/devices/<name>/infiniband.
+	DevicesForAux(name string) []string
 	Ports(dev string) []string
 	DeviceForNetdev(netdev string) (string, error)
 }
@@ -25,18 +28,30 @@ type rdmaMapper interface {
 type rdmamapMapper struct{}
 
 func (rdmamapMapper) DevicesForPCI(bdf string) []string { return rdmamap.GetRdmaDevicesForPcidev(bdf) }
-func (rdmamapMapper) Ports(dev string) []string         { return rdmamap.GetPorts(dev) }
+func (rdmamapMapper) DevicesForAux(name string) []string {
+	return rdmamap.GetRdmaDevicesForAuxdev(name)
+}
+func (rdmamapMapper) Ports(dev string) []string { return rdmamap.GetPorts(dev) }
 func (rdmamapMapper) DeviceForNetdev(n string) (string, error) {
 	return rdmamap.GetRdmaDeviceForNetdevice(n)
 }
 
 // rootMapper reads what rdmamap reads, under the host root: the real
-// directories <pcidir>/infiniband/*, /sys/class/infiniband/<dev>/ports/*,
-// and ports/*/gid_attrs/ndevs/* for the netdev of each GID.
+// directories <pcidir>/infiniband/* and <auxdir>/infiniband/*,
+// /sys/class/infiniband/<dev>/ports/*, and ports/*/gid_attrs/ndevs/* for
+// the netdev of each GID.
 type rootMapper struct{ h *host.Host }
 
 func (m rootMapper) DevicesForPCI(bdf string) []string {
-	ents, err := m.h.ReadDir("/sys/bus/pci/devices/" + bdf + "/infiniband")
+	return m.devicesIn("/sys/bus/pci/devices/" + bdf + "/infiniband")
+}
+
+func (m rootMapper) DevicesForAux(name string) []string {
+	return m.devicesIn("/sys/bus/auxiliary/devices/" + name + "/infiniband")
+}
+
+func (m rootMapper) devicesIn(dir string) []string {
+	ents, err := m.h.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -96,8 +111,15 @@ func portNetdev(h *host.Host, dev, port string) string {
 	return ""
 }
 
+// readRDMA reads the RDMA devices of PCI function bdf.
 func readRDMA(h *host.Host, m rdmaMapper, bdf string) ([]RDMADevice, error) {
-	names := m.DevicesForPCI(bdf)
+	return readRDMADevices(h, m, bdf, m.DevicesForPCI(bdf), "/sys/bus/pci/devices/"+bdf+"/net")
+}
+
+// readRDMADevices reads the named RDMA devices of one device (owner, for
+// messages: "0000:03:00.0", "0000:03:00.0 mlx5_core.sf.2") whose netdevs
+// are in netDir.
+func readRDMADevices(h *host.Host, m rdmaMapper, owner string, names []string, netDir string) ([]RDMADevice, error) {
 	sort.Slice(names, func(i, j int) bool { return lessDevName(names[i], names[j]) })
 	var out []RDMADevice
 	for _, name := range names {
@@ -114,23 +136,23 @@ func readRDMA(h *host.Host, m rdmaMapper, bdf string) ([]RDMADevice, error) {
 		for _, n := range nums {
 			p, err := ReadPort(h, name, n)
 			if err != nil {
-				return nil, fmt.Errorf("smartnic: %s: %w", bdf, err)
+				return nil, fmt.Errorf("smartnic: %s: %w", owner, err)
 			}
 			d.Ports = append(d.Ports, p)
 		}
 		out = append(out, d)
 	}
-	fillPortNetdevs(h, m, bdf, out)
+	fillPortNetdevs(h, m, netDir, out)
 	return out, nil
 }
 
 // fillPortNetdevs: when a port's GID table names no netdev (no GIDs yet),
-// ask the mapper which RDMA device each of the function's netdevs belongs
-// to (rdmamap: netlink + GID table); a single-port device with exactly one
-// matching netdev gets it.
-func fillPortNetdevs(h *host.Host, m rdmaMapper, bdf string, devs []RDMADevice) {
+// ask the mapper which RDMA device each of the device's netdevs (in
+// netDir) belongs to (rdmamap: netlink + GID table); a single-port device
+// with exactly one matching netdev gets it.
+func fillPortNetdevs(h *host.Host, m rdmaMapper, netDir string, devs []RDMADevice) {
 	var netdevs []string
-	if ents, err := h.ReadDir("/sys/bus/pci/devices/" + bdf + "/net"); err == nil {
+	if ents, err := h.ReadDir(netDir); err == nil {
 		for _, e := range ents {
 			netdevs = append(netdevs, e.Name())
 		}
@@ -153,7 +175,8 @@ func fillPortNetdevs(h *host.Host, m rdmaMapper, bdf string, devs []RDMADevice) 
 }
 
 // ReadPort reads /sys/class/infiniband/<dev>/ports/<port>: state,
-// phys_state, link_layer, rate and the netdev from the GID table.
+// phys_state, link_layer, rate, the netdev from the GID table and, on an
+// InfiniBand port, lid, sm_lid, LMC and subnet prefix (readIBAddr).
 func ReadPort(h *host.Host, dev string, port int) (RDMAPort, error) {
 	dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", dev, port)
 	p := RDMAPort{Device: dev, Port: port}
@@ -174,6 +197,9 @@ func ReadPort(h *host.Host, dev string, port int) (RDMAPort, error) {
 	p.LinkLayer, _ = h.ReadString(dir + "/link_layer")
 	p.Rate, _ = h.ReadString(dir + "/rate")
 	p.Netdev = portNetdev(h, dev, strconv.Itoa(port))
+	if p.IB, err = readIBAddr(h, dir, p.LinkLayer); err != nil {
+		return p, fmt.Errorf("rdma %s/%d: %w", dev, port, err)
+	}
 	return p, nil
 }
 

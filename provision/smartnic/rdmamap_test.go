@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -33,14 +34,21 @@ func TestPrivilegedRdmamapAgreesOnFixtures(t *testing.T) {
 			type view struct {
 				All   []string
 				ByPCI map[string][]string
+				ByAux map[string][]string
 				Ports map[string][]string
 			}
-			want := view{ByPCI: map[string][]string{}, Ports: map[string][]string{}}
+			want := view{ByPCI: map[string][]string{}, ByAux: map[string][]string{}, Ports: map[string][]string{}}
 			for _, f := range inv.Functions {
 				for _, d := range f.RDMA {
 					want.All = append(want.All, d.Name)
 				}
 				want.ByPCI[f.BDF] = sorted(m.DevicesForPCI(f.BDF))
+				for _, sf := range f.SFs {
+					for _, d := range sf.RDMA {
+						want.All = append(want.All, d.Name)
+					}
+					want.ByAux[sf.Name] = sorted(m.DevicesForAux(sf.Name))
+				}
 			}
 			sort.Strings(want.All)
 			for _, d := range want.All {
@@ -64,9 +72,12 @@ func TestPrivilegedRdmamapAgreesOnFixtures(t *testing.T) {
 				if r.err = unix.Mount(root+"/sys", "/sys", "", unix.MS_BIND|unix.MS_REC, ""); r.err != nil {
 					return
 				}
-				r.v = view{All: sorted(rdmamapMapper{}.rdmaDeviceList()), ByPCI: map[string][]string{}, Ports: map[string][]string{}}
+				r.v = view{All: sorted(rdmamapMapper{}.rdmaDeviceList()), ByPCI: map[string][]string{}, ByAux: map[string][]string{}, Ports: map[string][]string{}}
 				for bdf := range want.ByPCI {
 					r.v.ByPCI[bdf] = sorted(rdmamapMapper{}.DevicesForPCI(bdf))
+				}
+				for aux := range want.ByAux {
+					r.v.ByAux[aux] = sorted(rdmamapMapper{}.DevicesForAux(aux))
 				}
 				for _, d := range r.v.All {
 					r.v.Ports[d] = sorted(rdmamapMapper{}.Ports(d))
@@ -81,6 +92,9 @@ func TestPrivilegedRdmamapAgreesOnFixtures(t *testing.T) {
 			}
 			if len(want.All) == 0 {
 				t.Error("fixture has no RDMA devices")
+			}
+			if strings.HasSuffix(name, "-dpu-arm") && len(want.ByAux) != 2 {
+				t.Errorf("BlueField Arm fixture: SF RDMA devices %v, want 2 SFs", want.ByAux)
 			}
 		})
 	}

@@ -34,7 +34,9 @@ const (
 	RoleHostPFRep = "host-pf-rep" // pfNhpf, phys_port_name pfN (Arm side)
 	RoleVFRep     = "vf-rep"      // pfNvfM
 	RoleSFRep     = "sf-rep"      // pfNsfM (e.g. en3f0pf0sf0)
+	RoleSF        = "sf"          // an SF's own netdev (enp3s0f0s0), on its auxiliary device
 	RoleVF        = "vf"          // netdev of an SR-IOV VF
+	RoleBond      = "bond"        // a bonding master over the card's netdevs (LAG over p0/p1)
 	RoleTmfifo    = "tmfifo"      // tmfifo_net0, RShim virtual Ethernet host<->Arm
 	RoleOOB       = "oob"         // oob_net0, BlueField 1GbE management port
 	RoleOther     = "netdev"      // anything else
@@ -47,6 +49,9 @@ type Inventory struct {
 	Functions     []Function `json:"functions"`
 	// Netdevs not on a PCI function that matter on BlueField: tmfifo_net0, oob_net0.
 	Netdevs []Netdev `json:"netdevs,omitempty"`
+	// Bonds are the bonding masters of the functions' netdevs (bond0 over
+	// p0/p1), by name.
+	Bonds []Bond `json:"bonds,omitempty"`
 }
 
 // Function is one PCI function.
@@ -72,6 +77,42 @@ type Function struct {
 	EswitchMode string       `json:"eswitchMode,omitempty"`
 	Netdevs     []Netdev     `json:"netdevs,omitempty"`
 	RDMA        []RDMADevice `json:"rdma,omitempty"`
+	// SFs are the function's scalable functions, each with its own netdev
+	// and RDMA device (not in Netdevs/RDMA: those are the function's own).
+	SFs []SF `json:"sfs,omitempty"`
+}
+
+// SF is a scalable function: an auxiliary device (mlx5_core.sf.<id>)
+// under its PCI function, bound to mlx5_core.sf, with its own netdev and
+// RDMA device beneath it (hardware-formats.md §11.2). The id is the
+// auxiliary bus's, not the SF number.
+type SF struct {
+	Name   string `json:"name"`             // mlx5_core.sf.2
+	SFNum  int    `json:"sfnum"`            // the eSwitch's SF number: its representor is pfNsf<sfnum>
+	Driver string `json:"driver,omitempty"` // mlx5_core.sf
+	// Representor is the SF's eSwitch representor on the same function
+	// (en3f0pf0sf0), "" when none is there.
+	Representor string       `json:"representor,omitempty"`
+	Netdevs     []Netdev     `json:"netdevs,omitempty"`
+	RDMA        []RDMADevice `json:"rdma,omitempty"`
+}
+
+// SF finds the function's SF by auxiliary device name.
+func (f Function) SF(name string) (SF, bool) {
+	for _, sf := range f.SFs {
+		if sf.Name == name {
+			return sf, true
+		}
+	}
+	return SF{}, false
+}
+
+// Bond is a bonding master (bond_sysfs.c): its netdev, mode
+// ("802.3ad 4") and slaves.
+type Bond struct {
+	Netdev
+	Mode   string   `json:"mode"`
+	Slaves []string `json:"slaves"`
 }
 
 // PCIeLink is the current and maximum link.
@@ -106,6 +147,12 @@ type Netdev struct {
 	SpeedMbps int `json:"speedMbps"`
 	// EswitchMode from compat/devlink/mode, when the kernel has it.
 	EswitchMode string `json:"eswitchMode,omitempty"`
+	// Master is the netdev's master (its `master` link): a bond, a
+	// bridge, ovs-system (OvS's kernel datapath); "" when none.
+	Master string `json:"master,omitempty"`
+	// Device is what the netdev's `device` link names: its PCI function's
+	// BDF or an auxiliary device (mlx5_core.sf.2); "" when it has none.
+	Device string `json:"-"`
 }
 
 // RDMADevice is one /sys/class/infiniband device.
@@ -124,6 +171,9 @@ type RDMAPort struct {
 	LinkLayer string    `json:"linkLayer,omitempty"`
 	Rate      string    `json:"rate,omitempty"`
 	Netdev    string    `json:"netdev,omitempty"`
+	// IB: lid, sm_lid, LMC, subnet prefix of an InfiniBand port; nil on
+	// Ethernet (RoCE) ports, as in `rdma link`.
+	IB *IBAddr `json:"ib,omitempty"`
 }
 
 // Active reports state 4: ACTIVE and phys_state 5: LinkUp.
@@ -185,6 +235,7 @@ func scan(ctx context.Context, h *host.Host, o scanOpts) (*Inventory, error) {
 	assignGenerations(inv)
 	assignMSTNames(inv)
 	inv.Netdevs = platformNetdevs(h)
+	inv.Bonds = readBonds(h, inv)
 	inv.Side = detectSide(inv)
 	assignRoles(inv)
 	return inv, nil
@@ -229,6 +280,9 @@ func readFunction(ctx context.Context, h *host.Host, o scanOpts, bdf string) (Fu
 		return f, err
 	}
 	f.RDMA = rdma
+	if f.SFs, err = readSFs(h, o.mapper, bdf); err != nil {
+		return f, err
+	}
 	f.EswitchMode = eswitchMode(ctx, h, f, o.devlink)
 	return f, nil
 }
@@ -306,6 +360,12 @@ func ReadNetdev(h *host.Host, dir string) Netdev {
 		n.SpeedMbps = v
 	}
 	n.EswitchMode = rd("compat/devlink/mode")
+	if l, err := h.Readlink(dir + "/master"); err == nil {
+		n.Master = path.Base(l)
+	}
+	if l, err := h.Readlink(dir + "/device"); err == nil {
+		n.Device = path.Base(l)
+	}
 	return n
 }
 
@@ -380,100 +440,6 @@ func assignMSTNames(inv *Inventory) {
 			f.MSTName += "." + fn
 		}
 	}
-}
-
-// detectSide: the Arm OS of a BlueField has host-PF representors
-// (phys_port_name pfN) or the oob_net0 management port; a host has neither.
-func detectSide(inv *Inventory) string {
-	for _, n := range inv.Netdevs {
-		if n.Name == "oob_net0" {
-			return SideDPUArm
-		}
-	}
-	for _, f := range inv.Functions {
-		for _, n := range f.Netdevs {
-			if isHostPFRepName(n.PhysPortName) {
-				return SideDPUArm
-			}
-		}
-	}
-	return SideHost
-}
-
-func assignRoles(inv *Inventory) {
-	for i := range inv.Functions {
-		f := &inv.Functions[i]
-		for j := range f.Netdevs {
-			f.Netdevs[j].Role = Role(f.Netdevs[j], *f, inv.Side)
-		}
-	}
-	for j := range inv.Netdevs {
-		inv.Netdevs[j].Role = Role(inv.Netdevs[j], Function{}, inv.Side)
-	}
-}
-
-// Role classifies a netdev by phys_port_name and name (§3, §4): pN uplink
-// (host-pf on a BlueField's host side), pfN host-PF representor, pfNvfM VF
-// representor, pfNsfM SF representor (optional cN controller prefix), a VF's
-// own netdev, tmfifo_net0, oob_net0.
-func Role(n Netdev, f Function, side string) string {
-	switch {
-	case n.Name == "tmfifo_net0":
-		return RoleTmfifo
-	case n.Name == "oob_net0":
-		return RoleOOB
-	case f.Kind == FunctionVF:
-		return RoleVF
-	}
-	ppn := n.PhysPortName
-	if strings.HasPrefix(ppn, "c") {
-		if i := strings.Index(ppn, "pf"); i > 1 && allDigits(ppn[1:i]) {
-			ppn = ppn[i:]
-		}
-	}
-	switch {
-	case isNumbered(ppn, "p"):
-		if f.Family == "BlueField" && side == SideHost {
-			return RoleHostPF
-		}
-		return RoleUplink
-	case isHostPFRepName(ppn):
-		return RoleHostPFRep
-	case hasRepSuffix(ppn, "vf"):
-		return RoleVFRep
-	case hasRepSuffix(ppn, "sf"):
-		return RoleSFRep
-	}
-	return RoleOther
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// isNumbered: prefix followed by digits only ("p0").
-func isNumbered(s, prefix string) bool {
-	return strings.HasPrefix(s, prefix) && allDigits(s[len(prefix):])
-}
-
-func isHostPFRepName(ppn string) bool { return isNumbered(ppn, "pf") }
-
-// hasRepSuffix: "pf0vf3" / "pf0sf0".
-func hasRepSuffix(ppn, kind string) bool {
-	if !strings.HasPrefix(ppn, "pf") {
-		return false
-	}
-	rest := ppn[2:]
-	i := strings.Index(rest, kind)
-	return i > 0 && allDigits(rest[:i]) && allDigits(rest[i+len(kind):])
 }
 
 // BlueFields returns the BlueField NIC functions (not VFs, not RShim).
@@ -569,6 +535,11 @@ func (inv *Inventory) Ports() []RDMAPort {
 	for _, f := range inv.Functions {
 		for _, d := range f.RDMA {
 			out = append(out, d.Ports...)
+		}
+		for _, sf := range f.SFs {
+			for _, d := range sf.RDMA {
+				out = append(out, d.Ports...)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

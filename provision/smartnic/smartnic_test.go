@@ -73,9 +73,10 @@ func TestScanBF2DPUArm(t *testing.T) {
 	}
 	checkFns(t, inv, []wantFn{
 		{"0000:03:00.0", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0", "BlueField2", "switchdev", -1, 1,
-			map[string]string{"p0": RoleUplink, "pf0hpf": RoleHostPFRep}, []string{"mlx5_0/1 4 5 p0"}},
+			map[string]string{"p0": RoleUplink, "pf0hpf": RoleHostPFRep, "en3f0pf0sf0": RoleSFRep, "pf0vf0": RoleVFRep, "pf0vf1": RoleVFRep},
+			[]string{"mlx5_0/1 4 5 p0"}},
 		{"0000:03:00.1", "a2d6", "BlueField-2", "BlueField-2", FunctionNIC, "mt41686_pciconf0.1", "BlueField2", "switchdev", -1, 1,
-			map[string]string{"p1": RoleUplink, "pf1hpf": RoleHostPFRep}, []string{"mlx5_1/1 4 5 p1"}},
+			map[string]string{"p1": RoleUplink, "pf1hpf": RoleHostPFRep, "en3f1pf1sf0": RoleSFRep}, []string{"mlx5_1/1 4 5 p1"}},
 	})
 	var plat []string
 	for _, n := range inv.Netdevs {
@@ -84,12 +85,13 @@ func TestScanBF2DPUArm(t *testing.T) {
 	if want := []string{"oob_net0:oob:0c:42:a1:5e:1d:d0", "tmfifo_net0:tmfifo:00:1a:ca:ff:ff:01"}; !reflect.DeepEqual(plat, want) {
 		t.Errorf("platform netdevs %v, want %v", plat, want)
 	}
-	p0 := inv.Functions[0].Netdevs[0]
-	if p0.Name != "p0" || p0.MAC != "0c:42:a1:5e:1d:cc" || p0.OperState != "up" || !p0.AdminUp || p0.SpeedMbps != 25000 || p0.PhysPortName != "p0" {
+	p0 := netdevNamed(t, inv.Functions[0].Netdevs, "p0")
+	if p0.MAC != "0c:42:a1:5e:1d:cc" || p0.OperState != "up" || !p0.AdminUp || p0.SpeedMbps != 25000 || p0.PhysPortName != "p0" ||
+		p0.Master != "bond0" || p0.Device != "0000:03:00.0" {
 		t.Errorf("p0 = %+v", p0)
 	}
-	if rep := inv.Functions[0].Netdevs[1]; rep.SpeedMbps != -1 {
-		t.Errorf("pf0hpf speed %d, want -1 (unreadable)", rep.SpeedMbps)
+	if rep := netdevNamed(t, inv.Functions[0].Netdevs, "pf0hpf"); rep.SpeedMbps != -1 || rep.Master != "" {
+		t.Errorf("pf0hpf speed %d, master %q, want -1 (unreadable) and none", rep.SpeedMbps, rep.Master)
 	}
 	l := inv.Functions[0].Link
 	if l == nil || l.Current.GTs != 16 || l.Current.Gen != 4 || l.Width != 16 || l.Degraded {
@@ -141,6 +143,24 @@ func TestScanBF3DPUArm(t *testing.T) {
 	if inv.Side != SideDPUArm {
 		t.Errorf("side %q", inv.Side)
 	}
+	// this fixture has the newer kernel's controller-prefixed host-PF representors
+	if rep := netdevNamed(t, inv.Functions[1].Netdevs, "pf1hpf"); rep.PhysPortName != "c1pf1" {
+		t.Errorf("pf1hpf phys_port_name %q, want c1pf1", rep.PhysPortName)
+	}
+	if len(inv.Bonds) != 0 {
+		t.Errorf("bonds %+v, want none", inv.Bonds)
+	}
+}
+
+func netdevNamed(t *testing.T, nds []Netdev, name string) Netdev {
+	t.Helper()
+	for _, n := range nds {
+		if n.Name == name {
+			return n
+		}
+	}
+	t.Fatalf("no netdev %s in %+v", name, nds)
+	return Netdev{}
 }
 
 func TestScanCX6DxHost(t *testing.T) {
@@ -214,16 +234,17 @@ func TestMSTStatusMatchesSample(t *testing.T) {
 	const row1 = "BlueField3(rev:1)       /dev/mst/mt41692_pciconf0.1   03:00.1   mlx5_1          net-p1,net-pf1hpf,net-en3f1pf1sf0       -1"
 	const row2 = "BlueField3(rev:1)       /dev/mst/mt41692_pciconf0     03:00.0   mlx5_0          net-pf0hpf,net-en3f0pf0sf0,net-p0       -1"
 	var b strings.Builder
-	if err := WriteMSTStatus(&b, MSTRows(scanFixture(t, "bf3-dpu-arm"))); err != nil {
+	if err := WriteMSTStatus(&b, MSTModules{}, MSTRows(scanFixture(t, "bf3-dpu-arm"))); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
-	want := []string{"PCI devices:", "------------", header, row1, "", strings.Replace(row2, "net-pf0hpf,net-en3f0pf0sf0,net-p0", "net-p0,net-pf0hpf,net-en3f0pf0sf0", 1), "", ""}
+	want := []string{"MST modules:", "------------", "    MST PCI module is not loaded", "    MST PCI configuration module is not loaded",
+		"PCI devices:", "------------", header, row1, "", strings.Replace(row2, "net-pf0hpf,net-en3f0pf0sf0,net-p0", "net-p0,net-pf0hpf,net-en3f0pf0sf0", 1), "", ""}
 	if !reflect.DeepEqual(lines, want) {
 		t.Errorf("mst status:\n%s\nwant:\n%s", b.String(), strings.Join(want, "\n"))
 	}
 	// ConnectX-5 sample header/row widths: same column starts.
-	cx := mstLine("ConnectX5(rev:0)", "/dev/mst/mt4121_pciconf0.1", "01:00.1", "mlx5_1", "net-redwest", "0")
+	cx := mstLine(mstWidths, "ConnectX5(rev:0)", "/dev/mst/mt4121_pciconf0.1", "01:00.1", "mlx5_1", "net-redwest", "0")
 	if cx != "ConnectX5(rev:0)        /dev/mst/mt4121_pciconf0.1    01:00.1   mlx5_1          net-redwest                             0\n" {
 		t.Errorf("CX5 sample row = %q", cx)
 	}
@@ -234,11 +255,11 @@ func TestRDMALinks(t *testing.T) {
 	if err := WriteRDMALinks(&b, RDMALinks(scanFixture(t, "cx6dx-host"))); err != nil {
 		t.Fatal(err)
 	}
-	want := `link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0np0
-link mlx5_1/1 state DOWN physical_state DISABLED netdev enp59s0f1np1
-link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v0
-link mlx5_3/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v1
-`
+	// iproute2 ends every field, the last one too, with a space
+	want := "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0np0 \n" +
+		"link mlx5_1/1 state DOWN physical_state DISABLED netdev enp59s0f1np1 \n" +
+		"link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v0 \n" +
+		"link mlx5_3/1 state ACTIVE physical_state LINK_UP netdev enp59s0f0v1 \n"
 	if b.String() != want {
 		t.Errorf("rdma links:\n%s\nwant\n%s", b.String(), want)
 	}
@@ -258,7 +279,7 @@ func copyTree(t *testing.T, name string) string {
 // eswitch show` through the exec seam (live systems only).
 func TestEswitchModeFromDevlink(t *testing.T) {
 	root := copyTree(t, "bf2-dpu-arm")
-	matches, _ := filepath.Glob(root + "/sys/devices/*/*/*/*/*/net/*/compat")
+	matches, _ := filepath.Glob(root + "/sys/devices/pci*/*/*/*/*/net/*/compat")
 	if len(matches) != 2 {
 		t.Fatalf("want 2 compat dirs in the fixture, found %v", matches)
 	}

@@ -94,16 +94,86 @@ ibdev() {
 	lnk "../../devices/$pcipath/infiniband/$name" "$root/sys/class/infiniband/$name"
 }
 
+# sfdev ROOT PCIPATH ID SFNUM: a scalable function, the auxiliary device
+# mlx5_core.sf.ID under its parent PCI function (auxiliary.c names it
+# "%s.%s.%d" = module.devname.id; sf/dev/dev.c: devname "sf", parent the PF,
+# attribute sfnum "%u"), bound to the mlx5_core.sf driver ("%s.%s" =
+# module.drvname), /sys/bus/auxiliary/devices/NAME linking to it, its
+# subsystem link the auxiliary bus (§11.2). Its netdev and RDMA device
+# hang off it: netdev ROOT PCIPATH/mlx5_core.sf.ID ..., ibdev likewise.
+sfdev() {
+	local root=$1 pcipath=$2 id=$3 sfnum=$4
+	local name=mlx5_core.sf.$id
+	local d=$root/sys/devices/$pcipath/$name
+	put "$d/sfnum" "$sfnum"
+	mkdir -p "$root/sys/bus/auxiliary/drivers/mlx5_core.sf"
+	: >"$root/sys/bus/auxiliary/drivers/mlx5_core.sf/bind"
+	: >"$root/sys/bus/auxiliary/drivers/mlx5_core.sf/unbind"
+	local up; up=$(echo "$pcipath/$name" | awk -F/ '{s=""; for(i=0;i<NF+1;i++) s=s"../"; print s}')
+	lnk "${up}bus/auxiliary/drivers/mlx5_core.sf" "$d/driver"
+	lnk "${up}bus/auxiliary" "$d/subsystem"
+	lnk "../../../devices/$pcipath/$name" "$root/sys/bus/auxiliary/devices/$name"
+}
+
+# bond ROOT NAME IFINDEX MAC SLAVEPATH...: a bonding master in 802.3ad
+# mode over the netdevs at SLAVEPATH (PARENTDIR/net/NAME below
+# /sys/devices), as the bonding driver shows it (bond_sysfs.c:
+# bonding/slaves "p0 p1", mode/xmit_hash_policy/lacp_rate "%s %d",
+# miimon "%d"; bond_sysfs_slave.c: <slave>/bonding_slave/*; net/core/dev.c
+# netdev adjacency: <slave>/master and <slave>/upper_NAME -> the bond,
+# <bond>/lower_<slave> -> the slave). Slaves carry IFF_SLAVE (flags
+# 0x1803), the master IFF_MASTER (0x1403); in 802.3ad every slave takes the
+# bond's MAC and keeps its own in bonding_slave/perm_hwaddr (the caller
+# writes the slaves' netdevs with the bond MAC and passes PERM via PERMS).
+bond() {
+	local root=$1 name=$2 ifindex=$3 mac=$4; shift 4
+	netdev "$root" virtual "$name" "$ifindex" "$mac" up 0x1403 1 50000 - -
+	local d=$root/sys/devices/virtual/net/$name names=() i=0
+	for sp in "$@"; do
+		local s=${sp##*/} sd=$root/sys/devices/$sp depth
+		names+=("$s")
+		depth=$(echo "$sp" | awk -F/ '{print NF}')
+		lnk "$(printf '../%.0s' $(seq "$depth"))virtual/net/$name" "$sd/master"
+		lnk "$(printf '../%.0s' $(seq "$depth"))virtual/net/$name" "$sd/upper_$name"
+		lnk "../../../$sp" "$d/lower_$s"
+		put "$sd/bonding_slave/state" active
+		put "$sd/bonding_slave/mii_status" up
+		put "$sd/bonding_slave/link_failure_count" 0
+		put "$sd/bonding_slave/perm_hwaddr" "${PERMS[$i]}"
+		put "$sd/bonding_slave/queue_id" 0
+		put "$sd/bonding_slave/ad_aggregator_id" 1
+		i=$((i + 1))
+	done
+	put "$d/bonding/slaves" "${names[*]}"
+	put "$d/bonding/mode" "802.3ad 4"
+	put "$d/bonding/miimon" 100
+	put "$d/bonding/mii_status" up
+	put "$d/bonding/xmit_hash_policy" "layer3+4 1"
+	put "$d/bonding/lacp_rate" "slow 0"
+	put "$root/sys/class/net/bonding_masters" "$name"
+}
+
 loopback() { netdev "$1" virtual lo 1 00:00:00:00:00:00 unknown 0x9 1 - - -; }
 
-UP=0x1003   # IFF_UP|IFF_BROADCAST|IFF_MULTICAST
-DOWN=0x1002 # admin down
+UP=0x1003    # IFF_UP|IFF_BROADCAST|IFF_MULTICAST
+DOWN=0x1002  # admin down
+SLAVE=0x1803 # UP plus IFF_SLAVE (a bond's slave)
 
 # ---------------------------------------------------------------- bf2-dpu-arm
 # BlueField-2 Arm side in DPU mode (§3): uplinks p0/p1 and host-PF
 # representors pf0hpf/pf1hpf on 0000:03:00.0/.1, RDMA mlx5_0/mlx5_1, eSwitch
 # in switchdev ("switchdev mode is configured by default for all PFs on the
-# Arm"), tmfifo_net0 (Arm MAC 00:1a:ca:ff:ff:01) and oob_net0.
+# Arm"), tmfifo_net0 (Arm MAC 00:1a:ca:ff:ff:01) and oob_net0. Kernel
+# naming of this BSP: host-PF representors phys_port_name pf0/pf1 (no
+# controller prefix). The BSP's one SF per port (§3: mlnx-sf.conf): SF
+# representors en3f0pf0sf0/en3f1pf1sf0 (pf0sf0/pf1sf0) on the PFs, the SFs
+# themselves mlx5_core.sf.2/.3 (sfnum 0) with netdevs enp3s0f0s0/enp3s0f1s0
+# and RDMA devices mlx5_2/mlx5_3; these SF netdevs report phys_port_name
+# p0/p1 like the uplinks (seen on BlueField images, §10 trap 9, §11.4).
+# Two host VFs on PF0: VF representors pf0vf0/pf0vf1 (§3, §12). p0 and p1
+# are slaves of bond0 (802.3ad, miimon 100, layer3+4: NVIDIA's BlueField
+# LAG procedure), so p1 carries the bond's MAC (p0's); see README.md on
+# what this bond is and is not.
 R=bf2-dpu-arm; rm -rf "$R"; mkdir -p "$R"
 P0=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.0
 P1=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.1
@@ -111,12 +181,23 @@ pcifn $R $P0 0000:03:00.0 0xa2d6 0x01 -1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16
 pcifn $R $P1 0000:03:00.1 0xa2d6 0x01 -1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0x020000
 sriov $R $P0 0 127; sriov $R $P1 0 127
 SW=cc1d5e0003a1420c
-netdev $R $P0 p0 4 0c:42:a1:5e:1d:cc up $UP 1 25000 p0 $SW switchdev
+netdev $R $P0 p0 4 0c:42:a1:5e:1d:cc up $SLAVE 1 25000 p0 $SW switchdev
 netdev $R $P0 pf0hpf 6 ba:65:0c:43:b6:1f up $UP 1 - pf0 $SW
-netdev $R $P1 p1 5 0c:42:a1:5e:1d:cd up $UP 1 25000 p1 $SW switchdev
+netdev $R $P0 en3f0pf0sf0 8 2e:71:8a:4d:05:c3 up $UP 1 - pf0sf0 $SW
+netdev $R $P0 pf0vf0 12 6a:3e:91:0c:d2:10 up $UP 1 - pf0vf0 $SW
+netdev $R $P0 pf0vf1 13 6a:3e:91:0c:d2:11 up $UP 1 - pf0vf1 $SW
+netdev $R $P1 p1 5 0c:42:a1:5e:1d:cc up $SLAVE 1 25000 p1 $SW switchdev
 netdev $R $P1 pf1hpf 7 5e:0b:ff:1a:57:31 up $UP 1 - pf1 $SW
+netdev $R $P1 en3f1pf1sf0 9 ae:0f:6b:92:34:d8 up $UP 1 - pf1sf0 $SW
+sfdev $R $P0 2 0; sfdev $R $P1 3 0
+netdev $R $P0/mlx5_core.sf.2 enp3s0f0s0 10 02:8f:2a:11:6e:01 up $UP 1 - p0 -
+netdev $R $P1/mlx5_core.sf.3 enp3s0f1s0 11 02:8f:2a:11:6e:02 up $UP 1 - p1 -
 ibdev $R $P0 mlx5_0 0c42:a103:005e:1dcc p0 "4: ACTIVE" "5: LinkUp" "25 Gb/sec (1X EDR)"
 ibdev $R $P1 mlx5_1 0c42:a103:005e:1dcd p1 "4: ACTIVE" "5: LinkUp" "25 Gb/sec (1X EDR)"
+ibdev $R $P0/mlx5_core.sf.2 mlx5_2 008f:2aff:fe11:6e01 enp3s0f0s0 "4: ACTIVE" "5: LinkUp" "25 Gb/sec (1X EDR)"
+ibdev $R $P1/mlx5_core.sf.3 mlx5_3 008f:2aff:fe11:6e02 enp3s0f1s0 "4: ACTIVE" "5: LinkUp" "25 Gb/sec (1X EDR)"
+PERMS=(0c:42:a1:5e:1d:cc 0c:42:a1:5e:1d:cd)
+bond $R bond0 14 0c:42:a1:5e:1d:cc $P0/net/p0 $P1/net/p1
 netdev $R platform/MLNXBF01:00/virtio1 tmfifo_net0 3 00:1a:ca:ff:ff:01 up $UP 1 - - -
 netdev $R platform/MLNXBF17:00 oob_net0 2 0c:42:a1:5e:1d:d0 up $UP 1 1000 - -
 loopback $R
@@ -148,7 +229,15 @@ loopback $R
 # ---------------------------------------------------------------- bf3-dpu-arm
 # BlueField-3 Arm side, DPU mode, after the §2.2 sigcomm26 sample
 # (BlueField3(rev:1), 03:00.0/.1, mlx5_0/1, NUMA -1, NET p0,pf0hpf,en3f0pf0sf0),
-# MACs f0:fb:7f:e2:e2:76/77 (§3), SF representors pf0sf0 (§3, §4).
+# MACs f0:fb:7f:e2:e2:76/77 (§3), SF representors pf0sf0 (§3, §4). A newer
+# kernel's naming: the host PFs are an external controller, so their
+# representors report phys_port_name c1pf0/c1pf1 (net/devlink/port.c
+# __devlink_port_phys_port_name_get, "c%u" prefix when external; §11.4),
+# which NVIDIA's udev rule still names pf0hpf/pf1hpf (§11.3). The SFs of
+# the 3rd-party BF3 setup (§3): mlx5_core.sf.2/.3 (sfnum 0), netdevs
+# enp3s0f0s0/enp3s0f1s0, RDMA mlx5_2/mlx5_3; as the upstream driver
+# registers them (devlink port flavour virtual) they have no
+# phys_port_name and no phys_switch_id (§11.4).
 R=bf3-dpu-arm; rm -rf "$R"; mkdir -p "$R"
 P0=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.0
 P1=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.1
@@ -157,13 +246,18 @@ pcifn $R $P1 0000:03:00.1 0xa2dc 0x01 -1 "32.0 GT/s PCIe" 16 "32.0 GT/s PCIe" 16
 sriov $R $P0 0 127; sriov $R $P1 0 127
 SW=76e2e20003fffbf0
 netdev $R $P0 p0 4 f0:fb:7f:e2:e2:76 up $UP 1 200000 p0 $SW switchdev
-netdev $R $P0 pf0hpf 8 4a:c1:0d:8e:33:01 up $UP 1 - pf0 $SW
+netdev $R $P0 pf0hpf 8 4a:c1:0d:8e:33:01 up $UP 1 - c1pf0 $SW
 netdev $R $P0 en3f0pf0sf0 10 1e:3d:55:12:a0:4c up $UP 1 - pf0sf0 $SW
 netdev $R $P1 p1 5 f0:fb:7f:e2:e2:77 up $UP 1 200000 p1 $SW switchdev
-netdev $R $P1 pf1hpf 9 8a:72:1b:5c:90:02 up $UP 1 - pf1 $SW
+netdev $R $P1 pf1hpf 9 8a:72:1b:5c:90:02 up $UP 1 - c1pf1 $SW
 netdev $R $P1 en3f1pf1sf0 11 7a:4e:c3:09:d1:6b up $UP 1 - pf1sf0 $SW
+sfdev $R $P0 2 0; sfdev $R $P1 3 0
+netdev $R $P0/mlx5_core.sf.2 enp3s0f0s0 12 02:d7:41:9c:3e:01 up $UP 1 - - -
+netdev $R $P1/mlx5_core.sf.3 enp3s0f1s0 13 02:d7:41:9c:3e:02 up $UP 1 - - -
 ibdev $R $P0 mlx5_0 f0fb:7f03:00e2:e276 p0 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
 ibdev $R $P1 mlx5_1 f0fb:7f03:00e2:e277 p1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
+ibdev $R $P0/mlx5_core.sf.2 mlx5_2 00d7:41ff:fe9c:3e01 enp3s0f0s0 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
+ibdev $R $P1/mlx5_core.sf.3 mlx5_3 00d7:41ff:fe9c:3e02 enp3s0f1s0 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
 netdev $R platform/MLNXBF01:00/virtio1 tmfifo_net0 3 00:1a:ca:ff:ff:01 up $UP 1 - - -
 netdev $R platform/MLNXBF17:00 oob_net0 2 f0:fb:7f:e2:e2:7e up $UP 1 1000 - -
 loopback $R

@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -213,7 +214,8 @@ func (m *Mempool) Free() {
 }
 
 // PortByName finds the ethdev port id of a device name (a vdev name such as
-// net_ring0, or a PCI address).
+// net_ring0, or a PCI address), else the first port devargs match
+// (0000:03:00.0,representor=[65535]: the representor).
 func PortByName(name string) (uint16, error) {
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))
@@ -366,6 +368,14 @@ func (u *Unit) SetFwd(mode int, dst, src [6]byte, txRetry uint32) {
 	C.rig_unit_fwd(u.u, C.int(mode), (*C.uint8_t)(unsafe.Pointer(&dst[0])), (*C.uint8_t)(unsafe.Pointer(&src[0])), C.uint32_t(txRetry))
 }
 
+// SetPolice caps a fwd unit at pps frames per second: a token bucket of
+// depth frames in its lcore loop, restarted with restart tokens after idle
+// without a frame; frames beyond it are dropped on arrival and counted as
+// policed.
+func (u *Unit) SetPolice(pps float64, depth, restart uint32, idle time.Duration) {
+	C.rig_unit_police(u.u, C.double(pps), C.uint32_t(depth), C.uint32_t(restart), C.double(idle.Seconds()))
+}
+
 // SetTxFirst makes a fwd unit send n frames before forwarding (testpmd --tx-first).
 func (u *Unit) SetTxFirst(n uint16) { C.rig_unit_txfirst(u.u, C.uint16_t(n)) }
 
@@ -401,6 +411,7 @@ func (u *Unit) Captured() (frames [][]byte, lens []uint32) {
 // Counters is a snapshot of a unit's counters.
 type Counters struct {
 	RxPkts, RxBytes, TxPkts, TxBytes, Drops uint64
+	Policed                                 uint64 // fwd: frames over its --max-rate
 	Stamped, Lost, Reordered                uint64
 	LatMin, LatMax, LatSum                  uint64 // TSC cycles
 	LatN                                    uint64 // latency samples since the last LatReset
@@ -415,7 +426,7 @@ func (u *Unit) Snapshot(withHist bool) Counters {
 	C.rig_unit_snapshot(u.u, &c)
 	out := Counters{
 		RxPkts: uint64(c.rx_pkts), RxBytes: uint64(c.rx_bytes),
-		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops),
+		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops), Policed: uint64(c.policed),
 		Stamped: uint64(c.stamped), Lost: uint64(c.lost), Reordered: uint64(c.reordered),
 		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum), LatN: uint64(c.lat_n),
 		TxFirstTSC: uint64(c.tx_first_tsc), TxLastTSC: uint64(c.tx_last_tsc),

@@ -36,6 +36,7 @@ struct rig_counters {
 	uint64_t rx_pkts, rx_bytes;
 	uint64_t tx_pkts, tx_bytes;
 	uint64_t drops;          /* fwd: frames received but not sent */
+	uint64_t policed;        /* fwd: frames over --max-rate, dropped on arrival */
 	uint64_t stamped;        /* rx: frames that carried a rig stamp */
 	uint64_t lost;           /* rx: sequence gaps (frames skipped) */
 	uint64_t reordered;      /* rx: frames older than the expected seq */
@@ -88,6 +89,10 @@ struct rig_unit *rig_unit_new(int kind, uint16_t rx_port, uint16_t rx_queue,
 			      uint16_t tx_port, uint16_t tx_queue, uint16_t burst, void *mp);
 int rig_unit_gen(struct rig_unit *u, const struct rig_gen_conf *c);
 void rig_unit_fwd(struct rig_unit *u, int mode, const uint8_t *dst_mac, const uint8_t *src_mac, uint32_t tx_retry);
+/* fwd: forward at most pps frames per second (token bucket of depth
+ * frames, restarted with restart tokens after idle_s seconds without a
+ * frame; both at least a burst); the rest are freed on arrival (policed). */
+void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t restart, double idle_s);
 int rig_unit_capture(struct rig_unit *u, uint32_t n, uint32_t snap);
 uint32_t rig_unit_captured(struct rig_unit *u, uint8_t **data, uint32_t **lens, uint32_t *snap);
 void rig_unit_txfirst(struct rig_unit *u, uint16_t n);

@@ -6,6 +6,46 @@
 
 #include "shim_internal.h"
 
+/* fwd_police applies --max-rate to a received burst: the bucket gains
+ * tb_rate tokens per TSC cycle since the last burst, up to tb_depth; each
+ * forwarded frame takes one, and the frames beyond the tokens are freed
+ * here (a policer: the DUT takes every frame off the wire and forwards at
+ * most the rate, so what it cannot carry is lost, not back-pressured).
+ * After tb_idle cycles without a frame the traffic had stopped: the bucket
+ * restarts with tb_restart tokens, so a new run finds little credit saved
+ * up while nothing came. It returns the frames left to forward, at the
+ * front of pkts. */
+static inline uint16_t fwd_police(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t nb, uint64_t *policed)
+{
+	if (likely(u->tb_rate == 0))
+		return nb;
+	uint64_t now = rte_rdtsc();
+	uint64_t gap = now - u->tb_last;
+	double t = u->tb_tokens + (double)gap * u->tb_rate;
+	u->tb_last = now;
+	if (gap > u->tb_idle)
+		t = u->tb_restart;
+	if (t > u->tb_depth)
+		t = u->tb_depth;
+	uint16_t ok = t >= (double)nb ? nb : (uint16_t)t;
+	u->tb_tokens = t - ok;
+	if (ok < nb) {
+		rte_pktmbuf_free_bulk(pkts + ok, nb - ok);
+		*policed += nb - ok;
+	}
+	return ok;
+}
+
+void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t restart, double idle_s)
+{
+	u->tb_rate = pps > 0 ? pps / (double)rte_get_tsc_hz() : 0;
+	u->tb_depth = depth > u->burst ? (double)depth : (double)u->burst;
+	u->tb_restart = restart > u->burst ? (double)restart : (double)u->burst;
+	u->tb_idle = (uint64_t)(idle_s * (double)rte_get_tsc_hz());
+	u->tb_tokens = u->tb_restart;
+	u->tb_last = rte_rdtsc();
+}
+
 void rig_fwd_step(struct rig_unit *u)
 {
 	struct rig_counters *c = &u->c;
@@ -31,14 +71,20 @@ void rig_fwd_step(struct rig_unit *u)
 	if (u->fwd_mode != RIG_FWD_IO) /* io never touches the mbufs */
 		for (uint16_t i = 0; i < n; i++)
 			bytes += pkts[i]->pkt_len;
+	ST(c->rx_pkts, c->rx_pkts + n);
+	ST(c->rx_bytes, c->rx_bytes + bytes);
+	uint64_t policed = 0;
+	n = fwd_police(u, pkts, n, &policed);
+	if (policed)
+		ST(c->policed, c->policed + policed);
+	if (n == 0)
+		return;
 	uint16_t k = rte_eth_tx_burst(u->tx_port, u->tx_queue, pkts, n);
 	/* a full tx queue: optionally retry before dropping (testpmd io retry) */
 	for (uint32_t r = 0; k < n && r < u->tx_retry; r++) {
 		rte_delay_us(1);
 		k += rte_eth_tx_burst(u->tx_port, u->tx_queue, pkts + k, n - k);
 	}
-	ST(c->rx_pkts, c->rx_pkts + n);
-	ST(c->rx_bytes, c->rx_bytes + bytes);
 	ST(c->tx_pkts, c->tx_pkts + k);
 	if (k < n) {
 		rte_pktmbuf_free_bulk(pkts + k, n - k);
@@ -120,7 +166,7 @@ static inline uint16_t fwd_path_tx(const struct fwd_path *p, struct rte_mbuf **p
 
 /* A forwarder's counters, kept in locals between publications. */
 struct fwd_tally {
-	uint64_t rx, tx, bytes, drops;
+	uint64_t rx, tx, bytes, drops, policed;
 };
 
 /* fwd_rewrite applies mac / macswap to a burst and returns its bytes. */
@@ -145,18 +191,21 @@ static inline uint64_t fwd_rewrite(const struct rig_unit *u, struct rte_mbuf **p
 /* fwd_burst forwards one burst of one unit. */
 static inline void fwd_burst(const struct fwd_path *p, struct fwd_tally *t, struct rte_mbuf **pkts)
 {
-	const struct rig_unit *u = p->u;
+	struct rig_unit *u = p->u;
 	uint16_t nb = fwd_path_rx(p, pkts, u->burst);
 	if (nb == 0)
 		return;
 	if (u->fwd_mode != RIG_FWD_IO) /* io never touches the mbufs */
 		t->bytes += fwd_rewrite(u, pkts, nb);
+	t->rx += nb;
+	nb = fwd_police(u, pkts, nb, &t->policed);
+	if (nb == 0)
+		return;
 	uint16_t k = fwd_path_tx(p, pkts, nb);
 	for (uint32_t r = 0; k < nb && r < u->tx_retry; r++) {
 		rte_delay_us(1);
 		k += fwd_path_tx(p, pkts + k, nb - k);
 	}
-	t->rx += nb;
 	t->tx += k;
 	if (unlikely(k < nb)) {
 		rte_pktmbuf_free_bulk(pkts + k, nb - k);
@@ -189,6 +238,7 @@ void rig_fwd_loop(struct rig_job *j)
 				ST(c->tx_pkts, tally[i].tx);
 				ST(c->rx_bytes, tally[i].bytes);
 				ST(c->drops, tally[i].drops);
+				ST(c->policed, tally[i].policed);
 			}
 			if (stop)
 				return;

@@ -52,6 +52,11 @@ struct rig_unit {
 	int fwd_mode;
 	uint32_t tx_retry;
 	struct rte_ether_addr fwd_dst, fwd_src;
+	/* fwd --max-rate: a token bucket refilled on the TSC (tokens per
+	 * cycle; 0: no cap), at most tb_depth frames, last refill tb_last;
+	 * restarted with tb_restart after tb_idle cycles without a frame */
+	double tb_rate, tb_depth, tb_tokens, tb_restart;
+	uint64_t tb_last, tb_idle;
 	/* rx */
 	uint64_t expect[RIG_MAX_STREAMS];
 	uint8_t cap_on;

@@ -4,9 +4,26 @@
 
 #include "shim_internal.h"
 
+/* A port by its device name (net_ring0, 0000:03:00.0), else by devargs
+ * (0000:03:00.0,representor=[65535] names the representor's ethdev, which
+ * mlx5 names differently; 0000:03:00.0,mprq_en=1 the PF): the first port
+ * they match, as OvS finds a dpdk port (rte_eth_iterator_init). */
 int rig_port_by_name(const char *name, uint16_t *port)
 {
-	return rte_eth_dev_get_port_by_name(name, port);
+	struct rte_dev_iterator it;
+	uint16_t id;
+	int r = rte_eth_dev_get_port_by_name(name, port);
+
+	if (r == 0 || strchr(name, ',') == NULL)
+		return r;
+	if (rte_eth_iterator_init(&it, name) != 0)
+		return r;
+	id = rte_eth_iterator_next(&it);
+	if (id == RTE_MAX_ETHPORTS)
+		return r; /* the iterator cleaned up at its end */
+	rte_eth_iterator_cleanup(&it);
+	*port = id;
+	return 0;
 }
 
 int rig_port_count(void) { return rte_eth_dev_count_avail(); }

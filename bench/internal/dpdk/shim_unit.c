@@ -66,6 +66,7 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out)
 	out->tx_pkts = LD(c->tx_pkts);
 	out->tx_bytes = LD(c->tx_bytes);
 	out->drops = LD(c->drops);
+	out->policed = LD(c->policed);
 	out->stamped = LD(c->stamped);
 	out->lost = LD(c->lost);
 	out->reordered = LD(c->reordered);

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"rig/bench"
+)
+
+// peerFlags are a two-host run's near-side flags: the far host running
+// `rig bench serve`, its token and the far side's ports and cores.
+type peerFlags struct {
+	addr      string
+	tokenFile string
+	far       bench.Config // ports, cores, memory of the far side
+	farEAL    string
+}
+
+func (p *peerFlags) addFlags(fl *pflag.FlagSet, role bench.Role) {
+	far := "receiver"
+	if role == bench.RoleLoop {
+		far = "forwarder that sends the frames back"
+	}
+	fl.StringVar(&p.addr, "peer", "", fmt.Sprintf("HOST:PORT where rig bench serve listens on the far host: it runs the %s there, and the report holds both hosts' counters", far))
+	fl.StringVar(&p.tokenFile, "peer-token-file", "", "file holding the token the far serve was started with (mode 0600)")
+	fl.StringArrayVar(&p.far.VDevs, "peer-vdev", nil, "far side: EAL virtual device (repeatable), e.g. net_af_packet0,iface=p0")
+	fl.StringArrayVar(&p.far.Ports, "peer-port", nil, "far side: device name or PCI address (repeatable; default: the --peer-vdev names)")
+	fl.IntVar(&p.far.Cores, "peer-cores", 1, "far side: worker lcores")
+	fl.StringVar(&p.far.Lcores, "peer-lcores", "", "far side: EAL -l core list (default 0-<peer-cores>)")
+	fl.BoolVar(&p.far.NoHuge, "peer-no-huge", false, "far side: run without hugepages")
+	if role == bench.RoleLoop {
+		fl.StringVar(&p.far.FwdMode, "peer-fwd-mode", "io", "far side: forwarding mode (io, mac, macswap)")
+	}
+}
+
+// farConfig is the far side's config for the near cfg (bench.FarConfig),
+// with the profile's devargs on its PCI ports; its syntax is checked
+// here, the rest on the far host (its CPUs, its devices).
+func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
+	if _, _, err := net.SplitHostPort(p.addr); err != nil {
+		return bench.Config{}, withCode(exitUsage, fmt.Errorf("--peer %s: want HOST:PORT: %w", p.addr, err))
+	}
+	if p.tokenFile == "" {
+		return bench.Config{}, withCode(exitUsage, errors.New("--peer needs --peer-token-file: the file holding the token the far `rig bench serve` was started with"))
+	}
+	if len(p.far.VDevs) == 0 && len(p.far.Ports) == 0 {
+		return bench.Config{}, withCode(exitUsage, errors.New("--peer needs the far side's ports: --peer-vdev or --peer-port"))
+	}
+	if p.far.Cores < 1 {
+		return bench.Config{}, withCode(exitUsage, fmt.Errorf("--peer-cores %d: want 1 or more", p.far.Cores))
+	}
+	far, err := bench.FarConfig(near, p.far)
+	if err != nil {
+		return far, withCode(exitUsage, err)
+	}
+	if near.Profile != "" {
+		prof, err := bench.LookupProfile(near.Profile)
+		if err != nil {
+			return far, withCode(exitUsage, err)
+		}
+		prof.ApplyDevargs(&far)
+	}
+	if err := checkPortDevargs(&far); err != nil {
+		return far, err
+	}
+	return far, nil
+}
+
+// trial is a RunFunc that runs the far side on the peer around local.
+func (p *peerFlags) trial(local bench.RunFunc, far bench.Config) (bench.RunFunc, error) {
+	token, err := readTokenFile(p.tokenFile)
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("--peer-token-file: %w", err))
+	}
+	peer := &bench.Peer{Addr: p.addr, Token: token}
+	return peer.Trial(local, func(bench.Config) (bench.Config, error) { return far, nil }), nil
+}
+
+// peerExit maps a far side's refusal to rig's exit codes: a config it
+// does not run is a usage error, as locally.
+func peerExit(err error) error {
+	var pe *bench.PeerError
+	if errors.As(err, &pe) && pe.Code == bench.PeerCodeConfig {
+		return withCode(exitUsage, err)
+	}
+	return err
+}
+
+// maxTokenFile bounds a token file (a token is a line of random text).
+const maxTokenFile = 4096
+
+// readTokenFile reads a shared token: a regular file no one else may read
+// (mode 0600 or stricter), at least bench.MinTokenLen bytes once trailing
+// white space is trimmed. Errors never show the content.
+func readTokenFile(path string) ([]byte, error) {
+	if path == "" {
+		return nil, errors.New("no token file given")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	case st.Mode().Perm()&0o077 != 0:
+		return nil, fmt.Errorf("%s is readable or writable by others (mode %04o): chmod 600 %s", path, st.Mode().Perm(), path)
+	case st.Size() > maxTokenFile:
+		return nil, fmt.Errorf("%s is %d bytes: a token file holds one line (at most %d bytes)", path, st.Size(), maxTokenFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tok := []byte(strings.TrimRight(string(b), " \t\r\n"))
+	if len(tok) < bench.MinTokenLen {
+		return nil, fmt.Errorf("%s holds %d bytes of token: want at least %d (e.g. `head -c 32 /dev/urandom | base64 > %s; chmod 600 %s`)", path, len(tok), bench.MinTokenLen, path, path)
+	}
+	return tok, nil
+}

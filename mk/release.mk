@@ -1,0 +1,66 @@
+# make release: dist/rig-linux-amd64 and dist/rig-linux-arm64, one binary
+# each that needs nothing but the C library at run time (glibc, which
+# itself loads libgcc_s for pthread_cancel), plus dist/SHA256SUMS; then
+# both are smoke-tested, the arm64 one under qemu-user
+# (scripts/release-smoke.sh).
+# Not part of `make test`; cmd/rig's TestReleaseDynamicDeps and
+# TestPrivilegedReleaseChroot check the amd64 link there.
+#
+# Both are `go build -tags dpdkstatic` (bench/internal/dpdk/link_static.go:
+# DPDK's PMDs and libraries, rdma-core, libpcap, libnuma, … from Debian's
+# static archives), -trimpath, stripped, with the version stamped from
+# `git describe` (override: make release VERSION=1.2.3 COMMIT=…). Built on
+# a Debian 12 amd64 host: amd64 natively, arm64 with Debian's
+# gcc-aarch64-linux-gnu against an arm64 sysroot of Debian's own arm64 -dev
+# packages, unpacked under build/arm64 by scripts/arm64-sysroot.sh (no
+# `dpkg --add-architecture`, nothing arm64 installed on the host).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+DIST    := dist
+ARM64   := build/arm64
+SYSROOT := $(CURDIR)/$(ARM64)/sysroot
+# host packages the release needs besides DEB_PKGS (cross compiler, arm64
+# C library: headers and crt files, libc6-dev-arm64-cross, which the
+# compiler only recommends; libc6-arm64-cross is also what qemu runs)
+RELEASE_DEBS := gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static file binutils
+# Debian arm64 packages unpacked into the sysroot: the static archives
+# link_static.go names, and every .pc libdpdk.pc requires (pkg-config
+# resolves Requires.private for --cflags too)
+ARM64_DEBS := libdpdk-dev libibverbs-dev libnl-3-dev libnl-route-3-dev libpcap0.8-dev libdbus-1-dev \
+	libnuma-dev libbsd-dev libmd-dev libjansson-dev libssl-dev libxdp-dev libbpf-dev zlib1g-dev libelf-dev
+# Debian's arm64 DPDK is built with -march=armv8-a+crc -moutline-atomics
+# (libdpdk.pc): cgo takes the latter only when allowed
+RELEASE_GOFLAGS = -trimpath -tags dpdkstatic -ldflags "-s -w -X rig/internal/buildinfo.version=$(VERSION) -X rig/internal/buildinfo.commit=$(COMMIT)"
+ARM64_ENV = CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc CGO_CFLAGS_ALLOW=-moutline-atomics PKG_CONFIG_PATH= \
+	PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(SYSROOT)/usr/share/pkgconfig
+
+.PHONY: release release-deps release-amd64 release-arm64 release-smoke
+
+release: release-amd64 release-arm64
+	cd $(DIST) && sha256sum rig-linux-amd64 rig-linux-arm64 >SHA256SUMS
+	@sh scripts/release-check.sh $(DIST)/rig-linux-amd64 x86-64
+	@sh scripts/release-check.sh $(DIST)/rig-linux-arm64 aarch64
+	@$(MAKE) --no-print-directory release-smoke
+	@cat $(DIST)/SHA256SUMS
+
+release-deps:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(RELEASE_DEBS)"
+
+release-amd64: release-deps
+	@mkdir -p $(DIST)
+	CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $(GO) build $(RELEASE_GOFLAGS) -o $(DIST)/rig-linux-amd64 ./cmd/rig
+
+release-arm64: release-deps $(ARM64)/sysroot/.done
+	@mkdir -p $(DIST)
+	$(ARM64_ENV) $(GO) build $(RELEASE_GOFLAGS) -o $(DIST)/rig-linux-arm64 ./cmd/rig
+
+# the sysroot is made once, and again when this list or the script changes
+$(ARM64)/sysroot/.done: mk/release.mk scripts/arm64-sysroot.sh
+	sh scripts/arm64-sysroot.sh $(ARM64) $(ARM64_DEBS)
+	@touch $@
+
+# both binaries on the BlueField fixtures (version, inventory, plan, a
+# net_ring loop with --no-huge): amd64 natively, arm64 under qemu-user
+release-smoke:
+	sh scripts/release-smoke.sh amd64 $(DIST)/rig-linux-amd64
+	sh scripts/release-smoke.sh arm64 $(DIST)/rig-linux-arm64 qemu-aarch64-static -L /usr/aarch64-linux-gnu

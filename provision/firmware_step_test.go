@@ -1,0 +1,125 @@
+package provision
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"rig/playbooks"
+)
+
+func firmwareStepFor(t *testing.T, r *modeRig, devs ...playbooks.FirmwareDevice) Step {
+	t.Helper()
+	spec := &playbooks.FirmwareSpec{Devices: devs}
+	if errs := spec.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	s, err := NewFirmwareStep(&Env{Host: r.h}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestFirmwareApplyPowerCycleApply: values in either form mlxconfig takes
+// (False / 0, IB / 1, a number) are compared with Next Boot; the first
+// apply writes one set per card and is pending a power cycle; again before
+// the power cycle: nothing written, still pending; after it: ok, nothing
+// written. "*" covers both cards; the ConnectX's own entry overrides it.
+func TestFirmwareApplyPowerCycleApply(t *testing.T) {
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
+	devs := []playbooks.FirmwareDevice{
+		{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16", "SRIOV_EN": "True"}},
+		{Device: "0000:03:00.0", Parameters: map[string]string{"LINK_TYPE_P1": "IB", "LINK_TYPE_P2": "2"}},
+		{Device: "5e:00.0", Parameters: map[string]string{"NUM_OF_VFS": "4"}},
+	}
+	res := runStep(t, firmwareStepFor(t, r, devs...))
+	if res.Status != StatusPendingReboot || len(res.Changes) != 3 || !strings.Contains(res.Pending, "power cycle required: 0000:03:00.0 next boot holds the wanted values") {
+		t.Fatalf("first apply: %s pending %q err %s", res.Status, res.Pending, res.Error)
+	}
+	want := []string{
+		"mstconfig -y -d 0000:03:00.0 set LINK_TYPE_P1=IB NUM_OF_VFS=16",
+		"mstconfig -y -d 0000:5e:00.0 set NUM_OF_VFS=4",
+	}
+	if got := r.writes(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("writes\n%q\nwant\n%q", got, want)
+	}
+	r.reset()
+	if res := runStep(t, firmwareStepFor(t, r, devs...)); res.Status != StatusPendingReboot || len(r.writes()) != 0 || !strings.Contains(res.Pending, "running firmware has LINK_TYPE_P1 (running ETH(2))") {
+		t.Fatalf("before the power cycle: %s %q writes %q", res.Status, res.Pending, r.writes())
+	}
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	res = runStep(t, firmwareStepFor(t, r, devs...))
+	if res.Status != StatusOK || len(r.writes()) != 0 {
+		t.Fatalf("after the power cycle: %s %v writes %q %s", res.Status, res.Changes, r.writes(), res.Error)
+	}
+}
+
+// TestFirmwareUnknownParameterWritesNothing: a parameter the card does not
+// have (LINK_TYPE on an Ethernet-only ConnectX-6 Dx) is an error at check,
+// before the other card's set.
+func TestFirmwareUnknownParameterWritesNothing(t *testing.T) {
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
+	res := runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"LINK_TYPE_P1": "ETH", "NUM_OF_VFS": "2"}}))
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "0000:5e:00.0") || len(r.writes()) != 0 {
+		t.Fatalf("%s %q writes %q", res.Status, res.Error, r.writes())
+	}
+	r2 := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	res = runStep(t, firmwareStepFor(t, r2, playbooks.FirmwareDevice{Device: "0000:04:00.0", Parameters: map[string]string{"SRIOV_EN": "1"}}))
+	if res.Status != StatusFailed || !strings.Contains(res.Error, `no Mellanox NIC function matches "0000:04:00.0"`) {
+		t.Fatalf("%s %q", res.Status, res.Error)
+	}
+}
+
+func TestFirmwareSection(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"name: t\nfirmware:\n  devices: []\n", "firmware.devices: empty"},
+		{"name: t\nfirmware:\n  devices:\n    - {device: eth0, parameters: {SRIOV_EN: 1}}\n", `t.yaml:4: firmware.devices[0].device: "eth0": want`},
+		{"name: t\nfirmware:\n  devices:\n    - device: \"*\"\n      parameters: {sriov_en: 1}\n", "firmware.devices[0].parameters.sriov_en: not a firmware parameter name"},
+		{"name: t\nfirmware:\n  devices:\n    - device: \"*\"\n      parameters: {SRIOV_EN: \"1; reboot\"}\n", `firmware.devices[0].parameters.SRIOV_EN: value "1; reboot"`},
+		{"name: t\nfirmware:\n  devices:\n    - {device: \"03:00.0\", parameters: {SRIOV_EN: 1}}\n    - {device: \"0000:03:00.0\", parameters: {NUM_OF_VFS: 1}}\n", "firmware.devices[1].device: same device as devices[0]"},
+	} {
+		_, err := playbooks.Parse("t.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	pb, err := playbooks.Parse("t.yaml", []byte("name: t\nfirmware:\n  devices:\n    - device: /dev/mst/mt41686_pciconf0\n      parameters: {SRIOV_EN: True, NUM_OF_VFS: 8, LINK_TYPE_P1: ETH}\n"))
+	if err != nil || pb.Firmware.Devices[0].Parameters["SRIOV_EN"] != "True" {
+		t.Fatalf("%v %+v", err, pb)
+	}
+}
+
+// TestFirmwareDown: without --firmware the parameters stay; with it they go
+// back to their Next Boot values before rig (pending a power cycle); after
+// the power cycle the record is forgotten; then nothing is left to do.
+func TestFirmwareDown(t *testing.T) {
+	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
+	dev := playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16", "LINK_TYPE_P1": "IB"}}
+	runStep(t, firmwareStepFor(t, r, dev))
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	s := firmwareStepFor(t, r, dev).(Downer)
+	if res := runStep(t, s.Down(DownOptions{})); res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "rig down --firmware restores them") {
+		t.Fatalf("down without --firmware: %s %q %q", res.Status, res.Notes, r.writes())
+	}
+	res := runStep(t, s.Down(DownOptions{Firmware: true}))
+	if want := []string{"mstconfig -y -d 0000:03:00.0 set LINK_TYPE_P1=2 NUM_OF_VFS=8"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
+		t.Fatalf("down --firmware: %s %q writes %q", res.Status, res.Error, r.writes())
+	}
+	if _, err := r.sim.PowerCycle(); err != nil {
+		t.Fatal(err)
+	}
+	r.reset()
+	if res := runStep(t, s.Down(DownOptions{Firmware: true})); res.Status != StatusChanged || len(r.writes()) != 0 || res.Changes[0].Action != "forget the firmware record" {
+		t.Fatalf("after the power cycle: %s %v %q", res.Status, res.Changes, r.writes())
+	}
+	if res := runStep(t, s.Down(DownOptions{Firmware: true})); res.Status != StatusOK {
+		t.Fatalf("again: %s %v", res.Status, res.Changes)
+	}
+}
