@@ -22,7 +22,7 @@ func needAnsiblePython(t *testing.T) string {
 	t.Helper()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import ansible.module_utils.basic").Run(); err != nil {
-		t.Skipf("the rig module's tests need ansible-core for %s (make deps installs Debian's ansible-core): %v", py, err)
+		t.Skipf("the rig module's tests need ansible-core for %s (make test installs Debian's ansible-core: make deps-fleet): %v", py, err)
 	}
 	return py
 }

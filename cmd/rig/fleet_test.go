@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,12 +86,13 @@ check:
 `
 
 // needFleetTools skips, saying why, when ansible-playbook, sshd or
-// ssh-keygen is missing (make deps installs ansible-core and openssh-server).
+// ssh-keygen is missing (make test's deps-fleet installs ansible-core and
+// openssh-server).
 func needFleetTools(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"ansible-playbook", "/usr/sbin/sshd", "ssh-keygen", "ssh"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the fleet test needs %s (make deps installs Debian's ansible-core and openssh-server): %v", tool, err)
+			t.Skipf("the fleet test needs %s: make test installs Debian's ansible-core and openssh-server (make deps-fleet): %v", tool, err)
 		}
 	}
 }
@@ -147,6 +147,7 @@ func freeSubnet(t *testing.T) string {
 type fleetEnv struct {
 	dir, bin, clientKey, knownHosts string
 	hosts                           []*fleetHost
+	listenBefore                    map[string]listener // this host's listening sockets before the test
 }
 
 func newFleetEnv(t *testing.T, bin string) *fleetEnv {
@@ -331,8 +332,8 @@ func (h *fleetHost) stopSSHD(t *testing.T) {
 	}
 }
 
-// checkListensInLab: the DPU's sshd runs in its lab's network namespace,
-// and this host's namespace has no listener on the fleet's addresses.
+// checkListensInLab: the DPU's sshd runs in its lab's network namespace
+// (checkNoHostListeners checks this host's namespace).
 func (h *fleetHost) checkListensInLab(t *testing.T) {
 	t.Helper()
 	pid := h.sshdPID()
@@ -348,16 +349,6 @@ func (h *fleetHost) checkListensInLab(t *testing.T) {
 	}
 	if got.Ino != want.Ino {
 		t.Errorf("%s: sshd %d runs in network namespace %d, not the lab's (%d)", h.name, pid, got.Ino, want.Ino)
-	}
-	b, err := os.ReadFile("/proc/self/net/tcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 3 && f[3] == "0A" && strings.HasSuffix(f[1], ":0016") { // LISTEN on port 22
-			t.Errorf("this host's network namespace has a listener on port 22: %s", line)
-		}
 	}
 }
 
@@ -425,82 +416,28 @@ func (e *fleetEnv) runSite(t *testing.T, inv, cfg, report string, serial []any) 
 	return 0, out.String()
 }
 
-// recapRe is one host's line of ansible-playbook's PLAY RECAP.
-var recapRe = regexp.MustCompile(`(?m)^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)`)
-
-// recap maps each host to its changed and failed counts.
-func recap(out string) map[string][2]int {
-	m := map[string][2]int{}
-	for _, g := range recapRe.FindAllStringSubmatch(out, -1) {
-		c, _ := strconv.Atoi(g[3])
-		f, _ := strconv.Atoi(g[5])
-		m[g[1]] = [2]int{c, f}
-	}
-	return m
-}
-
-// fleetEntry is the part of a fleet report's host entry the test checks.
-type fleetEntry struct {
-	Host         string    `json:"host"`
-	Address      string    `json:"address"`
-	Card         string    `json:"card"`
-	Mode         string    `json:"mode"`
-	Status       string    `json:"status"`
-	StepsChanged []string  `json:"steps_changed"`
-	PowerCycled  bool      `json:"power_cycled"`
-	CheckMpps    []float64 `json:"check_mpps"`
-	CheckPass    *bool     `json:"check_pass"`
-	Error        string    `json:"error"`
-}
-
-type fleetReport struct {
-	SchemaVersion string `json:"schemaVersion"`
-	Summary       struct {
-		Hosts    int            `json:"hosts"`
-		Ready    int            `json:"ready"`
-		ByStatus map[string]int `json:"byStatus"`
-	} `json:"summary"`
-	Hosts []fleetEntry `json:"hosts"`
-}
-
-func readFleetReport(t *testing.T, dir string) (*fleetReport, map[string]fleetEntry, string) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "fleet-report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r fleetReport
-	if err := json.Unmarshal(b, &r); err != nil || r.SchemaVersion != "rig.fleet/v1" {
-		t.Fatalf("fleet-report.json: %v\n%s", err, b)
-	}
-	by := map[string]fleetEntry{}
-	for _, h := range r.Hosts {
-		by[h.Host] = h
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "fleet-report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &r, by, string(md)
-}
-
 // TestPrivilegedAnsibleFleet: ansible-playbook ansible/site.yml, over real
 // SSH, against three virtual BlueField-2s: dpu-a (already in DPU mode)
 // converges and passes its check; dpu-b (separated mode) needs a power
-// cycle, which the role's handler does (rig lab power-cycle on this host,
-// sshd started again as a rebooted DPU's OS would), then converges and
-// passes; dpu-c converges but its check's floor (min_mpps 1000) cannot be
-// met, so it fails with the check's figures. Canary batch of one host, then
-// two; max_fail_percentage 50. The fleet report and the metrics files say
-// exactly that; a second run (one batch) changes nothing on any of them.
+// cycle, which the role's handler does through rig_power_cycle_command
+// (rig lab power-cycle on this host, sshd started again as a rebooted
+// DPU's OS would), then converges and passes; dpu-c converges but its
+// check's floor (min_mpps 1000) cannot be met, so it fails with the
+// check's figures. Canary batch of one host, then two;
+// max_fail_percentage 50. The fleet report (JSON and Markdown) and the
+// metrics files say exactly that; a second run (one batch) changes nothing
+// on any of them and power-cycles nothing. SSH keys are made for the run;
+// no new socket listens in this host's network namespace.
 func TestPrivilegedAnsibleFleet(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	needFleetTools(t)
 	hugetest.Reserve(t, 480) // three labs' OvS (128 MB each) and the checks' dataplanes
+	listening := hostListeners(t)
 	t0 := time.Now()
 	bin := buildRig(t)
 	warmNetns(t)
 	e := newFleetEnv(t, bin)
+	e.listenBefore = listening
 	subnet := freeSubnet(t)
 	id := os.Getpid() % 10000
 	a := e.addHost(t, "dpu-a", fmt.Sprintf("fa-%d", id), subnet, 0, true)
@@ -509,14 +446,10 @@ func TestPrivilegedAnsibleFleet(t *testing.T) {
 	for _, h := range e.hosts {
 		h.checkListensInLab(t)
 	}
+	e.checkNoHostListeners(t, subnet, "with the labs and their sshd up")
 	t.Logf("rig built, three labs up with their sshd: %v", time.Since(t0).Round(time.Second))
-	cycle := filepath.Join(e.dir, "power-cycle-dpu-b.sh")
-	script := fmt.Sprintf("#!/bin/sh\nset -e\n%q lab power-cycle %q\n/bin/sh %s\n", bin, b.lab, shellQuote(b.sshdStart(bin)))
-	if err := os.WriteFile(cycle, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	inv, cfg := e.writeAnsible(t, map[string]string{
-		"dpu-b": fmt.Sprintf(`rig_power_cycle_command='["/bin/sh", "%s"]'`, cycle),
+		"dpu-b": fmt.Sprintf(`rig_power_cycle_command='["/bin/sh", "%s"]'`, e.writePowerCycle(t, b)),
 		"dpu-c": "lab_min_mpps=1000",
 	})
 	report := filepath.Join(e.dir, "report")
@@ -532,84 +465,51 @@ func TestPrivilegedAnsibleFleet(t *testing.T) {
 	if code != 2 {
 		t.Errorf("ansible-playbook exit %d, want 2 (a host failed)", code)
 	}
-	checkFirstRun(t, rep, by, out)
+	checkFirstRun(t, rep, by, md, out)
 	checkMetrics(t, a, true)
+	checkMetrics(t, b, true)
 	checkMetrics(t, c, false)
+	e.checkPowerCycles(t, "dpu-b")
 	b.checkListensInLab(t) // started again after the power cycle, still in its lab
+	e.checkNoHostListeners(t, subnet, "after the first run")
 
 	t0 = time.Now()
 	code, out = e.runSite(t, inv, cfg, report, []any{3}) // all at once: the rollout is known good
 	t.Logf("second run: ansible-playbook exit %d in %v", code, time.Since(t0).Round(time.Second))
 	rep, by, md = readFleetReport(t, report)
 	t.Logf("fleet report after the second run:\n%s", md)
-	rc := recap(out)
-	for _, h := range []string{"dpu-a", "dpu-b"} {
-		if r, ok := rc[h]; !ok || r != [2]int{0, 0} {
-			t.Errorf("second run: %s changed=%d failed=%d (recap found: %v), want 0 and 0", h, r[0], r[1], ok)
-		}
-		if e := by[h]; e.Status != "ready" || len(e.StepsChanged) != 0 || e.PowerCycled {
-			t.Errorf("second run: %s in the report: %+v, want ready, no step changed, no power cycle", h, e)
-		}
-	}
-	if code != 2 || by["dpu-c"].Status != "check-failed" || len(by["dpu-c"].StepsChanged) != 0 || rep.Summary.Ready != 2 {
-		t.Errorf("second run: exit %d, dpu-c %+v, %d ready", code, by["dpu-c"], rep.Summary.Ready)
-	}
-	if t.Failed() {
-		t.Logf("ansible-playbook output (second run):\n%s", out)
-	}
+	checkSecondRun(t, code, rep, by, md, out)
+	e.checkPowerCycles(t, "dpu-b") // still the first run's one
+	e.checkNoHostListeners(t, subnet, "after the second run")
 }
 
-// checkFirstRun: the fleet report of the first run says exactly what
-// happened to each DPU.
-func checkFirstRun(t *testing.T, rep *fleetReport, by map[string]fleetEntry, out string) {
+// writePowerCycle writes the command the role's handler runs for h (the
+// inventory's rig_power_cycle_command): it notes the call in
+// power-cycles.log, power-cycles h's lab and starts its sshd again.
+func (e *fleetEnv) writePowerCycle(t *testing.T, h *fleetHost) string {
 	t.Helper()
-	passed := func(e fleetEntry) bool {
-		return e.CheckPass != nil && *e.CheckPass && len(e.CheckMpps) == 1 && e.CheckMpps[0] > 0
+	p := filepath.Join(e.dir, "power-cycle-"+h.name+".sh")
+	script := fmt.Sprintf("#!/bin/sh\nset -e\necho %s >> %s\n%s lab power-cycle %s\n/bin/sh %s\n", h.name, shellQuote([]string{e.cycleLog()}),
+		shellQuote([]string{e.bin}), shellQuote([]string{h.lab}), shellQuote(h.sshdStart(e.bin)))
+	if err := os.WriteFile(p, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
 	}
-	a, b, c := by["dpu-a"], by["dpu-b"], by["dpu-c"]
-	if a.Status != "ready" || a.PowerCycled || !passed(a) || a.Mode != "dpu" || a.Card != "BlueField-2 0000:03:00" || !containsAll(a.StepsChanged, "hugepages", "ovs") || contains(a.StepsChanged, "mode") {
-		t.Errorf("dpu-a: %+v, want ready without a power cycle, hugepages and ovs changed (not mode), check passed, DPU mode, BlueField-2 0000:03:00", a)
-	}
-	if b.Status != "ready" || !b.PowerCycled || !passed(b) || b.Mode != "dpu" || !containsAll(b.StepsChanged, "mode", "hugepages", "ovs") {
-		t.Errorf("dpu-b: %+v, want ready after a power cycle, mode, hugepages and ovs changed, check passed, DPU mode", b)
-	}
-	if c.Status != "check-failed" || c.CheckPass == nil || *c.CheckPass || len(c.CheckMpps) != 1 || c.CheckMpps[0] <= 0 ||
-		!strings.Contains(c.Error, "check below threshold: min_mpps 1000: measured") || !containsAll(c.StepsChanged, "hugepages", "ovs") {
-		t.Errorf("dpu-c: %+v, want check-failed naming min_mpps 1000 with the measured Mpps, after hugepages and ovs changed", c)
-	}
-	if rep.Summary.Hosts != 3 || rep.Summary.Ready != 2 || rep.Summary.ByStatus["check-failed"] != 1 {
-		t.Errorf("summary %+v", rep.Summary)
-	}
-	rc := recap(out)
-	if rc["dpu-a"][1] != 0 || rc["dpu-b"][1] != 0 || rc["dpu-c"][1] != 1 {
-		t.Errorf("recap %v: want dpu-c alone failed", rc)
-	}
-	if t.Failed() {
-		t.Logf("ansible-playbook output (first run):\n%s", out)
-	}
+	return p
 }
 
-// checkMetrics: the role's rig check wrote the DPU's metrics file.
-func checkMetrics(t *testing.T, h *fleetHost, pass bool) {
+func (e *fleetEnv) cycleLog() string { return filepath.Join(e.dir, "power-cycles.log") }
+
+// checkPowerCycles: the handler ran the power-cycle command exactly for
+// these hosts, once each, over the whole test.
+func (e *fleetEnv) checkPowerCycles(t *testing.T, want ...string) {
 	t.Helper()
-	g := promGauges(t, filepath.Join(h.dir, "metrics", "rig.prom"))
-	series := "bridge=ovs_dpdk_br0,egress_port=pf0hpf,frame_size=64,ingress_port=p0,topology=through-ports"
-	want := 0.0
-	if pass {
-		want = 1
+	b, err := os.ReadFile(e.cycleLog())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
 	}
-	if g["rig_check_pass"][series] != want || g["rig_check_valid"][series] != 1 || g["rig_check_mpps"][series] <= 0 {
-		t.Errorf("%s: metrics %v, want series %s with pass %v, valid 1, mpps > 0", h.name, g, series, want)
+	if got := strings.Fields(string(b)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("power cycles run by the handler: %q, want %q", got, want)
 	}
-}
-
-func containsAll(list []string, want ...string) bool {
-	for _, w := range want {
-		if !contains(list, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // shellQuote joins argv for /bin/sh, each argument single-quoted.
