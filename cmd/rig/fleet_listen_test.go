@@ -139,3 +139,41 @@ func (e *fleetEnv) ours(pid int, cmdline string) bool {
 	}
 	return false
 }
+
+// TestHostListenersSeesANewListener: the fleet test's listener check finds
+// a socket that starts listening (IPv4 and IPv6, TCP and UDP), with its
+// address and port, under an inode it did not have before.
+func TestHostListenersSeesANewListener(t *testing.T) {
+	before := hostListeners(t)
+	var want []string
+	tl, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	want = append(want, "tcp "+tl.Addr().String())
+	ul, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	want = append(want, "udp "+ul.LocalAddr().String())
+	if l6, err := net.Listen("tcp6", "[::1]:0"); err == nil { // where the host has IPv6
+		defer l6.Close()
+		want = append(want, "tcp6 "+l6.Addr().String())
+	}
+	got := map[string]bool{}
+	for ino, l := range hostListeners(t) {
+		if _, ok := before[ino]; !ok {
+			got[l.String()] = true
+		}
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("new listener %s not found; new ones: %v", w, got)
+		}
+	}
+	if _, _, err := parseProcNetAddr("0100007F"); err == nil {
+		t.Error("an address without a port parsed")
+	}
+}
