@@ -65,6 +65,9 @@ func InitView(name string, stdin io.Reader, stdout io.Writer) error {
 	if err := dropHugetlbfs(); err != nil {
 		return err
 	}
+	if err := l.isolateBoot(); err != nil {
+		return err
+	}
 	if err := labinfo.Write("/run/rig", l.info(rec.Kind)); err != nil {
 		return err
 	}
