@@ -181,6 +181,12 @@ func TestPrivilegedLabKernelBootParams(t *testing.T) {
 			t.Fatalf("down %d after the reboot: exit %d\n%s", i+1, code, out)
 		}
 	}
+	code, out, errOut := runBin(t, bin, "-o", "json", "lab", "reboot", name)
+	var rr lab.RebootReport
+	if err := json.Unmarshal([]byte(out), &rr); err != nil || code != 0 || rr.SchemaVersion != lab.RebootSchema || rr.NVAccessLost == nil ||
+		!strings.HasPrefix(rr.Boot.Cmdline, "BOOT_IMAGE=") || strings.Contains(rr.Boot.Cmdline, "iommu.passthrough") || len(rr.Restarted) != 3 {
+		t.Fatalf("lab reboot -o json: exit %d, %v: %+v\n%s%s", code, err, rr, out, errOut)
+	}
 	host := writePlaybook(t, "host-sysctl.yaml", "name: host-sysctl\nkernel:\n  sysctl:\n    vm.swappiness: \"7\"\n    net.core.somaxconn: \"512\"\n")
 	if code, _, out := labRig(t, bin, name, "up", "-p", host); code != exitFailure || !strings.Contains(out, "refusing to set vm.swappiness inside lab "+name) {
 		t.Fatalf("vm.swappiness in a lab: exit %d, want 1 naming the key\n%s", code, out)
@@ -296,6 +302,13 @@ func TestPrivilegedLabFirmwareAndKernel(t *testing.T) {
 	_, cfg := labFile(t, name, lab.GrubCfg)
 	if code, rep, out := labRig(t, bin, name, "up", "-p", pb); code != exitPowerCycle || rep.Summary.Changes != 0 || labFirmware(t, name) != fw {
 		t.Fatalf("second up before the power cycle: exit %d, %d changes (want 3, none)\n%s", code, rep.Summary.Changes, out)
+	}
+	// a warm reboot boots the new command line but leaves the firmware's
+	// Next Boot unloaded: kernel ok, firmware still pending
+	rebootLab(t, bin, name, "hugepagesz=1G hugepages=2 iommu.passthrough=1", "")
+	code, rep, out = labRig(t, bin, name, "up", "-p", pb)
+	if code != exitPowerCycle || rep.stepStatus("kernel") != "ok" || rep.stepStatus("firmware") != "pending-reboot" || rep.Summary.Changes != 0 {
+		t.Fatalf("up after a warm reboot: exit %d, want 3 with kernel ok, firmware pending, nothing written\n%s", code, out)
 	}
 	code, pcOut, errOut := runBin(t, bin, "lab", "power-cycle", name)
 	if code != 0 || !strings.Contains(pcOut, "loaded its next-boot configuration") || !strings.Contains(pcOut, "boot: /proc/cmdline: BOOT_IMAGE=") ||
