@@ -28,8 +28,8 @@ kernel:
 
 const kernelLabTokens = "default_hugepagesz=1G hugepagesz=1G hugepages=2 iommu.passthrough=1"
 
-// upReport is the part of rig's JSON report these tests read.
-type upReport struct {
+// labUpReport is the part of rig's JSON report these tests read.
+type labUpReport struct {
 	Steps []struct {
 		Name    string            `json:"name"`
 		Status  string            `json:"status"`
@@ -44,10 +44,10 @@ type upReport struct {
 
 // labRig runs rig (-o json) inside lab name and returns its exit code,
 // report and output.
-func labRig(t *testing.T, bin, name string, args ...string) (int, upReport, string) {
+func labRig(t *testing.T, bin, name string, args ...string) (int, labUpReport, string) {
 	t.Helper()
 	code, out, errOut := runBin(t, bin, append([]string{"lab", "exec", name, "--", bin, "-o", "json"}, args...)...)
-	var rep upReport
+	var rep labUpReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("rig %v in lab %s: exit %d, not a report (%v):\n%s%s", args, name, code, err, out, errOut)
 	}
@@ -55,7 +55,7 @@ func labRig(t *testing.T, bin, name string, args ...string) (int, upReport, stri
 }
 
 // stepStatus is one step's status in a report ("" = not run).
-func (r upReport) stepStatus(name string) string {
+func (r labUpReport) stepStatus(name string) string {
 	for _, s := range r.Steps {
 		if s.Name == name {
 			return s.Status
@@ -244,19 +244,6 @@ func applyTwiceOK(t *testing.T, bin, name, pb string, cfg os.FileInfo) {
 	if now := labFirmware(t, name); now != fw {
 		t.Errorf("firmware state changed by an up that had nothing to do:\n%s\nwas:\n%s", now, fw)
 	}
-}
-
-func labFirmware(t *testing.T, name string) string {
-	t.Helper()
-	l, err := lab.ForName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(l.FirmwareState())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // fwKernelPlaybook: firmware parameters (power cycle) and boot parameters
