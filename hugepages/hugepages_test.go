@@ -218,3 +218,45 @@ func TestParsePageSize(t *testing.T) {
 		}
 	}
 }
+
+// racyMeminfo is a fake kernel whose /proc/meminfo disagrees with sysfs
+// (one page fewer free, as when a process took one between the reads)
+// for its first stale readings.
+type racyMeminfo struct {
+	*hugetest.FakeKernel
+	stale, reads int
+}
+
+func (r *racyMeminfo) ReadFile(p string) ([]byte, error) {
+	b, err := r.FakeKernel.ReadFile(p)
+	if p != "/proc/meminfo" || err != nil {
+		return b, err
+	}
+	r.reads++
+	if r.reads <= r.stale {
+		b = []byte(strings.Replace(string(b), "HugePages_Free:        8", "HugePages_Free:        7", 1))
+	}
+	return b, nil
+}
+
+// TestVerifyMeminfoSettled: a mismatch that goes away when read again is
+// a pool that changed under rig, not a wrong root; one that stays is an
+// error with the last reading's figures, after exactly tries readings.
+func TestVerifyMeminfoSettled(t *testing.T) {
+	for _, c := range []struct {
+		stale, wantReads int
+		wantErr          string
+	}{{0, 1, ""}, {1, 2, ""}, {2, 3, ""}, {3, 3, "HugePages_Total=8 HugePages_Free=7"}} {
+		k := &racyMeminfo{FakeKernel: hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0}), stale: c.stale}
+		k.SetPool(2048, hugepages.AllNodes, 8)
+		k.reads = 0
+		st, err := hugepages.ReadState(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = hugepages.VerifyMeminfoSettled(k, st, 3, 0)
+		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) || k.reads != c.wantReads {
+			t.Errorf("%d stale readings: %v after %d readings, want %q after %d", c.stale, err, k.reads, c.wantErr, c.wantReads)
+		}
+	}
+}

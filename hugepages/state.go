@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FS is the part of the host seam this package needs (*host.Host has it).
@@ -321,6 +322,26 @@ func (s *State) VerifyMeminfo() error {
 			p.Object(), p.Total, p.Surplus, p.Free, s.Meminfo.Total, s.Meminfo.Free)
 	}
 	return nil
+}
+
+// VerifyMeminfoSettled is VerifyMeminfo on a live system. ReadState reads
+// /proc/meminfo and the sysfs pools one file after another, so a process
+// that allocates or frees pages in between (a DPDK application starting,
+// OvS, another rig) makes one reading disagree without anything being
+// wrong. On a mismatch it reads the state again, up to tries readings in
+// all, pause apart, and fails only when every one disagreed (with the
+// last one's figures).
+func VerifyMeminfoSettled(fs FS, st *State, tries int, pause time.Duration) error {
+	err := st.VerifyMeminfo()
+	for i := 1; err != nil && i < tries; i++ {
+		time.Sleep(pause)
+		again, rerr := ReadState(fs)
+		if rerr != nil {
+			return rerr
+		}
+		err = again.VerifyMeminfo()
+	}
+	return err
 }
 
 // ParsePageSize turns "2M", "2MB", "2048kB", "1G", "1GB", "1Gi", "2097152"

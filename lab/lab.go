@@ -14,7 +14,8 @@
 //	/run/rig-lab/N/card/sys    the card's sysfs tree (ib port states live here)
 //	/run/rig-lab/N/fwsim.json  firmware simulator state
 //	/run/rig-lab/N/kernel.log  the lab kernel's log (SR-IOV writes it carried out or refused)
-//	/run/rig-lab/N/bin/        mstconfig, mlxconfig, mstprivhost, mlxprivhost, rig → the rig binary
+//	/run/rig-lab/N/bin/        mstconfig, mlxconfig, mstprivhost, mlxprivhost, rig, update-grub → the rig binary
+//	/run/rig-lab/N/os/         the lab's /proc/cmdline, /etc/default/grub{,.d}, /boot/grub, /etc/sysctl.d (boot.go)
 //	/run/rig-lab/N/stash       mount point, inside the lab only, of a pristine sysfs
 //	/run/netns/rig-lab-N       the lab's network namespace
 //	/run/netns/rig-lab-N-wire  the wire (far end) network namespace

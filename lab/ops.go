@@ -116,7 +116,9 @@ type PowerCycleReport struct {
 	Name          string   `json:"name"`
 	Loaded        []string `json:"loaded"`  // functions whose next-boot firmware configuration became current
 	Stopped       []Proc   `json:"stopped"` // every process that ran in the lab
-	Restarted     []string `json:"restarted"`
+	// Boot: the host booted again too (see Reboot)
+	Boot      *BootReport `json:"boot"`
+	Restarted []string    `json:"restarted"`
 }
 
 // PowerCycle does to the lab what a power cycle does to the card and the
@@ -124,8 +126,11 @@ type PowerCycleReport struct {
 // process in the lab ends (OvS included), and the OS's services start
 // again: ovsdb-server and ovs-vswitchd, from the lab's existing conf.db (as
 // /etc/openvswitch/conf.db survives a reboot), so vswitchd reads its DPDK
-// settings anew. It does not reset the hugepage pool or hugetlbfs mounts
-// (the host's), nor link states set with Link (cables stay as they are).
+// settings anew. The host boots as in Reboot: /proc/cmdline from grub.cfg's
+// default entry (kept, with a note, when grub.cfg has none), net.* sysctls
+// from /etc/sysctl.d. It does not reset the hugepage pool or hugetlbfs
+// mounts (the host's), nor link states set with Link (cables stay as they
+// are).
 func (m *Manager) PowerCycle(ctx context.Context, name string) (*PowerCycleReport, error) {
 	l, _, err := opened(name)
 	if err != nil {
@@ -139,6 +144,9 @@ func (m *Manager) PowerCycle(ctx context.Context, name string) (*PowerCycleRepor
 		rep.Loaded = []string{}
 	}
 	if rep.Stopped, err = l.killAll(ctx, false); err != nil {
+		return rep, err
+	}
+	if rep.Boot, err = l.bootAfterPowerCycle(); err != nil {
 		return rep, err
 	}
 	if err := l.startKernel(m.Binary); err != nil {

@@ -20,8 +20,11 @@ import (
 )
 
 // Tools are the names the lab's bin dir gives the rig binary: the
-// firmware tools (answered from the lab's firmware state) and rig itself.
-func Tools() []string { return []string{"mstconfig", "mlxconfig", "mstprivhost", "mlxprivhost", "rig"} }
+// firmware tools (answered from the lab's firmware state), rig itself and
+// update-grub (the lab's, UpdateGrub).
+func Tools() []string {
+	return []string{"mstconfig", "mlxconfig", "mstprivhost", "mlxprivhost", "rig", "update-grub"}
+}
 
 // Manager makes and removes labs. Binary is the rig binary: the lab's
 // init, its OvS starter and its firmware tools are that binary.
@@ -92,6 +95,9 @@ func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
 		return err
 	}
 	if err := l.makeBin(m.Binary); err != nil {
+		return err
+	}
+	if err := l.prepareOS(); err != nil {
 		return err
 	}
 	if err := ensureMountpoints(); err != nil {

@@ -28,7 +28,8 @@ func PrivateDirs() []string {
 // propagate in, none leaks out), mounts a sysfs of the lab's network
 // namespace, merges the card's tree into it, overlays the card's netdevs,
 // mounts the private dirs, drops the hugetlbfs mounts inherited from the
-// host, writes /run/rig/lab.json, prints "ready" and waits for stdin to
+// host, puts the lab's OS boot files in place (isolateBoot: /proc/cmdline,
+// /etc/default/grub{,.d}, /boot/grub, /etc/sysctl.d), writes /run/rig/lab.json, prints "ready" and waits for stdin to
 // close (Up binds the namespace meanwhile).
 func InitView(name string, stdin io.Reader, stdout io.Writer) error {
 	l, err := ForName(name)
@@ -63,6 +64,9 @@ func InitView(name string, stdin io.Reader, stdout io.Writer) error {
 		}
 	}
 	if err := dropHugetlbfs(); err != nil {
+		return err
+	}
+	if err := l.isolateBoot(); err != nil {
 		return err
 	}
 	if err := labinfo.Write("/run/rig", l.info(rec.Kind)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"rig/hugepages"
 	"rig/playbooks"
@@ -128,7 +129,8 @@ func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
 	notes := plan.Notes
 	plan.Notes = nil
 	if plan.Satisfied() {
-		if err := st.VerifyMeminfo(); err != nil {
+		// other processes may take or free pages while rig reads
+		if err := hugepages.VerifyMeminfoSettled(s.fs, st, 5, 20*time.Millisecond); err != nil {
 			return Plan{}, err
 		}
 		for _, r := range s.res {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // record updates the kernel part of rig's state file (before a write).
@@ -39,7 +40,10 @@ func (d *kernelDown) Name() string { return "kernel" }
 // Check plans the restore: the GRUB drop-in (then update-grub) and the
 // sysctl file as they were before rig, each sysctl's live value, then
 // forgetting the record. Boot parameters leave the running kernel only at
-// its next boot; a note says so.
+// its next boot: while the running command line still has parameters rig's
+// drop-in put there, the step is pending a reboot (exit 3, as on the way
+// up) and the record keeps just those (Leaving), so a down after the reboot
+// sees them gone and forgets it.
 func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
 	st, err := loadState(s.h)
@@ -52,6 +56,7 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 		plan.Notes = append(plan.Notes, "kernel: nothing recorded in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
 		return plan, nil
 	}
+	var dropIn *fileRecord
 	for _, f := range rec.Files {
 		n := len(plan.Ops)
 		planRestoreFile(s.h, f, "kernel", &plan)
@@ -66,9 +71,32 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 			}
 			op.Changes = append(op.Changes, Change{Object: "grub", Action: "run update-grub"})
 			op.Refused = s.refuseHostWrite()
-			plan.Notes = append(plan.Notes, "kernel cmdline: the running kernel keeps rig's boot parameters until the next boot")
+			f := f
+			dropIn = &f
 		}
 	}
+	d.planSysctlRestore(rec, &plan)
+	leaving := d.bootLeaving(rec, dropIn, &plan)
+	if len(leaving) > 0 {
+		addPending(&plan, fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) still has %s from rig's %s; they leave at the next boot",
+			strings.Join(leaving, " "), grubDropIn))
+	}
+	switch {
+	case len(leaving) == 0:
+		plan.add(func(context.Context) error {
+			return updateState(s.h, func(st *rigState) { st.Kernel = nil })
+		}, Change{Object: "rig state", Action: "forget the kernel record", From: stateFilePath()})
+	case len(rec.Files) > 0 || len(rec.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
+		plan.add(func(context.Context) error {
+			return updateState(s.h, func(st *rigState) { st.Kernel = &kernelRecord{Leaving: leaving} })
+		}, Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})
+	}
+	return plan, nil
+}
+
+// planSysctlRestore puts each recorded sysctl back to its value before rig.
+func (d *kernelDown) planSysctlRestore(rec *kernelRecord, plan *Plan) {
+	s := d.s
 	keys := make([]string, 0, len(rec.Sysctl))
 	for k := range rec.Sysctl {
 		keys = append(keys, k)
@@ -83,8 +111,43 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 		plan.add(func(context.Context) error { return s.h.WriteFile(sysctlPath(k), []byte(before+"\n")) },
 			Change{Object: "sysctl " + k, Action: "set (back to before rig)", From: normSysctl(cur), To: before})
 	}
-	plan.add(func(context.Context) error {
-		return updateState(s.h, func(st *rigState) { st.Kernel = nil })
-	}, Change{Object: "rig state", Action: "forget the kernel record", From: stateFilePath()})
-	return plan, nil
+}
+
+// bootLeaving lists the boot parameters down takes off the command line
+// that the running kernel still has: those of rig's drop-in that the
+// restored file (dropIn: its record, when restored now) does not hold, and
+// those recorded as leaving by an earlier down.
+func (d *kernelDown) bootLeaving(rec *kernelRecord, dropIn *fileRecord, plan *Plan) []string {
+	s := d.s
+	cand := append([]string(nil), rec.Leaving...)
+	if dropIn != nil {
+		now, _ := s.h.ReadFile(grubDropIn)
+		cur, _ := parseDropIn(string(now))
+		var keep []string
+		if dropIn.Existed {
+			keep, _ = parseDropIn(dropIn.Content)
+		}
+		cand = append(cand, missingFrom(cur, keep)...)
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	_, raw, err := s.readCmdline()
+	if err != nil {
+		plan.Notes = append(plan.Notes, "kernel cmdline: the running kernel keeps rig's boot parameters until the next boot")
+		return nil
+	}
+	live := map[string]bool{}
+	for _, t := range splitCmdline(raw) {
+		live[t] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range cand {
+		if live[t] && !seen[t] {
+			out = append(out, t)
+			seen[t] = true
+		}
+	}
+	return out
 }

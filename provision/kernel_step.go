@@ -212,14 +212,25 @@ func (s *kernelStep) updateGrub(ctx context.Context) error {
 }
 
 // planSysctl plans the persisted file and each live value that differs.
-// A name the running kernel does not have is an error before any write.
+// A name the running kernel does not have is an error before any write, so
+// is, inside a lab, a key outside net.* (kernel_lab.go).
 func (s *kernelStep) planSysctl(plan *Plan) error {
 	if len(s.keys) == 0 {
 		return nil
 	}
+	lab, err := s.labOf()
+	if err != nil {
+		return err
+	}
+	if err := s.refuseHostSysctls(lab); err != nil {
+		return err
+	}
 	live := map[string]string{}
 	for _, k := range s.keys {
 		v, err := s.h.ReadString(sysctlPath(k))
+		if errors.Is(err, fs.ErrNotExist) && lab != nil {
+			return labMissingSysctl(lab, k)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return &Problem{Object: "sysctl " + k, Err: fmt.Errorf("no %s on this kernel; nothing was written", sysctlPath(k)),
 				FixText: "check the name (sysctl -a | grep ...); keys of a module (net.bridge.*, net.netfilter.*) appear only once it is loaded"}

@@ -85,6 +85,9 @@ type poolRecord struct {
 type kernelRecord struct {
 	Files  []fileRecord      `json:"files,omitempty"`
 	Sysctl map[string]string `json:"sysctl,omitempty"` // name -> live value before
+	// Leaving: boot parameters rig down took out of the drop-in that the
+	// running kernel still had (a reboot away from gone).
+	Leaving []string `json:"leaving,omitempty"`
 }
 
 // sriovRecord is a PF's settings before the sriov step changed them.

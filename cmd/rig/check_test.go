@@ -449,8 +449,13 @@ check:
 			l.sh("ip", "-n", ns, "link", "set", n, "up")
 		}
 	}
-	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
+	promUp := filepath.Join(t.TempDir(), "up.prom")
+	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock", "--metrics-file", promUp); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
+	}
+	// rig up's check step writes the metrics too
+	if g := promGauges(t, promUp); g["rig_check_pass"]["bridge=br-tp,egress_port=p1,frame_size=64,ingress_port=p0,topology=through-ports"] != 1 {
+		t.Errorf("rig up --metrics-file: %v", g)
 	}
 	prom := filepath.Join(t.TempDir(), "rig.prom")
 	code, m, errOut := l.checkJSON("--metrics-file", prom)

@@ -35,7 +35,7 @@ lab's firmware state; the lab's own OvS at /var/run/openvswitch; and
 Kinds: ` + kindList(),
 	}
 	cmd.AddCommand(newLabUpCmd(a), newLabDownCmd(a), newLabExecCmd(a), newLabStatusCmd(a), newLabListCmd(a),
-		newLabPowerCycleCmd(a), newLabLinkCmd(a))
+		newLabPowerCycleCmd(a), newLabRebootCmd(a), newLabLinkCmd(a))
 	cmd.AddCommand(newLabInternalCmds(a)...)
 	return cmd
 }

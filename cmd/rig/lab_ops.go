@@ -16,7 +16,7 @@ import (
 func newLabPowerCycleCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "power-cycle NAME",
-		Short: "Power-cycle the lab's card: next-boot firmware becomes current; every lab process ends; OvS starts again from its database",
+		Short: "Power-cycle the lab's card and host: next-boot firmware becomes current; every lab process ends; the host boots (as rig lab reboot); OvS starts again from its database",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.labManagerFor(args[0])
@@ -39,6 +39,7 @@ func newLabPowerCycleCmd(a *app) *cobra.Command {
 			for _, p := range rep.Stopped {
 				fmt.Fprintf(a.out, "stopped %d %s\n", p.PID, p.Comm)
 			}
+			printBoot(a.out, rep.Boot)
 			for _, r := range rep.Restarted {
 				fmt.Fprintf(a.out, "started %s\n", r)
 			}

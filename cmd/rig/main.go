@@ -202,9 +202,12 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 const stopGrace = 10 * time.Second
 
 func main() {
-	// multi-call: inside a lab, mstconfig/mlxconfig are links to rig
+	// multi-call: inside a lab, mstconfig/mlxconfig and update-grub are links to rig
 	if tool, ok := firmwareTool(os.Args[0]); ok {
 		os.Exit(runFirmwareTool(tool, os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if labUpdateGrubTool(os.Args[0]) {
+		os.Exit(runLabUpdateGrub(os.Args[1:], os.Stderr))
 	}
 	go exitIfStuck(stopSignals(), stopGrace)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
