@@ -283,7 +283,7 @@ func TestPrivilegedLabFirmwareAndKernel(t *testing.T) {
 		t.Fatalf("first up: exit %d, want 3 with firmware and kernel pending\n%s", code, out)
 	}
 	fw := labFirmware(t, name)
-	if !strings.Contains(fw, `"NUM_OF_VFS"`) {
+	if !strings.Contains(fw, " NUM_OF_VFS current=") {
 		t.Fatalf("firmware state has no NUM_OF_VFS:\n%s", fw)
 	}
 	_, cfg := labFile(t, name, lab.GrubCfg)
