@@ -62,6 +62,7 @@ func (m *Manager) Down(ctx context.Context, name string) (*DownReport, error) {
 func (m *Manager) teardown(ctx context.Context, l Lab) (*DownReport, error) {
 	rep := &DownReport{Name: l.Name}
 	var errs []error
+	_ = l.stopKernel() // by its PID, first; killAll ends whatever is left
 	killed, err := l.killAll(ctx, true)
 	rep.Killed = killed
 	if err != nil {

@@ -13,6 +13,7 @@
 //	/run/rig-lab/N/mnt         bind of the lab's mount namespace
 //	/run/rig-lab/N/card/sys    the card's sysfs tree (ib port states live here)
 //	/run/rig-lab/N/fwsim.json  firmware simulator state
+//	/run/rig-lab/N/kernel.log  the lab kernel's log (SR-IOV writes it carried out or refused)
 //	/run/rig-lab/N/bin/        mstconfig, mlxconfig, mstprivhost, mlxprivhost, rig, update-grub → the rig binary
 //	/run/rig-lab/N/os/         the lab's /proc/cmdline, /etc/default/grub{,.d}, /boot/grub, /etc/sysctl.d (boot.go)
 //	/run/rig-lab/N/stash       mount point, inside the lab only, of a pristine sysfs
@@ -111,6 +112,8 @@ type record struct {
 	NetNS         string `json:"netns"`
 	WireNetNS     string `json:"wireNetns"`
 	Binary        string `json:"binary"`
+	// KernelPID is the lab kernel's process (`rig lab __kernel NAME`).
+	KernelPID int `json:"kernelPid,omitempty"`
 }
 
 func (l Lab) writeRecord(r record) error {

@@ -149,13 +149,16 @@ func (m *Manager) PowerCycle(ctx context.Context, name string) (*PowerCycleRepor
 	if rep.Boot, err = l.bootAfterPowerCycle(); err != nil {
 		return rep, err
 	}
+	if err := l.startKernel(m.Binary); err != nil {
+		return rep, err
+	}
 	if err := l.startPorts(m.Binary); err != nil {
 		return rep, err
 	}
 	if err := l.startOVS(ctx, m.Binary); err != nil {
 		return rep, err
 	}
-	rep.Restarted = append(rep.Restarted, "port keeper", "ovsdb-server", "ovs-vswitchd")
+	rep.Restarted = append(rep.Restarted, "lab kernel", "port keeper", "ovsdb-server", "ovs-vswitchd")
 	return rep, nil
 }
 

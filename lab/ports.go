@@ -64,6 +64,9 @@ func FollowPorts(ctx context.Context, name string) error {
 			}
 			state, phys := PortState(a.Flags&net.FlagUp != 0, a.RawFlags&unix.IFF_LOWER_UP != 0)
 			pd := c.PortDir(l.CardRoot(), ib)
+			if _, err := os.Stat(pd); err != nil {
+				continue // a VF's RDMA device, gone with its VF (sriov_numvfs 0)
+			}
 			for f, v := range map[string]string{"state": state, "phys_state": phys} {
 				if err := writeIfDiffers(filepath.Join(pd, f), v); err != nil {
 					return err

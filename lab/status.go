@@ -35,6 +35,8 @@ type Status struct {
 	Netdevs       []NetdevStatus   `json:"netdevs"`
 	Firmware      []FirmwareStatus `json:"firmware"`
 	Processes     []Proc           `json:"processes"`
+	// Kernel is the lab's SR-IOV kernel (nil when the lab has no record).
+	Kernel *KernelStatus `json:"kernel,omitempty"`
 	// Substitutions: what the lab stands in for hardware it cannot have
 	// (the same as lab.json's, for people).
 	Substitutions []string `json:"substitutions"`
@@ -104,6 +106,7 @@ func (l Lab) status() Status {
 	c, _ := card.Lookup(rec.Kind)
 	st.Netdevs = l.netdevStatus(c, &st.Problems)
 	st.Firmware = l.firmwareStatus(&st.Problems)
+	st.Kernel = l.kernelStatus(rec, c, &st.Problems)
 	st.Processes = l.procs()
 	if st.Processes == nil {
 		st.Processes = []Proc{}
@@ -210,6 +213,19 @@ func (st Status) String() string {
 			b.WriteString(" (pending: power-cycle to load)")
 		}
 		b.WriteString("\n")
+	}
+	if k := st.Kernel; k != nil {
+		fmt.Fprintf(&b, "  kernel pid %d %s: sriov_numvfs and compat/devlink/mode of the card's PFs; log %s\n", k.PID, onOff(k.Running, "running", "NOT RUNNING"), k.Log)
+		for _, pf := range k.PFs {
+			fmt.Fprintf(&b, "  sriov %s: %s VFs", pf.BDF, pf.NumVFs)
+			if pf.Eswitch != "" {
+				fmt.Fprintf(&b, ", eswitch %s", pf.Eswitch)
+			}
+			if len(pf.Netdevs) > 0 {
+				fmt.Fprintf(&b, ", netdevs %s", strings.Join(pf.Netdevs, " "))
+			}
+			b.WriteString("\n")
+		}
 	}
 	for _, s := range st.Substitutions {
 		fmt.Fprintf(&b, "  substitution: %s\n", s)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,6 +117,9 @@ func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
 	if err := l.startInit(m.Binary); err != nil {
 		return err
 	}
+	if err := l.startKernel(m.Binary); err != nil {
+		return err
+	}
 	if err := l.startPorts(m.Binary); err != nil {
 		return err
 	}
@@ -202,20 +204,8 @@ func (l Lab) makeVeths(c card.Card) error {
 		}
 	}
 	for _, n := range c.Netdevs {
-		mac, err := net.ParseMAC(n.MAC)
-		if err != nil {
-			return fmt.Errorf("card %s: netdev %s: %w", c.Kind, n.Name, err)
-		}
-		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: n.Name, HardwareAddr: mac, Index: n.Ifindex},
-			PeerName: n.Name, PeerNamespace: netlink.NsFd(int(wireNS))}
-		if err := labH.LinkAdd(v); err != nil {
-			return fmt.Errorf("lab %s: veth %s: %w", l.Name, n.Name, err)
-		}
-		if err := setUp(wireH, n.Name, true); err != nil {
-			return err
-		}
-		if err := setUp(labH, n.Name, n.AdminUp()); err != nil {
-			return err
+		if err := addCardVeth(labH, wireH, wireNS, c, n); err != nil {
+			return fmt.Errorf("lab %s: %w", l.Name, err)
 		}
 	}
 	return nil

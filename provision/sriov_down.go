@@ -48,7 +48,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 			continue
 		}
 		if rec.Eswitch != "" {
-			if cur.mode, err = s.eswitchMode(cur); err != nil {
+			if cur.mode, cur.via, err = s.eswitchMode(cur); err != nil {
 				return Plan{}, err
 			}
 		}

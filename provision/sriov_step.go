@@ -7,7 +7,8 @@ import (
 	"io/fs"
 	"regexp"
 	"strconv"
-	"strings"
+	"syscall"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -42,14 +43,29 @@ type sriovStep struct {
 	// from the PF netdev's compat/devlink/mode file and never set).
 	openDevlink func() (eswitch, error)
 	write       func(p string, data []byte) error
+	// settle bounds how long verify waits for the VF netdevs and
+	// representors, which the driver and udev make after the write returns
+	// (0 under a fixture root: nothing will come); sleep is its poll.
+	settle time.Duration
+	sleep  func(time.Duration)
 }
+
+// sriovSettle is how long verify waits for VF netdevs and representors.
+const sriovSettle = 10 * time.Second
+
+// The interfaces the eSwitch mode is read and set through.
+const (
+	viaDevlink = "devlink"
+	viaCompat  = "compat/devlink/mode"
+)
 
 // NewSRIOVStep builds the sriov step; the spec was validated.
 func NewSRIOVStep(env *Env, spec *playbooks.SRIOVSpec) (Step, error) {
 	h := env.Host
-	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, write: h.WriteFile}
+	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, write: h.WriteFile, sleep: time.Sleep}
 	if env.FixtureRoot == "" {
 		s.openDevlink = func() (eswitch, error) { return h.Netlink("") }
+		s.settle = sriovSettle
 	}
 	return s, nil
 }
@@ -61,6 +77,7 @@ type pfState struct {
 	bdf, netdev  string
 	total, numvf int
 	mode         string // "legacy", "switchdev", "" = not read
+	via          string // viaDevlink or viaCompat: where mode came from
 }
 
 func (p pfState) object() string {
@@ -112,7 +129,7 @@ func (s *sriovStep) read(want playbooks.SRIOVPF) (pfState, error) {
 		return st, &Problem{Object: st.object(), Err: err}
 	}
 	if want.Eswitch != "" {
-		if st.mode, err = s.eswitchMode(st); err != nil {
+		if st.mode, st.via, err = s.eswitchMode(st); err != nil {
 			return st, err
 		}
 	}
@@ -149,28 +166,63 @@ func (s *sriovStep) pfNetdev(bdf string) string {
 	return ""
 }
 
-// eswitchMode reads the mode through devlink, or under a fixture root from
-// the PF netdev's compat/devlink/mode (mlx5's legacy sysfs view of it).
-func (s *sriovStep) eswitchMode(st pfState) (string, error) {
+// eswitchMode reads the mode through devlink; when devlink has no such
+// device (no devlink instance for the PF in this network namespace, or a
+// kernel without devlink) and the PF netdev has compat/devlink/mode (the
+// sysfs view NVIDIA's mlx5 driver keeps, MLNX_OFED/DOCA kernels on hosts
+// and BlueField Arm images: DPDK mlx5.rst), from that file. Under a
+// fixture root it reads the file. It says which it used.
+func (s *sriovStep) eswitchMode(st pfState) (mode, via string, err error) {
+	compat := compatModePath(st)
 	if s.openDevlink == nil {
-		m, err := s.h.ReadString("/sys/bus/pci/devices/" + st.bdf + "/net/" + st.netdev + "/compat/devlink/mode")
-		if err != nil {
-			return "", &Problem{Object: st.object(), Err: fmt.Errorf("eswitch mode: %w", err), FixText: "the eSwitch mode is read from devlink on a live host; this fixture has no compat/devlink/mode"}
+		m, err := s.h.ReadString(compat)
+		if err != nil || compat == "" {
+			return "", "", &Problem{Object: st.object(), Err: fmt.Errorf("eswitch mode: %s: %v", viaCompat, err), FixText: "the eSwitch mode is read from devlink on a live host; this fixture has no compat/devlink/mode"}
 		}
-		return m, nil
+		return m, viaCompat, nil
 	}
 	dl, err := s.openDevlink()
 	if err != nil {
-		return "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
+		return "", "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
 	}
 	defer dl.Delete()
 	dev, err := dl.DevLinkGetDeviceByName("pci", st.bdf)
-	if err != nil {
-		return "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink dev pci/%s: %w", st.bdf, err),
-			CauseText: "the driver has no devlink eSwitch (only mlx5 and a few others have one), or the kernel lacks devlink",
-			FixText:   "check `devlink dev eswitch show pci/" + st.bdf + "`; drop eswitch from the playbook for this PF"}
+	if err == nil {
+		return dev.Attrs.Eswitch.Mode, viaDevlink, nil
 	}
-	return dev.Attrs.Eswitch.Mode, nil
+	if noDevlinkDevice(err) && compat != "" {
+		if m, cerr := s.h.ReadString(compat); cerr == nil {
+			return m, viaCompat, nil
+		}
+	}
+	return "", "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink dev pci/%s: %w", st.bdf, err),
+		CauseText: "the driver has no devlink eSwitch (only mlx5 and a few others have one), or the kernel lacks devlink, and the PF netdev has no compat/devlink/mode",
+		FixText:   "check `devlink dev eswitch show pci/" + st.bdf + "`; drop eswitch from the playbook for this PF"}
+}
+
+// compatModePath is the PF netdev's compat/devlink/mode ("" without a netdev).
+func compatModePath(st pfState) string {
+	if st.netdev == "" {
+		return ""
+	}
+	return "/sys/bus/pci/devices/" + st.bdf + "/net/" + st.netdev + "/compat/devlink/mode"
+}
+
+// noDevlinkDevice: devlink answered that it has no such device (ENODEV), or
+// the kernel has no devlink family (ENOENT).
+func noDevlinkDevice(err error) bool {
+	return errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENOENT)
+}
+
+// viaText says in a plan which interface sets the mode.
+func (s *sriovStep) viaText(st pfState) string {
+	switch {
+	case st.via == viaCompat && s.openDevlink == nil:
+		return fmt.Sprintf("eswitch mode (%s of %s)", viaCompat, st.netdev)
+	case st.via == viaCompat:
+		return fmt.Sprintf("eswitch mode (%s of %s: devlink has no pci/%s)", viaCompat, st.netdev, st.bdf)
+	}
+	return "eswitch mode (devlink)"
 }
 
 // planPF plans one PF: a mode change needs the VFs gone first (numvfs 0,
@@ -210,8 +262,8 @@ func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *Plan) er
 		if st.numvf > 0 {
 			plan.add(s.setNumVFs(st, 0), Change{Object: st.object(), Action: "sriov_numvfs (VFs removed while the eSwitch mode changes)", From: strconv.Itoa(st.numvf), To: "0"})
 		}
-		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: st.object(), Action: "eswitch mode", From: st.mode, To: want.Eswitch}},
-			Do: s.setMode(st, want.Eswitch), Refused: s.refuse("set the eSwitch mode through devlink")})
+		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: st.object(), Action: s.viaText(st), From: st.mode, To: want.Eswitch}},
+			Do: s.setMode(st, want.Eswitch), Refused: s.refuse("set the eSwitch mode")})
 		if n > 0 {
 			plan.add(s.setNumVFs(st, n), Change{Object: st.object(), Action: "sriov_numvfs", From: "0", To: strconv.Itoa(n)})
 		}
@@ -252,6 +304,9 @@ func (s *sriovStep) throughZero(st pfState, n int) func(context.Context) error {
 }
 
 func (s *sriovStep) setMode(st pfState, mode string) func(context.Context) error {
+	if st.via == viaCompat {
+		return s.setModeCompat(st, mode)
+	}
 	return func(context.Context) error {
 		dl, err := s.openDevlink()
 		if err != nil {
@@ -271,51 +326,23 @@ func (s *sriovStep) setMode(st pfState, mode string) func(context.Context) error
 	}
 }
 
+// setModeCompat writes the mode to the PF netdev's compat/devlink/mode.
+func (s *sriovStep) setModeCompat(st pfState, mode string) func(context.Context) error {
+	return func(context.Context) error {
+		p := compatModePath(st)
+		if err := s.write(p, []byte(mode)); err != nil {
+			return &Problem{Object: st.object(), Err: fmt.Errorf("write %s to %s: %w", mode, p, err),
+				CauseText: "the PF still has VFs (older mlx5 changes the mode only without them) or an OvS/TC offload holds the eSwitch",
+				FixText:   "remove the VFs (numvfs 0), stop what uses the PF's representors, then `rig up` again"}
+		}
+		return nil
+	}
+}
+
 func (s *sriovStep) refuse(what string) error {
 	if s.fixture == "" {
 		return nil
 	}
 	return &Problem{Object: "sriov", Err: fmt.Errorf("refusing to %s on this machine while reading the host from --root %s; nothing was written", what, s.fixture),
 		FixText: "use `rig plan --root ...` to see it, or run on the host itself"}
-}
-
-// verify is what a converged PF must show: its VF functions (virtfnN
-// links) and, in switchdev mode, one representor netdev per VF on the PF
-// (phys_port_name pfMvfN, optionally controller-prefixed).
-func (s *sriovStep) verify(st pfState, plan *Plan) error {
-	base := "/sys/bus/pci/devices/" + st.bdf
-	for i := 0; i < st.numvf; i++ {
-		if _, err := s.h.Readlink(fmt.Sprintf("%s/virtfn%d", base, i)); err != nil {
-			return &Problem{Object: st.object(), Err: fmt.Errorf("sriov_numvfs is %d but virtfn%d is missing: %w", st.numvf, i, err),
-				FixText: "see dmesg for the PF driver's SR-IOV errors; set numvfs 0 and back"}
-		}
-	}
-	note := fmt.Sprintf("%s: %d of %d VFs", st.object(), st.numvf, st.total)
-	if st.mode != "" {
-		note += ", eswitch " + st.mode
-	}
-	if st.mode == "switchdev" && st.numvf > 0 {
-		reps := s.vfReps(st.bdf)
-		if len(reps) < st.numvf {
-			return &Problem{Object: st.object(), Err: fmt.Errorf("switchdev with %d VFs but %d VF representors (%s)", st.numvf, len(reps), strings.Join(reps, " ")),
-				CauseText: "the representors are made when the VFs are created in switchdev mode; VFs made before the mode change have none",
-				FixText:   "set numvfs 0 and back (rig does this when it changes the mode itself)"}
-		}
-		note += ", representors " + strings.Join(reps, " ")
-	}
-	plan.Notes = append(plan.Notes, note)
-	return nil
-}
-
-// vfReps lists the PF's VF representor netdevs.
-func (s *sriovStep) vfReps(bdf string) []string {
-	ents, _ := s.h.ReadDir("/sys/bus/pci/devices/" + bdf + "/net")
-	var out []string
-	for _, e := range ents {
-		ppn, _ := s.h.ReadString("/sys/bus/pci/devices/" + bdf + "/net/" + e.Name() + "/phys_port_name")
-		if vfRepPortName.MatchString(ppn) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }

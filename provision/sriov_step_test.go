@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -29,7 +30,18 @@ type sriovKernel struct {
 	mode   string
 	writes []string
 	sets   []string
+	// devlinkErr, when set, is devlink's answer for every device (ENODEV:
+	// no such device here); the mode then lives in the PF netdev's
+	// compat/devlink/mode, which write changes (EBUSY with VFs).
+	devlinkErr error
+	// netdevsAfter > 0: the VF netdevs appear only after that many sleeps
+	// of the step's verify (udev); < 0: never.
+	netdevsAfter int
+	pending      []func()
+	slept        time.Duration
 }
+
+const sriovCompatMode = "/sys/bus/pci/devices/0000:3b:00.0/net/enp59s0f0np0/compat/devlink/mode"
 
 const sriovPFPath = "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"
 
@@ -44,6 +56,13 @@ func (k *sriovKernel) numvfs() int {
 
 func (k *sriovKernel) write(p string, data []byte) error {
 	k.writes = append(k.writes, p+" <- "+string(data))
+	if p == sriovCompatMode && k.devlinkErr != nil {
+		if k.numvfs() != 0 {
+			return syscall.EBUSY
+		}
+		k.mode = string(data)
+		return os.WriteFile(filepath.Join(k.root, sriovPFPath, "net/enp59s0f0np0/compat/devlink/mode"), []byte(k.mode+"\n"), 0o644)
+	}
 	if p != "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs" {
 		k.t.Fatalf("unexpected write %s", p)
 	}
@@ -91,19 +110,42 @@ func (k *sriovKernel) addVFs(n int) {
 		vf := "sys/devices/pci0000:3a/0000:3a:00.0/" + bdf
 		put(vf+"/vendor", "0x15b3")
 		put(vf+"/device", "0x101e")
+		lnk("../../../../bus/pci/drivers/mlx5_core", vf+"/driver")
 		lnk("../0000:3b:00.0", vf+"/physfn")
 		lnk("../"+bdf, filepath.Join(sriovPFPath, fmt.Sprintf("virtfn%d", i)))
 		lnk("../../../devices/pci0000:3a/0000:3a:00.0/"+bdf, "sys/bus/pci/devices/"+bdf)
 		nd := fmt.Sprintf("enp59s0f0v%d", i)
-		put(vf+"/net/"+nd+"/address", fmt.Sprintf("02:00:00:00:00:%02x", i))
-		lnk("../../devices/pci0000:3a/0000:3a:00.0/"+bdf+"/net/"+nd, "sys/class/net/"+nd)
+		mk := func() {
+			put(vf+"/net/"+nd+"/address", fmt.Sprintf("02:00:00:00:00:%02x", i))
+			lnk("../../devices/pci0000:3a/0000:3a:00.0/"+bdf+"/net/"+nd, "sys/class/net/"+nd)
+		}
+		if k.netdevsAfter == 0 {
+			mk()
+		} else {
+			k.pending = append(k.pending, mk)
+		}
 		if k.mode == "switchdev" {
 			put(filepath.Join(sriovPFPath, "net", fmt.Sprintf("enp59s0f0npf0vf%d", i), "phys_port_name"), fmt.Sprintf("pf0vf%d", i))
 		}
 	}
 }
 
+// sleep is the step's verify waiting: after netdevsAfter sleeps the
+// pending VF netdevs appear.
+func (k *sriovKernel) sleep(d time.Duration) {
+	k.slept += d
+	if k.netdevsAfter > 0 && k.slept >= time.Duration(k.netdevsAfter)*d {
+		for _, mk := range k.pending {
+			mk()
+		}
+		k.pending = nil
+	}
+}
+
 func (k *sriovKernel) DevLinkGetDeviceByName(bus, dev string) (*netlink.DevlinkDevice, error) {
+	if k.devlinkErr != nil {
+		return nil, k.devlinkErr
+	}
 	if bus != "pci" || dev != "0000:3b:00.0" && dev != "0000:3b:00.1" {
 		return nil, syscall.ENODEV
 	}
@@ -129,7 +171,7 @@ func sriovStepFor(t *testing.T, k *sriovKernel, pfs []playbooks.SRIOVPF, fixture
 		t.Fatal(err)
 	}
 	s := st.(*sriovStep)
-	s.write = k.write
+	s.write, s.sleep = k.write, k.sleep
 	if fixture == "" {
 		s.openDevlink = func() (eswitch, error) { return k, nil }
 	}
@@ -158,7 +200,7 @@ func TestSRIOVSwitchdevApplyTwice(t *testing.T) {
 	if res.Status != StatusOK || len(k.writes) != 0 || len(k.sets) != 0 {
 		t.Fatalf("second apply: %s %v writes %q sets %q %s", res.Status, res.Changes, k.writes, k.sets, res.Error)
 	}
-	want := "sriov 0000:3b:00.0 (enp59s0f0np0): 4 of 8 VFs, eswitch switchdev, representors enp59s0f0npf0vf0 enp59s0f0npf0vf1 enp59s0f0npf0vf2 enp59s0f0npf0vf3"
+	want := "sriov 0000:3b:00.0 (enp59s0f0np0): 4 of 8 VFs, eswitch switchdev (devlink), representors enp59s0f0npf0vf0 enp59s0f0npf0vf1 enp59s0f0npf0vf2 enp59s0f0npf0vf3"
 	if !reflect.DeepEqual(res.Notes, []string{want}) {
 		t.Fatalf("notes %q\nwant %q", res.Notes, want)
 	}
@@ -206,8 +248,61 @@ func TestSRIOVRefusals(t *testing.T) {
 func TestSRIOVMissingRepresentors(t *testing.T) {
 	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "switchdev"}
 	res := runStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{{PF: "enp59s0f0np0", Eswitch: "switchdev"}}, ""))
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "switchdev with 2 VFs but 0 VF representors") {
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "switchdev with 2 VFs but 0 VF representors") || !strings.Contains(res.Error, "after 10s") {
 		t.Fatalf("%s %q", res.Status, res.Error)
+	}
+	if k.slept != sriovSettle {
+		t.Errorf("verify waited %s, want %s", k.slept, sriovSettle)
+	}
+}
+
+// TestSRIOVCompatFallback: devlink has no device for the PF (ENODEV, as in
+// a lab or a network namespace without the card's devlink instance): the
+// mode is read from and set through the PF netdev's compat/devlink/mode,
+// the plan says so, the writes are exact (VFs removed, mode, VFs back);
+// the second apply writes nothing. Another devlink error is no fallback.
+func TestSRIOVCompatFallback(t *testing.T) {
+	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy", devlinkErr: fmt.Errorf("devlink: %w", syscall.ENODEV)}
+	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(3), Eswitch: "switchdev"}}
+	s := sriovStepFor(t, k, pfs, "")
+	plan, err := s.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := fmt.Sprint(plan.Changes()); !strings.Contains(ch, "eswitch mode (compat/devlink/mode of enp59s0f0np0: devlink has no pci/0000:3b:00.0) legacy -> switchdev") {
+		t.Fatalf("changes %s", ch)
+	}
+	res := runStep(t, s)
+	p := "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs"
+	if want := []string{p + " <- 0", sriovCompatMode + " <- switchdev", p + " <- 3"}; res.Status != StatusChanged || !reflect.DeepEqual(k.writes, want) || len(k.sets) != 0 {
+		t.Fatalf("%s %s: writes %q, want %q; devlink sets %q", res.Status, res.Error, k.writes, want, k.sets)
+	}
+	k.writes = nil
+	res = runStep(t, sriovStepFor(t, k, pfs, ""))
+	want := "sriov 0000:3b:00.0 (enp59s0f0np0): 3 of 8 VFs, eswitch switchdev (compat/devlink/mode), representors enp59s0f0npf0vf0 enp59s0f0npf0vf1 enp59s0f0npf0vf2"
+	if res.Status != StatusOK || len(k.writes) != 0 || !reflect.DeepEqual(res.Notes, []string{want}) {
+		t.Fatalf("second apply: %s writes %q notes %q %s", res.Status, k.writes, res.Notes, res.Error)
+	}
+	k.devlinkErr = fmt.Errorf("devlink: %w", syscall.EOPNOTSUPP)
+	res = runStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{{PF: "enp59s0f0np0", Eswitch: "legacy"}}, ""))
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "devlink dev pci/0000:3b:00.0: devlink: operation not supported") || len(k.writes) != 0 {
+		t.Fatalf("EOPNOTSUPP: %s %q writes %q", res.Status, res.Error, k.writes)
+	}
+}
+
+// TestSRIOVWaitsForVFNetdevs: VF netdevs that appear a while after the
+// write (udev) are waited for; ones that never come are named, with the fix.
+func TestSRIOVWaitsForVFNetdevs(t *testing.T) {
+	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(3)}}
+	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy", netdevsAfter: 5}
+	if res := runStep(t, sriovStepFor(t, k, pfs, "")); res.Status != StatusChanged || k.slept != 5*sriovPoll {
+		t.Fatalf("late netdevs: %s %s, waited %s", res.Status, res.Error, k.slept)
+	}
+	k = &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy", netdevsAfter: -1}
+	res := runStep(t, sriovStepFor(t, k, pfs, ""))
+	want := "after 10s these are missing: the netdev of VF 0000:3b:00.2 (virtfn0); the netdev of VF 0000:3b:00.3 (virtfn1); the netdev of VF 0000:3b:00.4 (virtfn2)"
+	if res.Status != StatusFailed || !strings.Contains(res.Error, want) || !strings.Contains(res.Fix, "see dmesg") {
+		t.Errorf("no netdevs: %s %q fix %q, want %q", res.Status, res.Error, res.Fix, want)
 	}
 }
 
@@ -225,7 +320,7 @@ func TestSRIOVFixtureRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := plan.Changes()
-	if !strings.Contains(fmt.Sprint(ch), "eswitch mode switchdev -> legacy") {
+	if !strings.Contains(fmt.Sprint(ch), "eswitch mode (compat/devlink/mode of p0) switchdev -> legacy") {
 		t.Fatalf("changes %v", ch)
 	}
 	if err := plan.Apply(context.Background()); err == nil || !strings.Contains(err.Error(), "refusing to set the eSwitch mode") {

@@ -184,7 +184,7 @@ func TestPrivilegedLabKernelBootParams(t *testing.T) {
 	code, out, errOut := runBin(t, bin, "-o", "json", "lab", "reboot", name)
 	var rr lab.RebootReport
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || code != 0 || rr.SchemaVersion != lab.RebootSchema || rr.NVAccessLost == nil ||
-		!strings.HasPrefix(rr.Boot.Cmdline, "BOOT_IMAGE=") || strings.Contains(rr.Boot.Cmdline, "iommu.passthrough") || len(rr.Restarted) != 3 {
+		!strings.HasPrefix(rr.Boot.Cmdline, "BOOT_IMAGE=") || strings.Contains(rr.Boot.Cmdline, "iommu.passthrough") || len(rr.Restarted) != 4 { // lab kernel, port keeper, ovsdb-server, ovs-vswitchd
 		t.Fatalf("lab reboot -o json: exit %d, %v: %+v\n%s%s", code, err, rr, out, errOut)
 	}
 	host := writePlaybook(t, "host-sysctl.yaml", "name: host-sysctl\nkernel:\n  sysctl:\n    vm.swappiness: \"7\"\n    net.core.somaxconn: \"512\"\n")
@@ -283,7 +283,7 @@ func TestPrivilegedLabFirmwareAndKernel(t *testing.T) {
 		t.Fatalf("first up: exit %d, want 3 with firmware and kernel pending\n%s", code, out)
 	}
 	fw := labFirmware(t, name)
-	if !strings.Contains(fw, `"NUM_OF_VFS"`) {
+	if !strings.Contains(fw, " NUM_OF_VFS current=") {
 		t.Fatalf("firmware state has no NUM_OF_VFS:\n%s", fw)
 	}
 	_, cfg := labFile(t, name, lab.GrubCfg)

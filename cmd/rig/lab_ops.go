@@ -75,7 +75,9 @@ func newLabLinkCmd(a *app) *cobra.Command {
 // newLabInternalCmds are what the lab runs of the rig binary inside
 // itself: its init (`rig lab __init NAME`, builds the mount namespace) and
 // its OvS starter (`rig lab __ovs NAME start`), its port keeper (`rig lab
-// __ports NAME`: RDMA port states follow the netdevs). Hidden.
+// __ports NAME`: RDMA port states follow the netdevs), its kernel (`rig lab
+// __kernel NAME`: writes to sriov_numvfs and compat/devlink/mode make VFs,
+// representors and the eSwitch mode). Hidden.
 func newLabInternalCmds(a *app) []*cobra.Command {
 	initCmd := &cobra.Command{
 		Use: "__init NAME", Hidden: true, Args: cobra.ExactArgs(1),
@@ -97,7 +99,13 @@ func newLabInternalCmds(a *app) []*cobra.Command {
 		Use: "__ports NAME", Hidden: true, Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return lab.FollowPorts(cmd.Context(), args[0]) },
 	}
-	return []*cobra.Command{initCmd, ovsCmd, portsCmd}
+	kernelCmd := &cobra.Command{
+		Use: "__kernel NAME", Hidden: true, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return lab.RunKernel(cmd.Context(), args[0], os.Stdout, os.Stderr)
+		},
+	}
+	return []*cobra.Command{initCmd, ovsCmd, portsCmd, kernelCmd}
 }
 
 // firmwareTool says whether argv0 names under which the rig binary acts as the lab's

@@ -28,6 +28,10 @@ type Fn struct {
 	Class    string
 	NumVFs   string // "" = no SR-IOV attributes
 	TotalVFs string
+	// VFOffset, VFStride, VFDevice: sriov_offset, sriov_stride and
+	// sriov_vf_device ("101e", %x), from which the lab's kernel places the
+	// VFs a write to sriov_numvfs makes (VFFn).
+	VFOffset, VFStride, VFDevice string
 }
 
 // VF links a VF function to its PF (mkhosts.sh vf).
@@ -286,6 +290,9 @@ func (t *tree) pcifn(f Fn) {
 	if f.TotalVFs != "" {
 		t.put(d+"/sriov_numvfs", f.NumVFs)
 		t.put(d+"/sriov_totalvfs", f.TotalVFs)
+		t.put(d+"/sriov_offset", f.VFOffset)
+		t.put(d+"/sriov_stride", f.VFStride)
+		t.put(d+"/sriov_vf_device", f.VFDevice)
 	}
 }
 

@@ -1,5 +1,7 @@
 package card
 
+import "strings"
+
 // The kinds, one entry each, as in testdata/hosts/mkhosts.sh (formats and
 // sources: testdata/hosts/README.md). A new kind is one more entry here
 // (and, for its golden test, one more fixture root).
@@ -22,10 +24,15 @@ func Kinds() []Card {
 	return []Card{bf2DPU(), bf3DPU(), cx6dxHost()}
 }
 
-// bfFn is a BlueField Arm-side PCI function (no NUMA, x16, 127 VFs max).
+// bfFn is a BlueField Arm-side PCI function (no NUMA, x16, 127 VFs max;
+// PF1's VFs follow PF0's: offset 2 + 127 - 1).
 func bfFn(path, bdf, dev, speed string) Fn {
+	off := "2"
+	if strings.HasSuffix(bdf, ".1") {
+		off = "128"
+	}
 	return Fn{Path: path, BDF: bdf, Device: dev, Revision: "0x01", NUMA: "-1", CurSpeed: speed, CurWidth: "16",
-		MaxSpeed: speed, MaxWidth: "16", Class: "0x020000", NumVFs: "0", TotalVFs: "127"}
+		MaxSpeed: speed, MaxWidth: "16", Class: "0x020000", NumVFs: "0", TotalVFs: "127", VFOffset: off, VFStride: "1", VFDevice: "101e"}
 }
 
 // up is an admin-up, running netdev.
@@ -116,12 +123,13 @@ func bf3DPU() Card {
 }
 
 // cx6dxHost: ConnectX-6 Dx host, PCIe trained below max, 2 VFs on port 0,
-// port 1 admin-down (fixture cx6dx-host).
+// port 1 admin-down (fixture cx6dx-host), NVIDIA's driver (the PF netdevs
+// have compat/devlink/mode, legacy).
 func cx6dxHost() Card {
 	const sw = "a6c40f0003a14210"
-	pf := func(path, bdf, numvfs string) Fn {
+	pf := func(path, bdf, numvfs, offset string) Fn {
 		return Fn{Path: path, BDF: bdf, Device: "0x101d", Revision: "0x00", NUMA: "0", CurSpeed: "8.0 GT/s PCIe", CurWidth: "16",
-			MaxSpeed: "16.0 GT/s PCIe", MaxWidth: "16", Class: "0x020000", NumVFs: numvfs, TotalVFs: "8"}
+			MaxSpeed: "16.0 GT/s PCIe", MaxWidth: "16", Class: "0x020000", NumVFs: numvfs, TotalVFs: "8", VFOffset: offset, VFStride: "1", VFDevice: "101e"}
 	}
 	vf := func(path, bdf string) Fn {
 		return Fn{Path: path, BDF: bdf, Device: "0x101e", Revision: "0x00", NUMA: "0", CurSpeed: "Unknown", CurWidth: "255",
@@ -129,11 +137,11 @@ func cx6dxHost() Card {
 	}
 	return Card{Kind: "cx6dx-host", Fixture: "cx6dx-host",
 		Summary: "ConnectX-6 Dx host: enp59s0f0np0 (2 VFs), enp59s0f1np1 admin-down, mlx5_0..mlx5_3",
-		Fns:     []Fn{pf(cxC0, "0000:3b:00.0", "2"), pf(cxC1, "0000:3b:00.1", "0"), vf(cxV0, "0000:3b:00.2"), vf(cxV1, "0000:3b:00.3")},
+		Fns:     []Fn{pf(cxC0, "0000:3b:00.0", "2", "2"), pf(cxC1, "0000:3b:00.1", "0", "9"), vf(cxV0, "0000:3b:00.2"), vf(cxV1, "0000:3b:00.3")},
 		VFs:     []VF{{cxC0, "0000:3b:00.2", 0}, {cxC0, "0000:3b:00.3", 1}},
 		Netdevs: []Netdev{
-			up(cxC0, "enp59s0f0np0", 4, "10:70:fd:a1:c4:a6", "100000", "p0", sw, ""),
-			{Parent: cxC1, Name: "enp59s0f1np1", Ifindex: 5, MAC: "10:70:fd:a1:c4:a7", Oper: "down", Flags: FlagsDown, Carrier: "0", PPN: "p1", SWID: sw},
+			up(cxC0, "enp59s0f0np0", 4, "10:70:fd:a1:c4:a6", "100000", "p0", sw, "legacy"),
+			{Parent: cxC1, Name: "enp59s0f1np1", Ifindex: 5, MAC: "10:70:fd:a1:c4:a7", Oper: "down", Flags: FlagsDown, Carrier: "0", PPN: "p1", SWID: sw, Mode: "legacy"},
 			up(cxV0, "enp59s0f0v0", 6, "6e:1c:25:90:4b:10", "100000", "", "", ""),
 			up(cxV1, "enp59s0f0v1", 7, "6e:1c:25:90:4b:11", "100000", "", "", ""),
 		},

@@ -166,9 +166,9 @@ func netdevNamed(t *testing.T, nds []Netdev, name string) Netdev {
 func TestScanCX6DxHost(t *testing.T) {
 	inv := scanFixture(t, "cx6dx-host")
 	checkFns(t, inv, []wantFn{
-		{"0000:3b:00.0", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", FunctionNIC, "mt4125_pciconf0", "ConnectX6DX", "", 0, 0,
+		{"0000:3b:00.0", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", FunctionNIC, "mt4125_pciconf0", "ConnectX6DX", "legacy", 0, 0,
 			map[string]string{"enp59s0f0np0": RoleUplink}, []string{"mlx5_0/1 4 5 enp59s0f0np0"}},
-		{"0000:3b:00.1", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", FunctionNIC, "mt4125_pciconf0.1", "ConnectX6DX", "", 0, 0,
+		{"0000:3b:00.1", "101d", "ConnectX-6 Dx", "ConnectX-6 Dx", FunctionNIC, "mt4125_pciconf0.1", "ConnectX6DX", "legacy", 0, 0,
 			map[string]string{"enp59s0f1np1": RoleUplink}, []string{"mlx5_1/1 1 3 enp59s0f1np1"}},
 		{"0000:3b:00.2", "101e", "ConnectX Family mlx5Gen VF", "ConnectX-6 Dx", FunctionVF, "", "", "", 0, 0,
 			map[string]string{"enp59s0f0v0": RoleVF}, []string{"mlx5_2/1 4 5 enp59s0f0v0"}},

@@ -39,8 +39,15 @@ pcifn() {
 	lnk "../../../devices/$devpath" "$root/sys/bus/pci/devices/$bdf"
 }
 
-# sriov ROOT DEVPATH NUMVFS TOTALVFS
-sriov() { put "$1/sys/devices/$2/sriov_numvfs" "$3"; put "$1/sys/devices/$2/sriov_totalvfs" "$4"; }
+# sriov ROOT DEVPATH NUMVFS TOTALVFS OFFSET STRIDE VFDEVICE: the PF's SR-IOV
+# attributes (drivers/pci/iov.c: numvfs/totalvfs/offset/stride "%u",
+# sriov_vf_device "%x", no 0x). VF N's routing ID is the PF's + OFFSET +
+# N*STRIDE (pci_iov_virtfn_devfn); PF1's offset puts its VFs after PF0's.
+sriov() {
+	put "$1/sys/devices/$2/sriov_numvfs" "$3"; put "$1/sys/devices/$2/sriov_totalvfs" "$4"
+	put "$1/sys/devices/$2/sriov_offset" "$5"; put "$1/sys/devices/$2/sriov_stride" "$6"
+	put "$1/sys/devices/$2/sriov_vf_device" "$7"
+}
 
 # vf ROOT PFPATH VFBDF INDEX: VF function next to its PF (physfn/virtfnN links, §4).
 vf() {
@@ -179,7 +186,7 @@ P0=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.0
 P1=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.1
 pcifn $R $P0 0000:03:00.0 0xa2d6 0x01 -1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0x020000
 pcifn $R $P1 0000:03:00.1 0xa2d6 0x01 -1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0x020000
-sriov $R $P0 0 127; sriov $R $P1 0 127
+sriov $R $P0 0 127 2 1 101e; sriov $R $P1 0 127 128 1 101e
 SW=cc1d5e0003a1420c
 netdev $R $P0 p0 4 0c:42:a1:5e:1d:cc up $SLAVE 1 25000 p0 $SW switchdev
 netdev $R $P0 pf0hpf 6 ba:65:0c:43:b6:1f up $UP 1 - pf0 $SW
@@ -217,7 +224,7 @@ pcifn $R $H0 0000:e1:00.0 0xa2d6 0x01 1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 
 pcifn $R $H1 0000:e1:00.1 0xa2d6 0x01 1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0x020000
 pcifn $R $H2 0000:e1:00.2 0xc2d3 0x01 1 "16.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0x080100
 rm -f "$R/sys/devices/$H2/driver" # rshim is driven from user space (rshim-user-space)
-sriov $R $H0 0 8; sriov $R $H1 0 8
+sriov $R $H0 0 8 2 1 101e; sriov $R $H1 0 8 9 1 101e
 SW=d01d5e0003a1420c
 netdev $R $H0 enp225s0f0np0 4 0c:42:a1:5e:1d:ce up $UP 1 25000 p0 $SW legacy
 netdev $R $H1 enp225s0f1np1 5 0c:42:a1:5e:1d:cf down $UP 0 -1 p1 $SW legacy
@@ -243,7 +250,7 @@ P0=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.0
 P1=pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.1
 pcifn $R $P0 0000:03:00.0 0xa2dc 0x01 -1 "32.0 GT/s PCIe" 16 "32.0 GT/s PCIe" 16 0x020000
 pcifn $R $P1 0000:03:00.1 0xa2dc 0x01 -1 "32.0 GT/s PCIe" 16 "32.0 GT/s PCIe" 16 0x020000
-sriov $R $P0 0 127; sriov $R $P1 0 127
+sriov $R $P0 0 127 2 1 101e; sriov $R $P1 0 127 128 1 101e
 SW=76e2e20003fffbf0
 netdev $R $P0 p0 4 f0:fb:7f:e2:e2:76 up $UP 1 200000 p0 $SW switchdev
 netdev $R $P0 pf0hpf 8 4a:c1:0d:8e:33:01 up $UP 1 - c1pf0 $SW
@@ -266,7 +273,9 @@ loopback $R
 # ConnectX-6 Dx (101d, mt4125, ConnectX6DX; §2.4) in an x86 host on NUMA
 # node 0, trained at 8.0 GT/s in a 16.0 GT/s-capable link (a Gen3 slot),
 # SR-IOV with 2 VFs (101e, physfn/virtfn links §4) on port 0; port 1 is
-# admin-down (mlx5 then reports "1: DOWN" / "3: Disabled").
+# admin-down (mlx5 then reports "1: DOWN" / "3: Disabled"). The host runs
+# NVIDIA's driver (MLNX_OFED/DOCA-host), so both PF netdevs have the legacy
+# compat/devlink/mode file (§4, DPDK mlx5.rst), in legacy mode.
 R=cx6dx-host; rm -rf "$R"; mkdir -p "$R"
 C0=pci0000:3a/0000:3a:00.0/0000:3b:00.0
 C1=pci0000:3a/0000:3a:00.0/0000:3b:00.1
@@ -276,11 +285,11 @@ pcifn $R $C0 0000:3b:00.0 0x101d 0x00 0 "8.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0
 pcifn $R $C1 0000:3b:00.1 0x101d 0x00 0 "8.0 GT/s PCIe" 16 "16.0 GT/s PCIe" 16 0x020000
 pcifn $R $V0 0000:3b:00.2 0x101e 0x00 0 "Unknown" 255 "Unknown" 255 0x020000
 pcifn $R $V1 0000:3b:00.3 0x101e 0x00 0 "Unknown" 255 "Unknown" 255 0x020000
-sriov $R $C0 2 8; sriov $R $C1 0 8
+sriov $R $C0 2 8 2 1 101e; sriov $R $C1 0 8 9 1 101e
 vf $R $C0 0000:3b:00.2 0; vf $R $C0 0000:3b:00.3 1
 SW=a6c40f0003a14210
-netdev $R $C0 enp59s0f0np0 4 10:70:fd:a1:c4:a6 up $UP 1 100000 p0 $SW
-netdev $R $C1 enp59s0f1np1 5 10:70:fd:a1:c4:a7 down $DOWN 0 - p1 $SW
+netdev $R $C0 enp59s0f0np0 4 10:70:fd:a1:c4:a6 up $UP 1 100000 p0 $SW legacy
+netdev $R $C1 enp59s0f1np1 5 10:70:fd:a1:c4:a7 down $DOWN 0 - p1 $SW legacy
 netdev $R $V0 enp59s0f0v0 6 6e:1c:25:90:4b:10 up $UP 1 100000 - -
 netdev $R $V1 enp59s0f0v1 7 6e:1c:25:90:4b:11 up $UP 1 100000 - -
 ibdev $R $C0 mlx5_0 1070:fd03:00a1:c4a6 enp59s0f0np0 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (4X EDR)"
