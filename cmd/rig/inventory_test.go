@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,7 +115,12 @@ func TestPlanBF2DPURDMA(t *testing.T) {
 func TestBF2DPUConvergesWithSimulator(t *testing.T) {
 	dir := t.TempDir()
 	sim, lock := filepath.Join(dir, "fw.json"), filepath.Join(dir, "rig.lock")
-	root := "../../testdata/hosts/bf2-dpu-arm"
+	// a copy: rig up records the firmware values it changes in its state
+	// file, which lives under --root
+	root := filepath.Join(dir, "root")
+	if out, err := exec.Command("cp", "-a", "../../testdata/hosts/bf2-dpu-arm", root).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
 	if code, _, e := rig(t, "fwsim", "init", "--fw-sim", sim, "--device", "0000:03:00.0=a2d6:separated"); code != exitOK {
 		t.Fatalf("fwsim init: %d %s", code, e)
 	}

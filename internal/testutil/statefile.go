@@ -1,7 +1,9 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -11,6 +13,11 @@ import (
 // write the host's /var/lib/rig/state.json. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(testutil.RunWithPrivateStateFile(m)) }
+//
+// A rig run under --root writes its state file under that root: a test
+// that did so on one of the checked-in fixture hosts (testdata/hosts)
+// instead of a copy fails the package here, and the file is removed (a
+// fixture tree that changes under other packages' tests makes them flaky).
 func RunWithPrivateStateFile(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "rig-state-")
 	if err != nil {
@@ -18,5 +25,30 @@ func RunWithPrivateStateFile(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	os.Setenv("RIG_STATE_FILE", dir+"/state.json")
-	return m.Run()
+	code := m.Run()
+	if leaked := fixtureStateFiles(dir); len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: a test wrote rig's state file into a checked-in fixture host (run rig up/down under --root on a copy of the fixture): %v\n", leaked)
+		for _, p := range leaked {
+			os.RemoveAll(p)
+			os.Remove(filepath.Dir(p)) // the fixture's tmp, when rig made it
+		}
+		return 1
+	}
+	return code
+}
+
+// fixtureStateFiles lists testdata/hosts/*/<dir> of the module the test
+// runs in.
+func fixtureStateFiles(dir string) []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			out, _ := filepath.Glob(filepath.Join(d, "testdata", "hosts", "*", dir))
+			return out
+		}
+	}
+	return nil
 }
