@@ -246,15 +246,11 @@ func applyTwiceOK(t *testing.T, bin, name, pb string, cfg os.FileInfo) {
 	}
 }
 
-// fwKernelPlaybook: firmware parameters (power cycle) and boot parameters
-// (reboot) together. The sriov section (VFs through sriov_numvfs, eSwitch
-// mode) joins here once the lab models them: add
-//
-//	sriov:
-//	  pfs:
-//	    - {pf: p0, numvfs: 4, eswitch: switchdev}
-//
-// and assert the VFs and representors after the power cycle.
+// fwKernelPlaybook: firmware parameters (power cycle), boot parameters
+// (reboot), VFs in switchdev mode on the Arm's p0 (the lab kernel makes
+// them at once) and a bind section naming p0, which is Mellanox: left on
+// mlx5_core (bifurcated), said so, nothing written — the lab's cards have
+// no function another driver could take.
 const fwKernelPlaybook = `name: lab-fw-kernel
 firmware:
   devices:
@@ -264,6 +260,12 @@ kernel:
   hugepages:
     - {size: 1G, count: 2}
   args: [iommu.passthrough=1]
+sriov:
+  pfs:
+    - {pf: p0, numvfs: 2, eswitch: switchdev}
+bind:
+  driver: vfio-pci
+  devices: [p0]
 `
 
 // TestPrivilegedLabFirmwareAndKernel: a playbook with firmware and kernel
@@ -279,8 +281,12 @@ func TestPrivilegedLabFirmwareAndKernel(t *testing.T) {
 	hostBefore := treeState(t)
 	labUp(t, bin, "bf2-dpu", name)
 	code, rep, out := labRig(t, bin, name, "up", "-p", pb)
-	if code != exitPowerCycle || rep.stepStatus("firmware") != "pending-reboot" || rep.stepStatus("kernel") != "pending-reboot" {
-		t.Fatalf("first up: exit %d, want 3 with firmware and kernel pending\n%s", code, out)
+	if code != exitPowerCycle || rep.stepStatus("firmware") != "pending-reboot" || rep.stepStatus("kernel") != "pending-reboot" ||
+		rep.stepStatus("sriov") != "changed" || rep.stepStatus("bind") != "ok" || !strings.Contains(out, "left on mlx5_core") {
+		t.Fatalf("first up: exit %d, want 3 with firmware and kernel pending, sriov changed, bind ok (p0 left on mlx5_core)\n%s", code, out)
+	}
+	if got := inLab(t, bin, name, "cat /sys/bus/pci/devices/0000:03:00.0/sriov_numvfs; ls /sys/bus/pci/devices/0000:03:00.0/ | grep -c '^virtfn'"); got != "2\n2" {
+		t.Fatalf("p0's VFs after the first up: %q, want sriov_numvfs 2 and 2 virtfn links", got)
 	}
 	fw := labFirmware(t, name)
 	if !strings.Contains(fw, " NUM_OF_VFS current=") {
