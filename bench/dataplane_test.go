@@ -168,16 +168,9 @@ func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 			gen := startHelper(t, Config{Role: RoleLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}})
 			dut := startHelper(t, Config{Role: RoleFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
-				RxD: 512, TxD: 512, TxRetry: 100000, Count: n,
+				RxD: 512, TxD: 512, TxRetry: 100000, Count: n, Hold: heldDUTHold,
 				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}})
-			out, err := gen.wait(30 * time.Second)
-			if err != nil || out.Err != "" {
-				t.Fatalf("generator: %v %s", err, out.Err)
-			}
-			dres, err := dut.wait(10 * time.Second)
-			if err != nil || dres.Err != "" {
-				t.Fatalf("DUT: %v %s", err, dres.Err)
-			}
+			out, dres := dut.waitAfter(gen, 30*time.Second)
 			if d := dres.Result; d.Ports[0].Drops != 0 {
 				t.Errorf("DUT dropped %d", d.Ports[0].Drops)
 			}
@@ -374,16 +367,9 @@ func TestPrivilegedLossFromDUTDropsIsExact(t *testing.T) {
 	const n = 20000
 	gen := startHelper(t, Config{Role: RoleLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}})
-	dut := startHelper(t, Config{Role: RoleFwd, RxD: 512, TxD: 512, Count: n,
+	dut := startHelper(t, Config{Role: RoleFwd, RxD: 512, TxD: 512, Count: n, Hold: heldDUTHold,
 		VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,rsize=4,socket=" + s2}})
-	out, err := gen.wait(30 * time.Second)
-	if err != nil || out.Err != "" {
-		t.Fatalf("generator: %v %s", err, out.Err)
-	}
-	dout, err := dut.wait(10 * time.Second)
-	if err != nil || dout.Err != "" {
-		t.Fatalf("DUT: %v %s", err, dout.Err)
-	}
+	out, dout := dut.waitAfter(gen, 30*time.Second)
 	r, d := out.Result, dout.Result
 	drops := d.Ports[0].Drops
 	t.Logf("sent %d received %d lost %d gaps %d reordered %d; DUT rx %d tx %d drops %d",

@@ -152,6 +152,34 @@ func (h *helper) wait(timeout time.Duration) (helperOut, error) {
 	return out, err
 }
 
+// heldDUTHold is how long a one-shot DUT between another helper's memif
+// servers keeps its links after its run (Config.Hold): until the test saw
+// the server side exit and interrupts it (waitAfter). A client that
+// disconnects while the server still polls can crash the server (DPDK
+// 22.11's memif unmaps the rings under the poller: the generator died of
+// SIGSEGV in 1 of 28 TestPrivilegedFwdModesRewriteFrames runs on a loaded
+// 2-CPU machine, quiesceMemif's 200 ms not being enough there).
+const heldDUTHold = 60 * time.Second
+
+// waitAfter waits for server (the memif servers' helper), then interrupts
+// the held DUT h (its lcores stopped long before: the server waits up to
+// 2 s for the client to leave first) and returns both outputs.
+func (h *helper) waitAfter(server *helper, timeout time.Duration) (serverOut, hOut helperOut) {
+	h.t.Helper()
+	sout, err := server.wait(timeout)
+	if err != nil || sout.Err != "" {
+		h.t.Fatalf("server side: %v %s", err, sout.Err)
+	}
+	if err := h.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		h.t.Fatal(err)
+	}
+	hout, err := h.wait(10 * time.Second)
+	if err != nil || hout.Err != "" {
+		h.t.Fatalf("held DUT: %v %s", err, hout.Err)
+	}
+	return sout, hout
+}
+
 func (h *helper) drain() string {
 	var b bytes.Buffer
 	for {
