@@ -39,6 +39,9 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 			ps[u.txPort].TxPkts += s.TxPkts
 			ps[u.rxPort].Drops += s.Drops
 			ps[u.rxPort].Policed += s.Policed
+			if c.FwdMode == "io" {
+				ps[u.rxPort].BytesNotMeasured, ps[u.txPort].BytesNotMeasured = true, true
+			}
 			// tx bytes of a forwarder: what it received minus what it dropped
 			if s.RxPkts > 0 {
 				ps[u.txPort].TxBytes += uint64(float64(s.RxBytes) * float64(s.TxPkts) / float64(s.RxPkts))
@@ -93,6 +96,9 @@ func portRates(ps []PortStats, secs, linkBps float64) {
 			p.TxMpps = float64(p.TxPkts) / secs / 1e6
 			p.RxMpps = float64(p.RxPkts) / secs / 1e6
 		}
+		if p.BytesNotMeasured {
+			continue
+		}
 		p.TxGbps, p.TxGbpsL1 = Gbps(p.TxPkts, p.TxBytes, secs)
 		p.RxGbps, p.RxGbpsL1 = Gbps(p.RxPkts, p.RxBytes, secs)
 		if linkBps > 0 {
@@ -103,9 +109,15 @@ func portRates(ps []PortStats, secs, linkBps float64) {
 }
 
 // measuredFrameSize: rx and fwd take whatever arrives, a pcap replays its
-// own sizes: report the average frame, not --size.
+// own sizes: report the average frame, not --size; an io forwarder reads
+// no frame: its size is not measured.
 func measuredFrameSize(c *Config, res *Result) {
 	if c.Role != RoleRx && c.Role != RoleFwd && c.Pcap == "" {
+		return
+	}
+	if c.Role == RoleFwd && c.FwdMode == "io" {
+		res.FrameSize, res.FrameSizeSource = 0, FrameSizeNotMeasured
+		res.Warnings = append(res.Warnings, IONoBytes)
 		return
 	}
 	var pk, by uint64

@@ -54,6 +54,11 @@ func (h *twoHostLoop) far(ctx context.Context, c Config, ready func()) (*Result,
 	h.mu.Unlock()
 	r := &Result{SchemaVersion: SchemaVersion, Role: c.Role, MaxRate: c.MaxRate, DurationS: 2, Memory: "--no-huge", Cores: 1, Interrupted: true,
 		Ports: []PortStats{{Name: "f0", RxPkts: rx, TxPkts: 0, Policed: rx - tx, RxBytes: rx * 60}, {Name: "f1", Port: 1, TxPkts: tx, TxBytes: tx * 60}}}
+	if c.FwdMode == "io" { // as collect: an io forwarder counts no bytes
+		for i := range r.Ports {
+			r.Ports[i].RxBytes, r.Ports[i].TxBytes, r.Ports[i].BytesNotMeasured = 0, 0, true
+		}
+	}
 	portRates(r.Ports, 2, 0)
 	return r, nil
 }
@@ -93,10 +98,13 @@ func TestSweepThroughPeer(t *testing.T) {
 			t.Errorf("cell %d: %s mpps %v far %v lost %d, want %v", c.N, c.Status, c.Mpps, c.FarMpps, c.Lost, want)
 		}
 	}
+	// the far forwarder runs io (--peer-fwd-mode's default): it counts no
+	// bytes, so the far Gbps is not measured: "-", empty in the CSV, a note
 	var b strings.Builder
 	sw.PrintTable(&b)
 	for _, want := range []string{"two hosts: the loop here, the far side (fwd) on peer far:7400", "far Mpps  far Gbps  status",
-		"2000000pps  1.500  0.768    1.008       -  500000     1.500     0.768      ok"} {
+		"2000000pps  1.500  0.768    1.008       -  500000     1.500         -      ok",
+		"cell 8: far Gbps not measured: the far forwarder ran io mode, which reads no frame (--peer-fwd-mode mac counts bytes)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -106,8 +114,27 @@ func TestSweepThroughPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
-	if err != nil || len(rows) != 9 || rows[0][17] != "far_mpps" || rows[2][17] != "1.500" || rows[2][16] != "500000" || rows[1][17] != "1.000" {
+	if err != nil || len(rows) != 9 || rows[0][17] != "far_mpps" || rows[2][17] != "1.500" || rows[2][16] != "500000" || rows[1][17] != "1.000" ||
+		rows[0][18] != "far_gbps" || rows[2][18] != "" || rows[2][11] != "0.768" {
 		t.Errorf("csv: %v\n%s", err, b.String())
+	}
+	if c := sw.Cells[1]; !c.FarGbpsNotMeasured || c.GbpsNotMeasured || c.FarGbps != 0 {
+		t.Errorf("cell 2: far Gbps %v (not measured: %v), near not measured: %v", c.FarGbps, c.FarGbpsNotMeasured, c.GbpsNotMeasured)
+	}
+}
+
+// A far forwarder in mac mode counts bytes: the far Gbps is measured.
+func TestSweepThroughPeerFarMACCountsBytes(t *testing.T) {
+	h := &twoHostLoop{capPPS: 1.5e6}
+	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleLoop, Duration: time.Second, Rate: "2000000pps"}, Peer: "far:7400"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	RunSweep(context.Background(), sw, h.trial(t, Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1, FwdMode: "mac"}), nil)
+	var b strings.Builder
+	sw.PrintTable(&b)
+	if c := sw.Cells[0]; c.FarGbpsNotMeasured || c.FarGbps < 0.76 || c.FarGbps > 0.77 || !strings.Contains(b.String(), "1.500     0.768      ok") || strings.Contains(b.String(), "not measured") {
+		t.Errorf("far mac: far Gbps %v (not measured: %v)\n%s", c.FarGbps, c.FarGbpsNotMeasured, b.String())
 	}
 }
 

@@ -12,6 +12,12 @@ import (
 // SchemaVersion of the JSON result (the project's "rig.<thing>/v<N>").
 const SchemaVersion = "rig.bench/v1"
 
+// FrameSizeNotMeasured is Result.FrameSizeSource of an io forwarder's run.
+const FrameSizeNotMeasured = "not measured"
+
+// IONoBytes says why an io forwarder's bytes are not reported.
+const IONoBytes = "io mode reads no frame (as testpmd's io): bytes, Gbps, % of line and the frame size are not measured, only packets; --fwd-mode mac counts bytes (it writes each frame's MACs, which costs some rate)"
+
 // Result is what one run measured.
 type Result struct {
 	SchemaVersion   string      `json:"schemaVersion"`
@@ -19,7 +25,7 @@ type Result struct {
 	FwdMode         string      `json:"fwdMode,omitempty"`
 	MaxRate         string      `json:"maxRate,omitempty"`         // fwd --max-rate
 	FrameSize       int         `json:"frameSize"`                 // bytes, FCS included; 0: unknown (nothing received)
-	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), or "measured" (average of received/replayed frames)
+	FrameSizeSource string      `json:"frameSizeSource,omitempty"` // "flag" (--size), "measured" (average of received/replayed frames) or "not measured" (an io forwarder)
 	DurationS       float64     `json:"durationSeconds"`
 	SendS           float64     `json:"sendSeconds,omitempty"` // gen/loop: first to last accepted burst of the generators
 	LinkSpeedGbps   float64     `json:"linkSpeedGbps,omitempty"`
@@ -77,6 +83,10 @@ type PortStats struct {
 	RxGbpsL1      float64 `json:"rxGbpsL1"`
 	TxLineRatePct float64 `json:"txLineRatePct,omitempty"`
 	RxLineRatePct float64 `json:"rxLineRatePct,omitempty"`
+	// BytesNotMeasured: the port's frames went through an io forwarder,
+	// which reads no frame (as testpmd's io mode): its bytes, Gbps and %
+	// of line are not measured (0 in JSON, "-" in text), only packets
+	BytesNotMeasured bool `json:"bytesNotMeasured,omitempty"`
 	// Origin: the port was named by its netdev, with this role.
 	Origin *PortOrigin `json:"origin,omitempty"`
 	// Host is "near" or "far" in a two-host run; "" otherwise.
@@ -151,7 +161,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 		if r.LinkSpeedGbps > 0 {
 			pct = fmt.Sprintf("%.1f", math.Max(p.TxLineRatePct, p.RxLineRatePct))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%s\t%d\t\n", p.DisplayName(), p.Driver, p.TxPkts, p.TxMpps, p.TxGbps, p.RxPkts, p.RxMpps, p.RxGbps, p.RxGbpsL1, pct, p.Drops)
+		txG, rxG, rxL1 := fmt.Sprintf("%.3f", p.TxGbps), fmt.Sprintf("%.3f", p.RxGbps), fmt.Sprintf("%.3f", p.RxGbpsL1)
+		if p.BytesNotMeasured {
+			txG, rxG, rxL1, pct = "-", "-", "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%d\t%.3f\t%s\t%s\t%s\t%d\t\n", p.DisplayName(), p.Driver, p.TxPkts, p.TxMpps, txG, p.RxPkts, p.RxMpps, rxG, rxL1, pct, p.Drops)
 	}
 	tw.Flush()
 	r.printPortOrigins(w)
@@ -175,6 +189,8 @@ func (r *Result) PrintSummary(w io.Writer) {
 
 func (r *Result) frameNote() string {
 	switch {
+	case r.FrameSizeSource == FrameSizeNotMeasured:
+		return "frame size not measured (io mode)"
 	case r.FrameSizeSource == "measured" && r.FrameSize == 0:
 		return "frame size unknown (no frames)"
 	case r.FrameSizeSource == "measured":

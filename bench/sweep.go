@@ -56,16 +56,20 @@ type SweepCell struct {
 	// FarMpps, FarGbps (two hosts, --peer): what the far side carried,
 	// over the near side's interval: a generator's frames the far host
 	// received, a loop's frames the far forwarder sent back
-	FarMpps  float64  `json:"farMpps,omitempty"`
-	FarGbps  float64  `json:"farGbps,omitempty"`
-	Sent     uint64   `json:"sent,omitempty"`
-	Received uint64   `json:"received,omitempty"`
-	Lost     int64    `json:"lost,omitempty"`
-	Invalid  []string `json:"invalid,omitempty"`
-	Note     string   `json:"note,omitempty"` // why not run
-	Error    string   `json:"error,omitempty"`
-	Result   *Result  `json:"result,omitempty"`
-	cfg      *Config
+	FarMpps float64 `json:"farMpps,omitempty"`
+	FarGbps float64 `json:"farGbps,omitempty"`
+	// GbpsNotMeasured, FarGbpsNotMeasured: the frames went through an io
+	// forwarder (this side's, the far one's), which counts no bytes
+	GbpsNotMeasured    bool     `json:"gbpsNotMeasured,omitempty"`
+	FarGbpsNotMeasured bool     `json:"farGbpsNotMeasured,omitempty"`
+	Sent               uint64   `json:"sent,omitempty"`
+	Received           uint64   `json:"received,omitempty"`
+	Lost               int64    `json:"lost,omitempty"`
+	Invalid            []string `json:"invalid,omitempty"`
+	Note               string   `json:"note,omitempty"` // why not run
+	Error              string   `json:"error,omitempty"`
+	Result             *Result  `json:"result,omitempty"`
+	cfg                *Config
 }
 
 // Sweep is the whole sweep: its axes, the CPUs it could use, and a cell per
@@ -263,6 +267,13 @@ func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
 	}
 	c.Mpps, c.Gbps, c.GbpsL1, c.LineRatePct = roleRates(r)
 	c.FarMpps, c.FarGbps = farRates(r)
+	for _, p := range r.Ports {
+		if p.BytesNotMeasured && p.Host == "far" {
+			c.FarGbpsNotMeasured = true
+		} else if p.BytesNotMeasured {
+			c.GbpsNotMeasured = true
+		}
+	}
 	c.Sent, c.Received, c.Lost = r.Sent, r.Received, r.Lost
 	if sw.LinkSpeedGbps == 0 && r.LinkSpeedGbps > 0 {
 		sw.LinkSpeedGbps, sw.LinkSpeedSource = r.LinkSpeedGbps, r.LinkSpeedSource
@@ -288,10 +299,14 @@ func errorWithFix(err error) string {
 func (c *SweepCell) summary() string {
 	switch c.Status {
 	case CellMeasured:
-		if c.Result != nil && c.Result.Peer != nil {
-			return fmt.Sprintf("%.3f Mpps, %.3f Gbps; far side %.3f Mpps; lost %d", c.Mpps, c.Gbps, c.FarMpps, c.Lost)
+		gbps := fmt.Sprintf("%.3f Gbps", c.Gbps)
+		if c.GbpsNotMeasured {
+			gbps = "Gbps not measured (io)"
 		}
-		return fmt.Sprintf("%.3f Mpps, %.3f Gbps", c.Mpps, c.Gbps)
+		if c.Result != nil && c.Result.Peer != nil {
+			return fmt.Sprintf("%.3f Mpps, %s; far side %.3f Mpps; lost %d", c.Mpps, gbps, c.FarMpps, c.Lost)
+		}
+		return fmt.Sprintf("%.3f Mpps, %s", c.Mpps, gbps)
 	case CellInvalid:
 		return "INVALID MEASUREMENT: " + strings.Join(c.Invalid, "; ")
 	case CellFailed:

@@ -37,7 +37,7 @@ func (sw *Sweep) PrintTable(w io.Writer) {
 	fmt.Fprintln(tw, head+"status\t")
 	for _, c := range sw.Cells {
 		nums := sw.cellNums(c, "-")
-		if sw.LinkSpeedGbps > 0 && c.Status == CellMeasured {
+		if sw.LinkSpeedGbps > 0 && c.Status == CellMeasured && !c.GbpsNotMeasured {
 			nums[3] = fmt.Sprintf("%.1f", c.LineRatePct)
 		}
 		row := []string{strconv.Itoa(c.N), strconv.Itoa(c.FrameSize), strconv.Itoa(c.Burst), strconv.Itoa(c.Cores),
@@ -55,7 +55,8 @@ func (sw *Sweep) PrintTable(w io.Writer) {
 // cellNums are a cell's numbers in the table's and the CSV's order: Mpps,
 // Gbps, L1 Gbps, % of line (left to the caller), lost (a loop, or a
 // generator whose frames the far host counted), and the far side's Mpps
-// and Gbps with a peer; none (none) unless the cell was measured.
+// and Gbps with a peer; none (none) unless the cell was measured, and for
+// a Gbps an io forwarder did not measure.
 func (sw *Sweep) cellNums(c SweepCell, none string) []string {
 	n := 5
 	if sw.Peer != "" {
@@ -68,12 +69,18 @@ func (sw *Sweep) cellNums(c SweepCell, none string) []string {
 	if c.Status != CellMeasured {
 		return nums
 	}
-	nums[0], nums[1], nums[2] = f3(c.Mpps), f3(c.Gbps), f3(c.GbpsL1)
+	nums[0] = f3(c.Mpps)
+	if !c.GbpsNotMeasured {
+		nums[1], nums[2] = f3(c.Gbps), f3(c.GbpsL1)
+	}
 	if sw.Role == RoleLoop || sw.Peer != "" {
 		nums[4] = strconv.FormatInt(c.Lost, 10)
 	}
 	if sw.Peer != "" {
-		nums[5], nums[6] = f3(c.FarMpps), f3(c.FarGbps)
+		nums[5] = f3(c.FarMpps)
+		if !c.FarGbpsNotMeasured {
+			nums[6] = f3(c.FarGbps)
+		}
 	}
 	return nums
 }
@@ -120,6 +127,12 @@ func (c SweepCell) notes() []string {
 	case CellFailed:
 		out = append(out, "failed: "+c.Error)
 	}
+	if c.GbpsNotMeasured {
+		out = append(out, "Gbps not measured: the forwarder ran io mode, which reads no frame (--fwd-mode mac counts bytes)")
+	}
+	if c.FarGbpsNotMeasured {
+		out = append(out, "far Gbps not measured: the far forwarder ran io mode, which reads no frame (--peer-fwd-mode mac counts bytes)")
+	}
 	return out
 }
 
@@ -140,7 +153,7 @@ func (sw *Sweep) WriteCSV(w io.Writer) error {
 		nums := []string{t[0], t[1], t[2], t[3], "", "", t[4], t[5], t[6]}
 		if c.Status == CellMeasured {
 			nums[4], nums[5] = fmt.Sprint(c.Sent), fmt.Sprint(c.Received)
-			if sw.LinkSpeedGbps > 0 {
+			if sw.LinkSpeedGbps > 0 && !c.GbpsNotMeasured {
 				nums[3] = fmt.Sprintf("%.2f", c.LineRatePct)
 			}
 		}

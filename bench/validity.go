@@ -55,6 +55,15 @@ func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 		}
 	}
 	for _, p := range r.Ports {
+		if p.BytesNotMeasured && r.LinkSpeedGbps > 0 {
+			// no bytes, so no % of line: but no link carries more frames
+			// than minimum-size ones
+			line := LineRatePPS(r.LinkSpeedGbps*1e9, 64) / 1e6
+			if m := max(p.TxMpps, p.RxMpps); m > line*(1+float64(lineRateSlackPct)/100) {
+				bad = append(bad, fmt.Sprintf("port %s carried %.3f Mpps, more than a %g Gbps link carries even of 64 B frames (%.3f Mpps): the port does not put frames on a real wire at that speed (a virtual device), or the link speed is wrong (--link-speed)", p.Name, m, r.LinkSpeedGbps, line))
+			}
+			continue
+		}
 		for _, x := range []struct {
 			dir  string
 			pct  float64

@@ -35,6 +35,11 @@ func TestJudgeInvalidMeasurements(t *testing.T) {
 			Ports: []PortStats{{Name: "0000:03:00.0", TxGbpsL1: 10.05, TxLineRatePct: 100.5, RxLineRatePct: 99}}}, 0, nil},
 		{"rx above line rate", &Config{Role: RoleRx}, Result{Received: 20e6, DurationS: 1, LinkSpeedGbps: 10,
 			Ports: []PortStats{{Name: "0000:03:00.1", RxGbpsL1: 13.4, RxLineRatePct: 134}}}, 0, []string{"port 0000:03:00.1 received 134.0 %"}},
+		{"io fwd (bytes not measured) above a 10G link's 64 B frame rate", &Config{Role: RoleFwd}, Result{DurationS: 1, LinkSpeedGbps: 10,
+			Ports: []PortStats{{Name: "net_ring0", RxMpps: 637.4, TxMpps: 637.4, BytesNotMeasured: true}}}, 0,
+			[]string{"port net_ring0 carried 637.400 Mpps, more than a 10 Gbps link carries even of 64 B frames (14.881 Mpps)"}},
+		{"io fwd at a 10G link's 64 B frame rate", &Config{Role: RoleFwd}, Result{DurationS: 1, LinkSpeedGbps: 10,
+			Ports: []PortStats{{Name: "0000:03:00.0", RxMpps: 14.88, TxMpps: 14.9, BytesNotMeasured: true}}}, 0, nil},
 		{"two reasons", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 20, Unstamped: 10, DurationS: 1}, 0, []string{"received 20 frames but sent 10", "10 received frames carry no rig stamp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +70,25 @@ func TestSummaryInvalidAndNoLinePct(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "INVALID MEASUREMENT: received 1352 frames but sent 1000") || strings.Contains(out, "105.1") {
 		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// An io forwarder's summary shows its packets and says its bytes were not
+// measured: no Gbps, no % of line, no frame size (not 0 Gbps or "4 B").
+func TestSummaryIOFwdBytesNotMeasured(t *testing.T) {
+	var b strings.Builder
+	r := &Result{Role: RoleFwd, FwdMode: "io", FrameSizeSource: FrameSizeNotMeasured, DurationS: 2, Cores: 1, Memory: "2048kB pages", LinkSpeedGbps: 100, LinkSpeedSource: "mlx5_pci",
+		Ports: []PortStats{{Name: "p0", Driver: "mlx5_pci", RxPkts: 2e7, RxMpps: 10, BytesNotMeasured: true},
+			{Name: "p1", Port: 1, Driver: "mlx5_pci", TxPkts: 2e7, TxMpps: 10, BytesNotMeasured: true}},
+		Warnings: []string{IONoBytes}}
+	r.PrintSummary(&b)
+	out := b.String()
+	for _, want := range []string{"frame size not measured (io mode), 1 core(s), memory 2048kB pages", ", fwd io",
+		"p0  mlx5_pci         0    0.000        -  20000000   10.000        -           -       -      0",
+		"--fwd-mode mac counts bytes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
 	}
 }
 

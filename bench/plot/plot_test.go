@@ -179,6 +179,29 @@ func TestSweepChartsFarSide(t *testing.T) {
 	if n := len(charts[1].Chart.Series); n != 5 {
 		t.Errorf("gbps chart: %d series, want 5", n)
 	}
+	// a far io forwarder measured no bytes: no far Gbps series; this
+	// host's Gbps of a cell an io forwarder carried is left out too
+	for i := range sw.Cells {
+		sw.Cells[i].FarGbpsNotMeasured = true
+	}
+	sw.Cells[0].GbpsNotMeasured = true
+	charts = SweepCharts(sw)
+	var gbpsPoints int
+	for _, s := range charts[1].Chart.Series {
+		if strings.HasPrefix(s.Name, "far") {
+			t.Errorf("gbps chart has far series %q though the far side measured no bytes", s.Name)
+		}
+		gbpsPoints += len(s.Points)
+	}
+	var mppsPoints int
+	for _, s := range charts[0].Chart.Series {
+		if !strings.HasPrefix(s.Name, "far") {
+			mppsPoints += len(s.Points)
+		}
+	}
+	if gbpsPoints != mppsPoints-1 {
+		t.Errorf("gbps chart: %d points, want %d (every measured cell's but cell 1's)", gbpsPoints, mppsPoints-1)
+	}
 	sw.Role, sw.Axes.Cores = bench.RoleGen, []int{1}
 	if s := SweepCharts(sw)[0].Chart.Series; s[len(s)-1].Name != "far host received" {
 		t.Errorf("gen: last series %q, want the far host's", s[len(s)-1].Name)

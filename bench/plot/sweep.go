@@ -31,14 +31,16 @@ type NamedChart struct {
 
 // SweepCharts are the sweep's charts. Only measured cells are drawn (an
 // invalid, failed or skipped cell has no numbers to show); time-sliced
-// ones (--force) are grey markers of their own.
+// ones (--force) are grey markers of their own; a Gbps an io forwarder did
+// not measure is left out of the Gbps chart.
 func SweepCharts(sw *bench.Sweep) []NamedChart {
 	title := fmt.Sprintf("rig bench sweep (%s)", sw.Role)
 	sizeKey := func(c bench.SweepCell) string { return seriesName(sw.Axes, c, "size") }
 	mpps := Chart{Title: title + ": Mpps by frame size", XLabel: "frame size (bytes, FCS included)", YLabel: "Mpps",
 		Series: cellSeries(sw, sizeKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.Mpps} })}
 	gbps := Chart{Title: title + ": Gbps by frame size", XLabel: "frame size (bytes, FCS included)", YLabel: "Gbps (L2, FCS included)",
-		Series: cellSeries(sw, sizeKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.Gbps} })}
+		Series: cellSeries(cellsWhere(sw, func(c bench.SweepCell) bool { return !c.GbpsNotMeasured }), sizeKey,
+			func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.Gbps} })}
 	mpps.XTicks, gbps.XTicks = floats(sw.Axes.Sizes), floats(sw.Axes.Sizes)
 	if sw.Peer != "" {
 		// two hosts: what the far side carried, next to what this host measured
@@ -49,7 +51,8 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 			return farSeriesName(sw)
 		}
 		mpps.Series = append(mpps.Series, farOnly(cellSeries(sw, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarMpps} }))...)
-		gbps.Series = append(gbps.Series, farOnly(cellSeries(sw, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarGbps} }))...)
+		farGbps := cellsWhere(sw, func(c bench.SweepCell) bool { return !c.FarGbpsNotMeasured })
+		gbps.Series = append(gbps.Series, farOnly(cellSeries(farGbps, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarGbps} }))...)
 	}
 	if sw.LinkSpeedGbps > 0 {
 		lo, hi := minMax(sw.Axes.Sizes)
@@ -77,6 +80,18 @@ func farSeriesName(sw *bench.Sweep) string {
 		return "far host received"
 	}
 	return "far forwarder sent"
+}
+
+// cellsWhere is sw with only the cells keep accepts.
+func cellsWhere(sw *bench.Sweep, keep func(bench.SweepCell) bool) *bench.Sweep {
+	out := *sw
+	out.Cells = nil
+	for _, c := range sw.Cells {
+		if keep(c) {
+			out.Cells = append(out.Cells, c)
+		}
+	}
+	return &out
 }
 
 // farOnly drops the time-sliced marker series (drawn once, with this

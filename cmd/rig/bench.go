@@ -92,7 +92,7 @@ func newBenchEngineCmd(a *app, role bench.Role, use, short string) *cobra.Comman
 	fl.StringVar(&cf.DPort, "dport", d.DPort, "UDP destination port or range a-b")
 	fl.StringVar(&cf.DstMAC, "dst-mac", d.DstMAC, "destination MAC of generated frames")
 	fl.StringVar(&cf.Pcap, "pcap", "", "replay the frames of this pcap file instead of generated ones")
-	fl.StringVar(&cf.FwdMode, "fwd-mode", d.FwdMode, "forwarding: io, mac (rewrite dst/src MAC), macswap")
+	fl.StringVar(&cf.FwdMode, "fwd-mode", d.FwdMode, "forwarding: io (reads no frame: packets only, no bytes or Gbps), mac (rewrite dst/src MAC), macswap")
 	fl.StringVar(&cf.FwdDstMAC, "fwd-dst-mac", "", "mac mode: destination MAC to write (default 00:00:00:00:00:00)")
 	fl.StringVar(&cf.FwdSrcMAC, "fwd-src-mac", "", "mac mode: source MAC to write (default: the tx port's)")
 	fl.IntVar(&cf.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart, before dropping")

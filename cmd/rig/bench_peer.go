@@ -36,7 +36,7 @@ func (p *peerFlags) addFlags(fl *pflag.FlagSet, role bench.Role) {
 	fl.StringVar(&p.far.Lcores, "peer-lcores", "", "far side: EAL -l core list (default 0-<peer-cores>)")
 	fl.BoolVar(&p.far.NoHuge, "peer-no-huge", false, "far side: run without hugepages")
 	if role != bench.RoleGen {
-		fl.StringVar(&p.far.FwdMode, "peer-fwd-mode", "io", "far side (loop): forwarding mode (io, mac, macswap)")
+		fl.StringVar(&p.far.FwdMode, "peer-fwd-mode", "io", "far side (loop): forwarding mode (io: packets only, no far Gbps; mac, macswap)")
 		fl.StringVar(&p.far.MaxRate, "peer-max-rate", "", "far side (loop): forward at most this many frames per second from each port, dropping the rest (a DUT of known capacity, as rig bench fwd --max-rate)")
 		fl.IntVar(&p.far.TxRetry, "peer-tx-retry", 0, "far side (loop): retry a partial tx burst this many times, 1 us apart, before dropping")
 	}

@@ -57,7 +57,7 @@ cell's JSON result holds both hosts' ports.`,
 	fl.IntSliceVar(&f.axes.Descs, "desc", []int{d.RxD}, "rx and tx descriptors per queue")
 	fl.StringSliceVar(&f.axes.Rates, "rate", []string{"max"}, "generator rates: max, 100kpps, 1.5Mpps, 10Gbps (L1) or 50% of line rate")
 	fl.DurationVar(&f.base.Duration, "duration", 5*time.Second, "run time of each cell")
-	fl.StringVar(&f.base.FwdMode, "fwd-mode", d.FwdMode, "fwd: io, mac or macswap")
+	fl.StringVar(&f.base.FwdMode, "fwd-mode", d.FwdMode, "fwd: io (packets only, no Gbps), mac or macswap")
 	fl.IntVar(&f.base.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart")
 	fl.BoolVar(&f.force, "force", false, "run cells with more worker lcores than CPUs too (time-sliced, marked)")
 	f.peer.addFlags(fl, "")
