@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -89,10 +90,17 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	ovs := &ovsCheck{rig: o.rig, testpmd: o.testpmd, dir: tmp}
+	// testpmd's EAL runtime dir: even with --in-memory DPDK 22.11 makes
+	// /var/run/dpdk/PREFIX and leaves it (with the default prefix, "rte",
+	// shared with any other DPDK app of the host); rig removes its own
+	prefix := fmt.Sprintf("benchcmp%d", os.Getpid())
+	defer os.RemoveAll(filepath.Join("/var/run/dpdk", prefix))
+	// the OvS row's ovs-vswitchd-dpdk makes the default one ("rte")
+	defer removeIfMadeEmpty(defaultDPDKRuntimeDir)()
+	ovs := &ovsCheck{rig: o.rig, testpmd: o.testpmd, dir: tmp, prefix: prefix}
 	defer ovs.teardown()
 	var rows []row
-	for _, sc := range append(scenarios(o.rig, o.testpmd, tmp), ovs.scenario()) {
+	for _, sc := range append(scenarios(o.rig, o.testpmd, tmp, prefix), ovs.scenario()) {
 		if !selected(sc.name, o.only) {
 			continue
 		}
@@ -122,4 +130,20 @@ func selected(name, only string) bool {
 		}
 	}
 	return false
+}
+
+// defaultDPDKRuntimeDir is EAL's runtime dir under the default prefix.
+const defaultDPDKRuntimeDir = "/var/run/dpdk/rte"
+
+// removeIfMadeEmpty returns a func that removes dir if it did not exist
+// now and is empty then (a dir with files may be another DPDK app's).
+func removeIfMadeEmpty(dir string) func() {
+	if _, err := os.Stat(dir); err == nil {
+		return func() {}
+	}
+	return func() {
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+			_ = os.Remove(dir)
+		}
+	}
 }

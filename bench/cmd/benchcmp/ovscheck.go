@@ -25,6 +25,7 @@ import (
 // leaving the bridge into the receiver.
 type ovsCheck struct {
 	rig, testpmd, dir, netns string
+	prefix                   string // testpmd's --file-prefix
 	pb                       string
 	ready                    bool
 }
@@ -149,7 +150,7 @@ func (o *ovsCheck) runTestpmd(d time.Duration) ([]float64, error) {
 		return nil, err
 	}
 	tp := exec.Command("ip", "netns", "exec", o.netns, o.testpmd, "--lcores", "0@0,1@0", "--in-memory", "--single-file-segments",
-		"-m", "256", "--no-pci", "--log-level", "5",
+		"--file-prefix", o.prefix, "-m", "256", "--no-pci", "--log-level", "5",
 		"--vdev", "net_virtio_user0,path="+sock("in")+",server=1,queues=1", "--vdev", "net_virtio_user1,path="+sock("out")+",server=1,queues=1",
 		"--", "--forward-mode=flowgen", "--port-topology=loop", "--nb-cores=1", "--stats-period", "1", "--txpkts=60", "--total-num-mbufs=16384")
 	var out bytes.Buffer

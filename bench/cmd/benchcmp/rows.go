@@ -25,8 +25,8 @@ type scenario struct {
 // scenarios are what make bench compares: testpmd and rig on the same
 // vdevs (issue 12's Done means: the generator rows, single flow and 64
 // flows, and the io-fwd rows).
-func scenarios(rig, testpmd, tmp string) []scenario {
-	tp := testpmdRunner(testpmd)
+func scenarios(rig, testpmd, tmp, prefix string) []scenario {
+	tp := testpmdRunner(testpmd, prefix)
 	rg := rigRunner(rig)
 	null := []string{"net_null0", "net_null1"}
 	ring := []string{"net_ring0", "net_ring1"}
@@ -56,9 +56,10 @@ func scenarios(rig, testpmd, tmp string) []scenario {
 	}
 }
 
-// testpmdRunner runs testpmd with one forwarding lcore on CPU 1.
-func testpmdRunner(testpmd string) func(vdevs []string, mode string, extra ...string) runner {
-	eal := []string{"-l", "0-1", "--no-pci", "--in-memory", "--log-level", "5"}
+// testpmdRunner runs testpmd with one forwarding lcore on CPU 1, its EAL
+// runtime dir named by prefix (run removes it).
+func testpmdRunner(testpmd, prefix string) func(vdevs []string, mode string, extra ...string) runner {
+	eal := []string{"-l", "0-1", "--no-pci", "--in-memory", "--file-prefix", prefix, "--log-level", "5"}
 	return func(vdevs []string, mode string, extra ...string) runner {
 		return func(d time.Duration) ([]float64, error) {
 			args := append([]string{}, eal...)
