@@ -67,17 +67,9 @@ type watch struct {
 // RunKernel runs lab name's kernel until ctx ends. It prints "ready" on
 // ready (and closes it) once its watches are in place; it logs to stderr.
 func RunKernel(ctx context.Context, name string, ready io.WriteCloser, logw io.Writer) error {
-	l, err := ForName(name)
+	l, c, err := recorded(name)
 	if err != nil {
 		return err
-	}
-	rec, err := l.readRecord()
-	if err != nil {
-		return err
-	}
-	c, ok := card.Lookup(rec.Kind)
-	if !ok {
-		return fmt.Errorf("lab %s: unknown kind %q", name, rec.Kind)
 	}
 	k := &kernel{l: l, c: c, log: log.New(logw, "", log.LstdFlags|log.Lmicroseconds), byIno: map[uint64]watch{}}
 	if err := k.load(); err != nil {
@@ -109,10 +101,10 @@ func (k *kernel) load() error {
 	for _, f := range k.c.SRIOVPFs() {
 		p := &kpf{fn: f, mode: "legacy"}
 		var err error
-		if p.total, err = readIntFile(filepath.Join(root, "sys/devices", f.Path, "sriov_totalvfs")); err != nil {
+		if p.total, err = readCount(filepath.Join(root, "sys/devices", f.Path, "sriov_totalvfs")); err != nil {
 			return err
 		}
-		if p.numvfs, err = readIntFile(filepath.Join(root, "sys/devices", f.Path, "sriov_numvfs")); err != nil {
+		if p.numvfs, err = readCount(filepath.Join(root, "sys/devices", f.Path, "sriov_numvfs")); err != nil {
 			return err
 		}
 		if up, ok := k.c.Uplink(f); ok && up.Mode != "" {
@@ -133,18 +125,6 @@ func (k *kernel) load() error {
 		k.pfs = append(k.pfs, p)
 	}
 	return nil
-}
-
-func readIntFile(p string) (int, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", p, err)
-	}
-	return n, nil
 }
 
 // watch marks every PF's sriov_numvfs and compat/devlink/mode.

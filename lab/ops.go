@@ -13,8 +13,9 @@ import (
 	"rig/ovs"
 )
 
-// opened returns an up lab's paths and card.
-func opened(name string) (Lab, card.Card, error) {
+// recorded returns a made lab's paths and the card its record names (up
+// or not).
+func recorded(name string) (Lab, card.Card, error) {
 	l, err := ForName(name)
 	if err != nil {
 		return l, card.Card{}, err
@@ -29,6 +30,15 @@ func opened(name string) (Lab, card.Card, error) {
 	c, ok := card.Lookup(rec.Kind)
 	if !ok {
 		return l, c, fmt.Errorf("lab %s: unknown kind %q in %s", name, rec.Kind, l.recordPath())
+	}
+	return l, c, nil
+}
+
+// opened returns an up lab's paths and card.
+func opened(name string) (Lab, card.Card, error) {
+	l, c, err := recorded(name)
+	if err != nil {
+		return l, c, err
 	}
 	if !l.isUp() {
 		return l, c, &Error{Lab: name, Err: fmt.Errorf("not up (a namespace or %s is missing)", l.MntPath()),
@@ -149,17 +159,28 @@ func (m *Manager) PowerCycle(ctx context.Context, name string) (*PowerCycleRepor
 	if rep.Boot, err = l.bootAfterPowerCycle(); err != nil {
 		return rep, err
 	}
-	if err := l.startKernel(m.Binary); err != nil {
+	started, err := l.restartServices(ctx, m.Binary)
+	if err != nil {
 		return rep, err
 	}
-	if err := l.startPorts(m.Binary); err != nil {
-		return rep, err
-	}
-	if err := l.startOVS(ctx, m.Binary); err != nil {
-		return rep, err
-	}
-	rep.Restarted = append(rep.Restarted, "lab kernel", "port keeper", "ovsdb-server", "ovs-vswitchd")
+	rep.Restarted = append(rep.Restarted, started...)
 	return rep, nil
+}
+
+// restartServices starts what a boot of the lab starts (after a power
+// cycle or a reboot): the lab kernel, the port keeper, ovsdb-server and
+// ovs-vswitchd; it returns their names.
+func (l Lab) restartServices(ctx context.Context, bin string) ([]string, error) {
+	if err := l.startKernel(bin); err != nil {
+		return nil, err
+	}
+	if err := l.startPorts(bin); err != nil {
+		return nil, err
+	}
+	if err := l.startOVS(ctx, bin); err != nil {
+		return nil, err
+	}
+	return []string{"lab kernel", "port keeper", "ovsdb-server", "ovs-vswitchd"}, nil
 }
 
 // StartOVS starts the lab's OvS (run inside the lab by `rig lab __ovs NAME

@@ -75,16 +75,11 @@ func (m *Manager) Reboot(ctx context.Context, name string) (*RebootReport, error
 	if rep.Boot, err = l.boot(cmdline); err != nil {
 		return rep, err
 	}
-	if err := l.startKernel(m.Binary); err != nil {
+	started, err := l.restartServices(ctx, m.Binary)
+	if err != nil {
 		return rep, err
 	}
-	if err := l.startPorts(m.Binary); err != nil {
-		return rep, err
-	}
-	if err := l.startOVS(ctx, m.Binary); err != nil {
-		return rep, err
-	}
-	rep.Restarted = append(rep.Restarted, "lab kernel", "port keeper", "ovsdb-server", "ovs-vswitchd")
+	rep.Restarted = append(rep.Restarted, started...)
 	return rep, nil
 }
 

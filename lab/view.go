@@ -32,17 +32,9 @@ func PrivateDirs() []string {
 // /etc/default/grub{,.d}, /boot/grub, /etc/sysctl.d), writes /run/rig/lab.json, prints "ready" and waits for stdin to
 // close (Up binds the namespace meanwhile).
 func InitView(name string, stdin io.Reader, stdout io.Writer) error {
-	l, err := ForName(name)
+	l, c, err := recorded(name)
 	if err != nil {
 		return err
-	}
-	rec, err := l.readRecord()
-	if err != nil {
-		return err
-	}
-	c, ok := card.Lookup(rec.Kind)
-	if !ok {
-		return fmt.Errorf("lab %s: unknown kind %q", name, rec.Kind)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return fmt.Errorf("make / a slave: %w", err)
@@ -69,7 +61,7 @@ func InitView(name string, stdin io.Reader, stdout io.Writer) error {
 	if err := l.isolateBoot(); err != nil {
 		return err
 	}
-	if err := labinfo.Write("/run/rig", l.info(rec.Kind)); err != nil {
+	if err := labinfo.Write("/run/rig", l.info(c.Kind)); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "ready")
