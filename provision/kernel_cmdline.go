@@ -42,7 +42,10 @@ func parseDropIn(text string) (tokens []string, ours bool) {
 }
 
 // splitCmdline splits a kernel command line the way the kernel's
-// next_arg() does: on spaces, except inside double quotes.
+// next_arg() does: on spaces, except inside double quotes; and, as
+// parse_args() (kernel/params.c), it stops at a bare "--": what follows
+// is init's arguments, not the kernel's (this VM's /proc/cmdline has
+// "-- --firecracker-init --addr ...").
 func splitCmdline(s string) []string {
 	var out []string
 	var b strings.Builder
@@ -53,6 +56,9 @@ func splitCmdline(s string) []string {
 			quoted = !quoted
 		case (r == ' ' || r == '\t' || r == '\n') && !quoted:
 			if b.Len() > 0 {
+				if b.String() == "--" {
+					return out
+				}
 				out = append(out, b.String())
 				b.Reset()
 			}
@@ -60,7 +66,7 @@ func splitCmdline(s string) []string {
 			b.WriteRune(r)
 		}
 	}
-	if b.Len() > 0 {
+	if b.Len() > 0 && b.String() != "--" {
 		out = append(out, b.String())
 	}
 	return out

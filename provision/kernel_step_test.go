@@ -226,6 +226,20 @@ func TestParseCmdlinePools(t *testing.T) {
 	if defaultSizeItem(2048, "2M").live(parseCmdline("quiet", 2048)) {
 		t.Error("an unset default_hugepagesz counted as set")
 	}
+	// a bare "--" ends the kernel's parameters: what follows is init's
+	// (this VM: "rdinit=/process_api -- --firecracker-init --addr ...")
+	c = parseCmdline(`quiet hugepages=16 rdinit=/process_api -- hugepages=99 iommu=pt --firecracker-init`, 2048)
+	if c.pools[2048] != 16 || c.last["rdinit"] != "/process_api" {
+		t.Errorf("before --: pools %v, rdinit %q", c.pools, c.last["rdinit"])
+	}
+	for _, k := range []string{"iommu", "--firecracker-init", "--"} {
+		if _, ok := c.last[k]; ok {
+			t.Errorf("%q after -- counted as a kernel parameter", k)
+		}
+	}
+	if got := splitCmdline(`a "b -- c" --`); !reflect.DeepEqual(got, []string{"a", "b -- c"}) {
+		t.Errorf("quoted -- and a trailing one: %q", got)
+	}
 }
 
 // TestKernelStaleGrubCfg: the drop-in is right but grub.cfg lacks it (an
@@ -333,8 +347,8 @@ func FuzzParseCmdline(f *testing.F) {
 			}
 		}
 		for _, tok := range splitCmdline(s) {
-			if tok == "" {
-				t.Fatalf("empty token from %q", s)
+			if tok == "" || tok == "--" {
+				t.Fatalf("token %q from %q", tok, s)
 			}
 		}
 	})
