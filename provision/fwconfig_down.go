@@ -45,7 +45,7 @@ func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
 	rec := d.owned(st)
 	var plan Plan
 	if len(rec) == 0 {
-		plan.Notes = append(plan.Notes, d.name+": nothing recorded in "+stateFilePath()+" (rig set nothing, or it was restored)")
+		plan.Notes = append(plan.Notes, d.name+": no rig record in "+stateFilePath()+" (rig set nothing, or down restored it)")
 		return plan, nil
 	}
 	for _, b := range sortedKeys(rec) {

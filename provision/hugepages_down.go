@@ -61,7 +61,7 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	rec := st.Hugepages
 	var plan Plan
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "hugepages: nothing recorded in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
+		plan.Notes = append(plan.Notes, "hugepages: no rig record in "+stateFilePath()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	hs, err := hugepages.ReadState(s.fs)

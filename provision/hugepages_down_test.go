@@ -73,7 +73,7 @@ func TestHugepagesDown(t *testing.T) {
 	if res.Status != StatusOK || len(k.Writes) != 0 {
 		t.Fatalf("second down: %s writes %q", res.Status, k.Writes)
 	}
-	if !reflect.DeepEqual(res.Notes, []string{"hugepages: nothing recorded in " + stateFilePath() + " (rig changed nothing here, or it was restored)"}) {
+	if !reflect.DeepEqual(res.Notes, []string{"hugepages: no rig record in " + stateFilePath() + " (rig changed nothing here, or down restored it)"}) {
 		t.Errorf("notes %q", res.Notes)
 	}
 }

@@ -53,7 +53,7 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	var plan Plan
 	rec := st.Kernel
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "kernel: nothing recorded in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
+		plan.Notes = append(plan.Notes, "kernel: no rig record in "+stateFilePath()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	var dropIn *fileRecord

@@ -90,7 +90,7 @@ func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 	}
 	var plan Plan
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "ovs: nothing recorded for this instance in "+stateFilePath()+" (rig changed nothing here, or it was restored)")
+		plan.Notes = append(plan.Notes, "ovs: no rig record for this instance in "+stateFilePath()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	st, err := s.c.ReadState(ctx)

@@ -44,7 +44,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 			}
 		}
 		if rec == nil {
-			plan.Notes = append(plan.Notes, cur.object()+": nothing recorded in "+stateFilePath()+"; left as is")
+			plan.Notes = append(plan.Notes, cur.object()+": no rig record in "+stateFilePath()+"; left as is (rig changed nothing here, or down restored it)")
 			continue
 		}
 		if rec.Eswitch != "" {
