@@ -29,7 +29,7 @@ const (
 
 // Finding is one thing doctor looked at.
 type Finding struct {
-	Check    string `json:"check"`    // numa, pcie, iommu, governor, cpus, thp, irqbalance, hugepages
+	Check    string `json:"check"`    // numa, pcie, iommu, governor, cpus, thp, irqbalance, hugepages, ovs
 	Severity string `json:"severity"` // error, warning, info, ok
 	Object   string `json:"object"`   // what it is about: "0000:03:00.0", "pmd-cpu-mask 0x6"
 	Evidence string `json:"evidence"` // what was read, with where from
@@ -88,7 +88,25 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	if in.OVS == nil && in.Skipped != "" {
 		fs = append(fs, Finding{Check: "ovs", Severity: Info, Object: "OvS", Evidence: in.Skipped})
 	}
+	fs = append(fs, checkOVSDPDK(in.OVS)...)
 	return newReport(fs), nil
+}
+
+// checkOVSDPDK says when the OvS read has no DPDK (dpdk-init neither true
+// nor try): ovs-vswitchd then runs without DPDK, so there is no
+// dpdk-socket-mem for the hugepages to cover (the hugepages check says
+// nothing of OvS) — worth saying on a host meant for OvS-DPDK.
+func checkOVSDPDK(o *OVS) []Finding {
+	if o == nil || isTrue(o.OtherConfig["dpdk-init"]) {
+		return nil
+	}
+	v := "unset"
+	if s := o.OtherConfig["dpdk-init"]; s != "" {
+		v = fmt.Sprintf("%q", s)
+	}
+	return []Finding{{Check: "ovs", Severity: Info, Object: "OvS dpdk-init",
+		Evidence: fmt.Sprintf("%s: other_config:dpdk-init is %s, so ovs-vswitchd initialises no DPDK (no dpdk ports, no DPDK socket memory to check hugepages against)", o.Source, v),
+		Fix:      `for OvS-DPDK set it (a playbook's ovs.config: dpdk-init: "true"; rig restarts ovs-vswitchd, which reads it only at start)`}}
 }
 
 func rank(sev string) int {

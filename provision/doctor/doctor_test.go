@@ -92,6 +92,36 @@ func TestDoctorCleanHost(t *testing.T) {
 	}
 }
 
+// An OvS without dpdk-init is said (info, with the fix); with dpdk-init
+// true or try it is not.
+func TestDoctorOVSWithoutDPDK(t *testing.T) {
+	k := doctorHost(t)
+	for _, tc := range []struct {
+		o    *OVS
+		want string // "" no finding
+	}{
+		{ovsCfg("pmd-cpu-mask", "0x4"), "playbook t.yaml: other_config:dpdk-init is unset, so ovs-vswitchd initialises no DPDK"},
+		{ovsCfg("dpdk-init", "false"), `other_config:dpdk-init is "false"`},
+		{ovsCfg("dpdk-init", "true"), ""},
+		{ovsCfg("dpdk-init", "try"), ""},
+		{nil, ""},
+	} {
+		r := run(t, k, Input{OVS: tc.o, Skipped: "no OvS"})
+		var got []Finding
+		for _, f := range r.Findings {
+			if f.Object == "OvS dpdk-init" {
+				got = append(got, f)
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%+v: finding %+v, want none", tc.o, got)
+		case tc.want != "" && (len(got) != 1 || got[0].Severity != Info || got[0].Check != "ovs" || !strings.Contains(got[0].Evidence, tc.want) || !strings.Contains(got[0].Fix, "dpdk-init: \"true\"")):
+			t.Errorf("%+v: findings %+v, want one info saying %q with the fix", tc.o, got, tc.want)
+		}
+	}
+}
+
 // TestDoctorErrorFindings provokes each error-level finding once.
 func TestDoctorErrorFindings(t *testing.T) {
 	for _, tc := range []struct {
