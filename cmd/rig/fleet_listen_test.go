@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,13 +28,22 @@ func (l listener) String() string {
 	return fmt.Sprintf("%s %s", l.proto, net.JoinHostPort(l.local.String(), strconv.Itoa(l.port)))
 }
 
-// hostListeners reads /proc/self/net/{tcp,tcp6,udp,udp6}: sockets in
-// state LISTEN (TCP, 0A) or unconnected (UDP, 07), by socket inode.
+// hostListeners reads /proc/thread-self/net/{tcp,tcp6,udp,udp6}: sockets
+// in state LISTEN (TCP, 0A) or unconnected (UDP, 07), by socket inode.
+// Not /proc/self/net: that is the main thread's namespace, and a goroutine
+// that entered a lab's namespace on the main thread and ended locked to
+// it (host.InNetNS, lab's ns.go: "never unlocked") leaves the main thread
+// there for good, as Go does not end the main thread; this test then read
+// a lab's sockets (TestHostListenersSeesANewListener failed 1 fresh-clone
+// run in 3). This thread runs this goroutine, so it is in the test's own
+// namespace.
 func hostListeners(t *testing.T) map[string]listener {
 	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	m := map[string]listener{}
 	for _, p := range []struct{ proto, state string }{{"tcp", "0A"}, {"tcp6", "0A"}, {"udp", "07"}, {"udp6", "07"}} {
-		b, err := os.ReadFile("/proc/self/net/" + p.proto)
+		b, err := os.ReadFile("/proc/thread-self/net/" + p.proto)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // no IPv6 in this kernel
 		}
@@ -47,7 +57,7 @@ func hostListeners(t *testing.T) map[string]listener {
 			}
 			ip, port, err := parseProcNetAddr(f[1])
 			if err != nil {
-				t.Fatalf("/proc/self/net/%s: %q: %v", p.proto, line, err)
+				t.Fatalf("/proc/thread-self/net/%s: %q: %v", p.proto, line, err)
 			}
 			m[f[9]] = listener{p.proto, ip, port}
 		}
