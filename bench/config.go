@@ -69,6 +69,10 @@ type Config struct {
 	// run, so that a peer's counters can still be read: OvS reports a
 	// vhost-user port's counters only while its peer is connected.
 	Hold time.Duration `json:"hold,omitempty"`
+	// DrainQuiet: a loop's drain (after its generators halt) ends when
+	// everything came back or nothing arrived for this long; 0: 50 ms.
+	// Frames through a far host may lag more (Peer.Trial sets 500 ms).
+	DrainQuiet time.Duration `json:"drainQuiet,omitempty"`
 	// Settle waits this long after every link is up before the first
 	// frame: OvS starts sending to a vhost-user port only once the device
 	// runs there, a moment after rig's side sees the link; frames sent
@@ -249,6 +253,9 @@ func (c *Config) checkCounts() error {
 	}
 	if c.Duration < 0 {
 		return fmt.Errorf("bench: --duration %v: want 0 (until --count or SIGINT) or more", c.Duration)
+	}
+	if c.DrainQuiet < 0 || c.DrainQuiet > 2*time.Second {
+		return fmt.Errorf("bench: drain quiet %v: want 0..2s", c.DrainQuiet)
 	}
 	if c.Hold < 0 || c.Hold > time.Minute {
 		return fmt.Errorf("bench: --hold %v: want 0..1m", c.Hold)

@@ -177,6 +177,10 @@ func (m *monitor) halt() {
 // nothing arrived for 50 ms, or max.
 func (m *monitor) drain(max time.Duration) {
 	deadline := time.Now().Add(max)
+	quiet := 50 * time.Millisecond
+	if m.c.DrainQuiet > 0 {
+		quiet = m.c.DrainQuiet
+	}
 	prev := uint64(0)
 	stable := time.Now()
 	for time.Now().Before(deadline) {
@@ -187,7 +191,7 @@ func (m *monitor) drain(max time.Duration) {
 		}
 		if rx != prev {
 			prev, stable = rx, time.Now()
-		} else if time.Since(stable) > 50*time.Millisecond {
+		} else if time.Since(stable) > quiet {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
