@@ -174,7 +174,7 @@ func (m *monitor) halt() {
 }
 
 // drain waits for frames in flight: until loop received all it sent, or
-// nothing arrived for 50 ms, or max.
+// nothing arrived for Config.DrainQuiet (50 ms when 0), or max.
 func (m *monitor) drain(max time.Duration) {
 	deadline := time.Now().Add(max)
 	quiet := 50 * time.Millisecond
