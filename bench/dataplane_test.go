@@ -166,11 +166,14 @@ func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 			s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 			const n = 20000
 			// the generator owns the memif servers: start it first
-			gen := startHelper(t, Config{Role: RoleLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
-				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}})
-			dut := startHelper(t, Config{Role: RoleFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
+			genCfg := Config{Role: RoleLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
+			dutCfg := Config{Role: RoleFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
 				RxD: 512, TxD: 512, TxRetry: 100000, Count: n, Hold: heldDUTHold,
-				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}})
+				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}}
+			needDataplane(t, genCfg, dutCfg)
+			gen := startHelper(t, genCfg)
+			dut := startHelper(t, dutCfg)
 			out, dres := dut.waitAfter(gen, 30*time.Second)
 			if d := dres.Result; d.Ports[0].Drops != 0 {
 				t.Errorf("DUT dropped %d", d.Ports[0].Drops)
@@ -245,7 +248,9 @@ func TestPrivilegedSIGINTStopsCleanly(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	// the helper keeps starting OS threads while rig pins: none may escape
-	h := startHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}, churnEnv+"=1")
+	cfg := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}
+	needDataplane(t, cfg)
+	h := startHelper(t, cfg, churnEnv+"=1")
 	deadline := time.After(20 * time.Second)
 	for running := false; !running; {
 		select {
@@ -317,10 +322,13 @@ func TestPrivilegedGenToRxTwoProcesses(t *testing.T) {
 	needDataplane(t)
 	sock := sockPath(t, "g.sock")
 	const n = 50000
-	rx := startHelper(t, Config{Role: RoleRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
-		VDevs: []string{"net_memif0,role=server,socket=" + sock}})
-	gout := runHelper(t, Config{Role: RoleGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
-		VDevs: []string{"net_memif0,role=client,socket=" + sock}})
+	rxCfg := Config{Role: RoleRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+		VDevs: []string{"net_memif0,role=server,socket=" + sock}}
+	genCfg := Config{Role: RoleGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
+		VDevs: []string{"net_memif0,role=client,socket=" + sock}}
+	needDataplane(t, rxCfg, genCfg)
+	rx := startHelper(t, rxCfg)
+	gout := runHelper(t, genCfg)
 	rout, err := rx.wait(30 * time.Second)
 	if err != nil || rout.Err != "" {
 		t.Fatalf("rx: %v %s", err, rout.Err)
@@ -341,7 +349,7 @@ func TestPrivilegedGenToRxTwoProcesses(t *testing.T) {
 // A failed rte_eal_init (here: a --vdev no driver parses) must not leave
 // its runtime dir (config, fbarrays: ~1.8 MB of tmpfs) behind.
 func TestPrivilegedEALInitFailureRemovesRuntimeDir(t *testing.T) {
-	needDataplane(t)
+	needDataplane(t) // EAL fails before it maps any memory
 	prefix := fmt.Sprintf("rigfail%d", os.Getpid())
 	rt := "/var/run/dpdk/" + prefix
 	t.Cleanup(func() { _ = os.RemoveAll(rt) })
@@ -377,10 +385,13 @@ func TestPrivilegedLossFromDUTDropsIsExact(t *testing.T) {
 	needDataplane(t)
 	s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 	const n = 20000
-	gen := startHelper(t, Config{Role: RoleLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
-		VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}})
-	dut := startHelper(t, Config{Role: RoleFwd, RxD: 512, TxD: 512, Count: n, Hold: heldDUTHold,
-		VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,rsize=4,socket=" + s2}})
+	genCfg := Config{Role: RoleLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+		VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
+	dutCfg := Config{Role: RoleFwd, RxD: 512, TxD: 512, Count: n, Hold: heldDUTHold,
+		VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,rsize=4,socket=" + s2}}
+	needDataplane(t, genCfg, dutCfg)
+	gen := startHelper(t, genCfg)
+	dut := startHelper(t, dutCfg)
 	out, dout := dut.waitAfter(gen, 30*time.Second)
 	r, d := out.Result, dout.Result
 	drops := d.Ports[0].Drops
@@ -523,6 +534,7 @@ func TestPrivilegedFwdAndRxSummaryMatchTheirSamples(t *testing.T) {
 				src.Role, src.VDevs = RoleGen, src.VDevs[:1]
 				dut.VDevs = dut.VDevs[:1]
 			}
+			needDataplane(t, src, dut)
 			sh := startHelper(t, src)
 			dout, err := startHelper(t, dut).wait(30 * time.Second)
 			if err != nil || dout.Err != "" {

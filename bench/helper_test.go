@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -195,9 +196,13 @@ func (h *helper) drain() string {
 	}
 }
 
-// runHelper runs one config to completion and fails on error.
+// runHelper runs one config to completion and fails on error; it reserves
+// the config's hugepages first (what other helpers of the test already run
+// holds its own: a test that starts several at once names them all to
+// needDataplane before the first).
 func runHelper(t *testing.T, c Config) helperOut {
 	t.Helper()
+	needDataplane(t, c)
 	out, err := startHelper(t, c).wait(60 * time.Second)
 	if err != nil || out.Err != "" {
 		t.Fatalf("helper: exit %v: %s", err, out.Err)
@@ -205,11 +210,32 @@ func runHelper(t *testing.T, c Config) helperOut {
 	return out
 }
 
-// needDataplane skips without root and reserves hugepages for the helpers.
-func needDataplane(t *testing.T) {
+// needDataplane skips without root and reserves the hugepages of the
+// helpers the test is about to run at once: each config's EAL memory as
+// the dataplane sizes it (MemoryMB). Pages a running process (an OvS, an
+// earlier helper) already took are not free: it needs no share here.
+func needDataplane(t *testing.T, concurrent ...Config) {
 	t.Helper()
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 256)
+	hugetest.ReserveFor(t, helperNeeds(t, concurrent...)...)
+}
+
+// helperNeeds is the hugepage memory of each helper config.
+func helperNeeds(t *testing.T, cfgs ...Config) []hugetest.Need {
+	t.Helper()
+	var needs []hugetest.Need
+	for _, c := range cfgs {
+		mb, err := MemoryMB(c)
+		if err != nil {
+			t.Fatalf("helper config: %v", err)
+		}
+		on := strings.Join(c.VDevs, " ")
+		if on == "" {
+			on = "its default memif pair"
+		}
+		needs = append(needs, hugetest.DPDK(fmt.Sprintf("rig %s helper on %s", c.Role, on), mb))
+	}
+	return needs
 }
 
 func sockPath(t *testing.T, name string) string {

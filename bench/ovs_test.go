@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"rig/internal/host"
+	"rig/internal/testutil"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 )
@@ -21,9 +23,13 @@ import (
 // mbufs, more than dpdk-socket-limit, and while EAL grows to the limit
 // and gives it back other allocations fail ("failed to allocate memory
 // for batching copy" when a vhost-user peer connects at that moment).
-func startOVSDPDK(t *testing.T) *ovs.Daemon {
+// beside are the helpers the test runs through it: their hugepages are
+// reserved with OvS's, up to its dpdk-socket-limit (it may grow while they
+// run).
+func startOVSDPDK(t *testing.T, beside ...Config) *ovs.Daemon {
 	t.Helper()
-	d := ovstest.Start(t, host.New("/"), 512)
+	testutil.RequirePrivileged(t)
+	d := ovstest.Start(t, host.New("/"), append([]hugetest.Need{hugetest.OVS(256, 512)}, helperNeeds(t, beside...)...)...)
 	vsctl(t, d, "--no-wait", "set", "Open_vSwitch", ".", "other_config:dpdk-init=true",
 		"other_config:dpdk-socket-mem=256", "other_config:dpdk-socket-limit=512", "other_config:per-port-memory=true",
 		"other_config:dpdk-lcore-mask=0x1", "other_config:pmd-cpu-mask=0x2",
@@ -84,11 +90,8 @@ func checkThroughOVS(t *testing.T, d *ovs.Daemon, c Config, closeFirst ...string
 	// Settle as rig check does: OvS enables a vhost-user port's queues (and
 	// its PMD starts polling them) a little after rig's side of the link
 	// is up; frames sent before that are dropped by OvS, not lost by rig
-	const n = 1000000
-	c.Role, c.Count, c.Lcores, c.Settle = RoleLoop, n, "0@1,1@0", 500*time.Millisecond
-	if len(closeFirst) > 0 {
-		c.Hold = 2 * time.Second
-	}
+	c = throughOVS(c, len(closeFirst) > 0)
+	n := c.Count
 	h := startHelper(t, c)
 	if len(closeFirst) > 0 {
 		waitTrafficOver(t, d, closeFirst[len(closeFirst)-1])
@@ -101,7 +104,7 @@ func checkThroughOVS(t *testing.T, d *ovs.Daemon, c Config, closeFirst ...string
 		t.Fatalf("loop through OvS: exit %v: %s", err, out.Err)
 	}
 	r := out.Result
-	if r.Sent != n || r.Received == 0 || r.Lost > n/20 || r.Received > r.Sent || r.Unstamped != 0 || len(r.Invalid) != 0 {
+	if r.Sent != n || r.Received == 0 || r.Lost > int64(n/20) || r.Received > r.Sent || r.Unstamped != 0 || len(r.Invalid) != 0 {
 		t.Errorf("through OvS: sent %d received %d lost %d unstamped %d invalid %q; want %d sent, loss under 5%%", r.Sent, r.Received, r.Lost, r.Unstamped, r.Invalid, n)
 	}
 	for _, p := range r.Ports {
@@ -113,6 +116,17 @@ func checkThroughOVS(t *testing.T, d *ovs.Daemon, c Config, closeFirst ...string
 		t.Errorf("ovs-vswitchd died during the run: %+v", st.Vswitchd)
 	}
 	return r
+}
+
+// throughOVS is checkThroughOVS's helper config for c's vdevs: a loop of
+// a million frames, its worker beside OvS's PMD, its links settled (and
+// held when OvS's ports are deleted first).
+func throughOVS(c Config, hold bool) Config {
+	c.Role, c.Count, c.Lcores, c.Settle = RoleLoop, 1000000, "0@1,1@0", 500*time.Millisecond
+	if hold {
+		c.Hold = 2 * time.Second
+	}
+	return c
 }
 
 // waitTrafficOver waits until OvS has transmitted on port and its count
@@ -145,12 +159,14 @@ func waitTrafficOver(t *testing.T, d *ovs.Daemon, port string) {
 // EAL memory in memfds with one file per memseg list, so vhost-user's 8
 // regions suffice.
 func TestPrivilegedLoopThroughOVSVhostUser(t *testing.T) {
-	d := startOVSDPDK(t)
-	v0, v1 := filepath.Join(d.Dir, "v0.sock"), filepath.Join(d.Dir, "v1.sock")
+	v0 := sockPath(t, "v0.sock")
+	v1 := filepath.Join(filepath.Dir(v0), "v1.sock")
+	c := Config{VDevs: []string{"net_virtio_user0,path=" + v0 + ",server=1", "net_virtio_user1,path=" + v1 + ",server=1"}}
+	d := startOVSDPDK(t, throughOVS(c, false))
 	addPorts(t, d, [2][]string{
 		{"v0", "type=dpdkvhostuserclient", "options:vhost-server-path=" + v0},
 		{"v1", "type=dpdkvhostuserclient", "options:vhost-server-path=" + v1}})
-	r := checkThroughOVS(t, d, Config{VDevs: []string{"net_virtio_user0,path=" + v0 + ",server=1", "net_virtio_user1,path=" + v1 + ",server=1"}})
+	r := checkThroughOVS(t, d, c)
 	if !regexp.MustCompile(`^--in-memory --single-file-segments -m [0-9]+$`).MatchString(r.Memory) {
 		t.Errorf("memory %q, want --in-memory --single-file-segments -m N (all memory taken at EAL start)", r.Memory)
 	}
@@ -161,26 +177,30 @@ func TestPrivilegedLoopThroughOVSVhostUser(t *testing.T) {
 // client with fewer leaves an OvS tx queue unconnected, which DPDK 22.11's
 // memif server writes into the wrong ring).
 func TestPrivilegedLoopThroughOVSMemif(t *testing.T) {
-	d := startOVSDPDK(t)
-	m0, m1 := filepath.Join(d.Dir, "m0.sock"), filepath.Join(d.Dir, "m1.sock")
+	m0 := sockPath(t, "m0.sock")
+	m1 := filepath.Join(filepath.Dir(m0), "m1.sock")
+	c := Config{RxQ: 2, TxQ: 1, VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}
+	d := startOVSDPDK(t, throughOVS(c, true))
 	addPorts(t, d, [2][]string{
 		{"m0", "type=dpdk", "options:dpdk-devargs=net_memif_m0,role=server,id=0,socket=" + m0},
 		{"m1", "type=dpdk", "options:dpdk-devargs=net_memif_m1,role=server,id=0,socket=" + m1}})
-	checkThroughOVS(t, d, Config{RxQ: 2, TxQ: 1, VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}, "m0", "m1")
+	checkThroughOVS(t, d, c, "m0", "m1")
 }
 
 // A memif client with more tx queues than OvS's port has rx queues: OvS's
 // memif server refuses its rings. The run fails at once, naming the ports
 // and the PMD's reason, not with a 0 Mpps result.
 func TestPrivilegedMemifRefusedByOVSNamesPort(t *testing.T) {
-	d := startOVSDPDK(t)
-	m0, m1 := filepath.Join(d.Dir, "m0.sock"), filepath.Join(d.Dir, "m1.sock")
+	m0 := sockPath(t, "m0.sock")
+	m1 := filepath.Join(filepath.Dir(m0), "m1.sock")
+	c := Config{Role: RoleLoop, Count: 1000, RxQ: 2, TxQ: 2, Lcores: "0@1,1@0",
+		VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}
+	d := startOVSDPDK(t, c)
 	addPorts(t, d, [2][]string{
 		{"m0", "type=dpdk", "options:dpdk-devargs=net_memif_m0,role=server,id=0,socket=" + m0},
 		{"m1", "type=dpdk", "options:dpdk-devargs=net_memif_m1,role=server,id=0,socket=" + m1}})
 	start := time.Now()
-	out, err := startHelper(t, Config{Role: RoleLoop, Count: 1000, RxQ: 2, TxQ: 2, Lcores: "0@1,1@0",
-		VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}).wait(60 * time.Second)
+	out, err := startHelper(t, c).wait(60 * time.Second)
 	if err == nil || out.Result != nil || !strings.Contains(out.Err, "port net_memif0") || !strings.Contains(out.Cause, "Invalid ring index") || !strings.Contains(out.Fix, "--rxq 2 --txq 1") {
 		t.Fatalf("exit %v: %q, cause %q, fix %q; want a failure naming net_memif0 with the server's reason", err, out.Err, out.Cause, out.Fix)
 	}

@@ -69,6 +69,24 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	return measure(ctx, d, plan, frames, res, prog)
 }
 
+// MemoryMB is the hugepage memory, in MiB, a run of c takes: what Run
+// checks against the free 2 MiB pages (and passes to EAL as -m when a port
+// shares its memory). For tests and tools that reserve pages before runs.
+func MemoryMB(c Config) (int, error) {
+	c.Defaults()
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
+	var frames [][]byte
+	if c.Pcap != "" {
+		var err error
+		if frames, err = ReadPcap(c.Pcap, 9000); err != nil {
+			return 0, err
+		}
+	}
+	return planLayout(&c, frames).memoryMB(c.Capture, dpdk.UnitBytes()), nil
+}
+
 // pinGo pins the process before EAL starts its threads: everything but the
 // worker lcores (which EAL moves to their own CPUs) stays on the main
 // lcore's CPUs.

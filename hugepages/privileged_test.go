@@ -144,7 +144,7 @@ func mustRead(t *testing.T, p string) []byte {
 // stale), keeps holding it after the "process" unmaps it (stale, reported
 // with its page), and gives it back when deleted.
 func staleFileLifecycle(t *testing.T, h *host.Host, m hugepages.Mount) {
-	hugetest.Reserve(t, 2)
+	hugetest.ReserveFor(t, hugetest.Need{What: "the rtemap_0 file the test faults in, a page to spare", MiB: 2 * hugetest.PageMiB})
 	freeNow := func() int {
 		p, err := hugepages.ReadPool(h, m.PageSizeKB, hugepages.AllNodes)
 		if err != nil {
@@ -234,7 +234,7 @@ func cleanChild(t *testing.T, dir string) {
 	if err := (hugepages.SysMounter{Resolve: h.Path}).MountHugetlbfs(dir, 2048); err != nil {
 		t.Fatal(err)
 	}
-	hugetest.Reserve(t, 2)
+	hugetest.ReserveFor(t, hugetest.Need{What: "the page the dead process's file holds, a page to spare", MiB: 2 * hugetest.PageMiB})
 	free := func() int {
 		p, err := hugepages.ReadPool(h, 2048, hugepages.AllNodes)
 		if err != nil {

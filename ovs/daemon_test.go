@@ -17,7 +17,7 @@ import (
 func TestPrivilegedDaemonLifecycle(t *testing.T) {
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, 64)
+	d := ovstest.Start(t, h) // dpdk-init stays unset: no hugepages
 	st := d.Status()
 	if !st.Running || st.OVSDB.PID <= 0 || st.Vswitchd.PID <= 0 || st.DB != "unix:"+filepath.Join(d.Dir, "db.sock") {
 		t.Fatalf("status: %+v", st)

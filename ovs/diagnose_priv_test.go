@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rig/internal/host"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 )
@@ -22,7 +23,7 @@ import (
 // a dpdk port without devargs, and a kernel port naming no netdev.
 func TestPrivilegedDiagnoseAttachFailures(t *testing.T) {
 	h := host.New("/")
-	d := ovstest.Start(t, h, 128)
+	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
 	c := ovs.NewClient(h, d.Target())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

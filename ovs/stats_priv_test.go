@@ -15,6 +15,7 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/testutil"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 )
@@ -141,11 +142,13 @@ func stable(t *testing.T, c *ovs.Client, bridge string) map[string]ovs.Counters 
 func TestPrivilegedPortCountersVhostTraffic(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	h := host.New("/")
-	d := ovstest.Start(t, h, 180)
+	// OvS limited to its socket memory: the shared mempool it makes for the
+	// ports would otherwise grow into the pages testpmd needs
+	d := ovstest.Start(t, h, hugetest.OVS(200, 200), hugetest.DPDK("dpdk-testpmd -m 64", 64))
 	c := ovs.NewClient(h, d.Target())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := c.SetOtherConfig(ctx, map[string]string{"dpdk-init": "true", "dpdk-socket-mem": "200", "dpdk-extra": "--no-pci --no-telemetry"}); err != nil {
+	if err := c.SetOtherConfig(ctx, map[string]string{"dpdk-init": "true", "dpdk-socket-mem": "200", "dpdk-socket-limit": "200", "dpdk-extra": "--no-pci --no-telemetry"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.RestartVswitchd(ctx); err != nil {

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -16,20 +17,17 @@ import (
 // and PMD stats zeroed, the measured run, counters again, and the figures.
 func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores string) (*CheckRun, error) {
 	sp := s.spec
-	cfg := bench.Config{Role: bench.RoleLoop, VDevs: p.vdevs, FrameSize: size, Rate: sp.Rate, Cores: sp.CoresOrDefault(),
-		Lcores: lcores, SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle}
+	pmd := 0
 	if p.kind == pathMemif {
-		// bench/README.md: through OvS, a memif client needs as many rx
-		// queues as OvS transmits on (one per PMD thread, plus one) and
-		// as many tx queues as the port's n_rxq (1)
-		cfg.RxQ, cfg.TxQ = s.pmdThreads(ctx)+1, 1
+		pmd = s.pmdThreads(ctx)
 	}
+	cfg := checkConfig(sp, p.kind, p.vdevs, lcores, pmd)
+	cfg.FrameSize, cfg.Rate = size, sp.Rate
 	dp := s.dataplane(p.netns)
 	run := &CheckRun{FrameSize: size, WarmupS: sp.WarmupOrDefault().Seconds()}
 	if p.kind == pathMemif {
 		run.Warnings = append(run.Warnings, memifServerNote)
 	}
-	cfg.Hold = counterHold
 	var warm map[string]ovs.Counters
 	if w := sp.WarmupOrDefault(); w > 0 {
 		wc := cfg
@@ -143,6 +141,49 @@ func (s *checkStep) reattach(ctx context.Context, p *checkPath) error {
 		return fmt.Errorf("check: bridge %s: remove flows with cookie %#x: %w", s.bridge, CheckCookie, err)
 	}
 	return s.addFlows(ctx, p)
+}
+
+// checkConfig is what every dataplane run of the check (warm-up, run,
+// search trial) shares: a loop over the path's two vdevs with the spec's
+// cores and flows, its links given linkSettle and held counterHold. pmd is
+// OvS's PMD thread count, which a memif path's queues follow.
+func checkConfig(sp *playbooks.CheckSpec, kind pathKind, vdevs []string, lcores string, pmd int) bench.Config {
+	cfg := bench.Config{Role: bench.RoleLoop, VDevs: vdevs, Cores: sp.CoresOrDefault(), Lcores: lcores,
+		SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle, Hold: counterHold}
+	if kind == pathMemif {
+		// bench/README.md: through OvS, a memif client needs as many rx
+		// queues as OvS transmits on (one per PMD thread, plus one) and
+		// as many tx queues as the port's n_rxq (1)
+		cfg.RxQ, cfg.TxQ = pmd+1, 1
+	}
+	return cfg
+}
+
+// CheckMemoryMB is the hugepage memory, in MiB, the check's dataplane
+// takes (one process at a time: the warm-up, each run, each search trial;
+// the largest frame size counts), besides what OvS takes: for a host, or a
+// test, that reserves pages before the check. The path's vdevs are the
+// ones the check would open, with placeholder socket paths and netdevs;
+// a memif path's rx queues are counted for a PMD thread on every CPU.
+func CheckMemoryMB(sp *playbooks.CheckSpec) (int, error) {
+	kind, vdevs := pathVhost, []string{"net_virtio_user0,path=/run/rig/check/in.sock,server=1,queues=1", "net_virtio_user1,path=/run/rig/check/out.sock,server=1,queues=1"}
+	switch {
+	case sp.TopologyOrDefault() == playbooks.TopologyThroughPorts:
+		kind, vdevs = pathPorts, []string{afPacketVdev(0, "in"), afPacketVdev(1, "out")}
+	case sp.TransportOrDefault() == playbooks.TransportMemif:
+		kind, vdevs = pathMemif, []string{"net_memif0,role=client,id=0,socket=/run/rig/check/in.sock,socket-abstract=no", "net_memif1,role=client,id=0,socket=/run/rig/check/out.sock,socket-abstract=no"}
+	}
+	most := 0
+	for _, size := range sp.Sizes() {
+		cfg := checkConfig(sp, kind, vdevs, "", runtime.NumCPU())
+		cfg.FrameSize = size
+		mb, err := bench.MemoryMB(cfg)
+		if err != nil {
+			return 0, fmt.Errorf("check: %d B frames: %w", size, err)
+		}
+		most = max(most, mb)
+	}
+	return most, nil
 }
 
 // counterHold is how long the dataplane keeps its ports open after the

@@ -239,10 +239,16 @@ func (s *checkStep) setupPorts(ctx context.Context) (*checkPath, error) {
 	for i, port := range []string{p.in, p.out} {
 		ifc, _ := st.Interface(port)
 		nd := FarEndNetdev(port, ifc.Devargs())
-		p.vdevs = append(p.vdevs, fmt.Sprintf("net_af_packet%d,iface=%s,qpairs=1,framecnt=%d", i, nd, ovs.AFPacketRingFrames(2048)))
+		p.vdevs = append(p.vdevs, afPacketVdev(i, nd))
 		p.notes = append(p.notes, fmt.Sprintf("port %s: far end is netdev %s in netns %s", port, nd, netns))
 	}
 	return p, nil
+}
+
+// afPacketVdev is rig's port i on the far end netdev of a through-ports
+// path.
+func afPacketVdev(i int, netdev string) string {
+	return fmt.Sprintf("net_af_packet%d,iface=%s,qpairs=1,framecnt=%d", i, netdev, ovs.AFPacketRingFrames(2048))
 }
 
 // FarEndNetdev is the netdev at the far end of a port's cable: the same

@@ -22,11 +22,11 @@ import (
 // warm-up run (not counted) when the check has one.
 func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores string, res *CheckResult) error {
 	sp := s.spec
-	base := bench.Config{Role: bench.RoleLoop, VDevs: p.vdevs, Cores: sp.CoresOrDefault(), Lcores: lcores,
-		SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle, Hold: counterHold}
+	pmd := 0
 	if p.kind == pathMemif {
-		base.RxQ, base.TxQ = s.pmdThreads(ctx)+1, 1 // as runOne: bench/README.md
+		pmd = s.pmdThreads(ctx)
 	}
+	base := checkConfig(sp, p.kind, p.vdevs, lcores, pmd)
 	spec := bench.NDRSpec{Base: base, Sizes: sp.Sizes(), TrialDuration: sp.DurationOrDefault(), Resolution: sp.NDR.ResolutionOrDefault(),
 		MaxTrials: sp.NDR.MaxTrialsOrDefault(), PDRLossPct: sp.NDR.PDRLossPctOrDefault(), SearchMax: sp.NDR.Max, TrialGap: s.trialGap,
 		LossRetries: sp.NDR.LossRetries}

@@ -11,6 +11,7 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
@@ -152,7 +153,7 @@ func TestPrivilegedOVSStepDOCAOnUpstream(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, 128)
+	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
 	rec.Reset()
 	spec := docaSpec()
 	spec.Config.DPDKInit, spec.Config.DPDKExtra = "try", "--no-pci --no-telemetry"

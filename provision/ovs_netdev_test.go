@@ -14,6 +14,7 @@ import (
 	"rig/internal/labinfo"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
@@ -199,7 +200,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	live := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, live, 128)
+	d := ovstest.Start(t, live, hugetest.OVS(128, 0))
 	veth := testNetns(t)
 	root := t.TempDir()
 	for _, d := range []string{"sys", "proc"} { // the live kernel's: the veth, the daemons' pids

@@ -16,6 +16,7 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
@@ -289,7 +290,7 @@ func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, 128)
+	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
 	veth := testNetns(t)
 	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-t", Ports: []playbooks.OVSPort{
 		{Name: "null0", Devargs: "net_null0", NRxq: 2},
@@ -355,7 +356,7 @@ func mustFail(t *testing.T, rep *Report, kindText ...string) {
 func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	h := host.New("/")
-	d := ovstest.Start(t, h, 128)
+	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
 	base := func(extra ...playbooks.OVSPort) *playbooks.OVSSpec {
 		return &playbooks.OVSSpec{Config: vmConfig(), Prune: true, Bridges: []playbooks.OVSBridge{{Name: "br-d",
 			Ports: append([]playbooks.OVSPort{{Name: "good0", Devargs: "net_null0"}}, extra...)}}}
@@ -474,7 +475,7 @@ func TestPrivilegedOVSStepVswitchdDiesMidRun(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, 0) // no dpdk-init: no hugepages needed
+	d := ovstest.Start(t, h) // no dpdk-init: no hugepages needed
 	killed := 0
 	rec.Next = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		for _, a := range args {
@@ -516,7 +517,7 @@ func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, 128)
+	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
 	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-r", Ports: []playbooks.OVSPort{
 		{Name: "rnull0", Devargs: "net_null0"}}}}}
 	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusChanged {

@@ -58,7 +58,10 @@ func TestBenchSweepNDRUsageErrors(t *testing.T) {
 // trial's) run at nice -10, above other helpers' compilers and pollers.
 func TestPrivilegedBenchNDRKnownAnswer(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 256)
+	hugetest.ReserveFor(t,
+		benchNeed(t, "the DUT, rig bench fwd on two vhost-user ports", bench.Config{Role: bench.RoleFwd, VDevs: []string{"net_vhost0,iface=/x/a.sock", "net_vhost1,iface=/x/b.sock"}}),
+		benchNeed(t, "each trial, rig bench ndr's loop on two virtio-user ports", bench.Config{Role: bench.RoleLoop,
+			VDevs: []string{"net_virtio_user0,path=/x/a.sock,queue_size=4096", "net_virtio_user1,path=/x/b.sock,queue_size=4096"}}))
 	bin := buildRig(t)
 	dir, err := os.MkdirTemp("", "rigndr")
 	if err != nil {
@@ -157,7 +160,8 @@ func checkPlotFile(t *testing.T, f string) {
 // The sweep: three sizes on one core, as CSV, and its charts.
 func TestPrivilegedBenchSweepCSVAndPlots(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 256)
+	// one cell at a time: a loop over the default memif pair, the largest frame's pool
+	hugetest.ReserveFor(t, benchNeed(t, "a sweep cell, rig bench loop at 1518 B", bench.Config{Role: bench.RoleLoop, FrameSize: 1518}))
 	bin := buildRig(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "bench", "sweep", "--size", "64,512,1518", "--cores", "1", "-o", "csv", "--duration", "1s", "--plot", filepath.Join(dir, "sw"))

@@ -67,7 +67,8 @@ func TestPrivilegedBenchLoopEndToEndExitCodes(t *testing.T) {
 		t.Skip("child")
 	}
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 128)
+	// one child at a time, each a loop on net_ring0 with 512 descriptors
+	hugetest.ReserveFor(t, benchNeed(t, "rig bench loop --vdev net_ring0", bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, RxD: 512, TxD: 512}))
 	runChild := func(args ...string) (int, string, string) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$")
 		cmd.Env = append(os.Environ(), "RIG_CMD_BENCH_CHILD="+strings.Join(args, "\x1f"))

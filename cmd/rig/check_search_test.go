@@ -21,7 +21,7 @@ func TestPrivilegedCheckSearchNDR(t *testing.T) {
 	if !strings.Contains(pb, "search: ndr") {
 		t.Fatal("the playbook template changed: this test's check section was not put in")
 	}
-	l := newCheckLab(t, 256, pb)
+	l := newCheckLab(t, pb)
 	if code, out, errOut := l.rig("up", "--only", "ovs", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
 	}

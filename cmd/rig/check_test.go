@@ -122,13 +122,15 @@ func buildRig(t *testing.T) string {
 	return bin
 }
 
-func newCheckLab(t *testing.T, pages int, playbook string) *checkLab {
+// newCheckLab reserves the hugepages the playbook's OvS and check take
+// (playbookNeeds), starts the lab and writes the playbook to l.pb.
+func newCheckLab(t *testing.T, playbook string) *checkLab {
 	t.Helper()
 	testutil.RequirePrivileged(t)
 	if _, err := exec.LookPath("ovs-vsctl"); err != nil {
 		t.Skip("needs openvswitch")
 	}
-	hugetest.Reserve(t, pages)
+	hugetest.ReserveFor(t, playbookNeeds(t, playbook)...)
 	l := &checkLab{t: t, bin: buildRig(t), netns: fmt.Sprintf("rigchk%d", os.Getpid()%100000)}
 	dir, err := os.MkdirTemp("", "rigchk")
 	if err != nil {
@@ -228,7 +230,7 @@ func run0(t *testing.T, m map[string]any) map[string]any {
 func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 	// 10 s of traffic: a dataplane that outlived rig would still run
 	// well after the 5 s the test gives it to go
-	l := newCheckLab(t, 256, fmt.Sprintf(checkPlaybook, "10s", "1s", "2"))
+	l := newCheckLab(t, fmt.Sprintf(checkPlaybook, "10s", "1s", "2"))
 	if code, out, errOut := l.rig("up", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
 	}
@@ -329,7 +331,7 @@ var flowing = regexp.MustCompile(`rx pkts=[1-9]`)
 // OvS drops on purpose: ingress policing on the check's ingress port, set
 // during the warm-up; the report must place the loss in OvS's rx.
 func TestPrivilegedCheckNamesWhereOvSDropped(t *testing.T) {
-	l := newCheckLab(t, 256, fmt.Sprintf(checkPlaybook, "2s", "3s", "1"))
+	l := newCheckLab(t, fmt.Sprintf(checkPlaybook, "2s", "3s", "1"))
 	if code, out, errOut := l.rig("up", "--only", "ovs", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
 	}
@@ -377,7 +379,7 @@ func TestPrivilegedCheckNamesWhereOvSDropped(t *testing.T) {
 // when its client left under a polling PMD), and ovs-vswitchd lives on.
 func TestPrivilegedCheckMemifTransport(t *testing.T) {
 	pb := strings.Replace(fmt.Sprintf(checkPlaybook, "2s", "1s", "5"), "check:\n", "check:\n  transport: memif\n", 1)
-	l := newCheckLab(t, 256, pb)
+	l := newCheckLab(t, pb)
 	if code, out, errOut := l.rig("up", "--only", "ovs", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
 		t.Fatalf("up: %d\n%s%s", code, out, errOut)
 	}
@@ -440,7 +442,7 @@ check:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", far).Run() })
-	l := newCheckLab(t, 256, pb)
+	l := newCheckLab(t, pb)
 	// each cable: ckN in the OvS netns <-> ckN (same name) in the far netns
 	for _, n := range []string{"ck0", "ck1"} {
 		l.sh("ip", "link", "add", n, "netns", l.netns, "type", "veth", "peer", "name", n, "netns", far)

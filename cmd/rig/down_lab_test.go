@@ -247,11 +247,16 @@ func diffState(t *testing.T, what string, want, got map[string]string) {
 // is as before up, and plan --down --firmware plans nothing.
 func TestPrivilegedLabDownAfterUpRestoresBF2(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 700) // the playbook's 1024 MB socket memory and the check's dataplane
+	needs := playbookNeeds(t, "bf2-dpu")
+	hugetest.ReserveFor(t, needs...)
 	// a pool of 1016 pages, so that up grows it to the playbook's 1024
-	// and down has a count to give back
+	// and down has a count to give back; the pages the test needs must
+	// stay free in it
 	nr0 := nrHugepages(t)
 	t.Cleanup(func() { _ = os.WriteFile(hugePool, []byte(strconv.Itoa(nr0)), 0) })
+	if used := nr0 - freeHugepages(t); 1016-used < hugetest.Pages(needs...) {
+		t.Fatalf("hugepages: the host uses %d of its %d 2 MiB pages: a pool of 1016 leaves %d free, the test needs %d (%v)", used, nr0, 1016-used, hugetest.Pages(needs...), needs)
+	}
 	if err := os.WriteFile(hugePool, []byte("1016"), 0); err != nil || nrHugepages(t) != 1016 {
 		t.Fatalf("set nr_hugepages 1016 (was %d): %v, now %d", nr0, err, nrHugepages(t))
 	}

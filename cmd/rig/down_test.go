@@ -37,17 +37,6 @@ check:
   thresholds: {min_mpps: 0.01}
 `
 
-func readPages(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	fmt.Sscan(string(b), &n)
-	return n
-}
-
 // downSnapshot is what rig down must give back: OvS's tables (other_config,
 // bridges, dpdk_initialized), the 2 MiB pool, the mount directory and
 // rig's records.
@@ -57,7 +46,7 @@ func (l *checkLab) downSnapshot(mountDir string) string {
 	fmt.Fprintf(&b, "other_config %s", l.vsctl("get", "Open_vSwitch", ".", "other_config"))
 	fmt.Fprintf(&b, "bridges %q\n", l.vsctl("list-br"))
 	fmt.Fprintf(&b, "dpdk_initialized %s", l.vsctl("get", "Open_vSwitch", ".", "dpdk_initialized"))
-	fmt.Fprintf(&b, "nr_hugepages %d\n", readPages(l.t))
+	fmt.Fprintf(&b, "nr_hugepages %d\n", nrHugepages(l.t))
 	_, err := os.Stat(mountDir)
 	fmt.Fprintf(&b, "mount dir exists %v\n", err == nil)
 	st, _ := os.ReadFile(os.Getenv("RIG_STATE_FILE"))
@@ -74,8 +63,8 @@ func (l *checkLab) downSnapshot(mountDir string) string {
 func TestPrivilegedDownAfterUpRestoresHost(t *testing.T) {
 	dir := t.TempDir()
 	mountDir := filepath.Join(dir, "huge")
-	l := newCheckLab(t, 64, "")
-	pages := readPages(t)
+	l := newCheckLab(t, fmt.Sprintf(downPlaybook, 1, mountDir)) // its OvS and check; the pool's count follows
+	pages := nrHugepages(t)
 	if err := os.WriteFile(l.pb, []byte(fmt.Sprintf(downPlaybook, pages+16, mountDir)), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -431,7 +431,9 @@ func (e *fleetEnv) runSite(t *testing.T, inv, cfg, report string, serial []any) 
 func TestPrivilegedAnsibleFleet(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	needFleetTools(t)
-	hugetest.Reserve(t, 480) // three labs' OvS (128 MB each) and the checks' dataplanes
+	// three labs at once, each its OvS and its check's dataplane
+	one := playbookNeeds(t, strings.ReplaceAll(fleetPlaybook, "{{ lab_min_mpps | default(0.005) }}", "0.005"))
+	hugetest.ReserveFor(t, append(append(append([]hugetest.Need(nil), one...), one...), one...)...)
 	listening := hostListeners(t)
 	t0 := time.Now()
 	bin := buildRig(t)

@@ -255,7 +255,7 @@ ovs:
 // the default rundir with no flags and restarted it by pid.
 func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 32)
+	hugetest.ReserveFor(t, playbookNeeds(t, hvPlaybook)...)
 	bin := buildRigNoCgo(t)
 	pb := filepath.Join(t.TempDir(), "hv.yaml")
 	if err := os.WriteFile(pb, []byte(hvPlaybook), 0o644); err != nil {
@@ -350,6 +350,7 @@ func TestPrivilegedLabGolden(t *testing.T) {
 // the embedded bf2-dpu playbook is satisfied; OvS runs again, new pids.
 func TestPrivilegedLabLinkAndPowerCycle(t *testing.T) {
 	testutil.RequirePrivileged(t)
+	hugetest.ReserveFor(t, playbookNeeds(t, "bf2-dpu")[:1]...) // its OvS; the check is skipped
 	bin := buildRigNoCgo(t)
 	const name = "lt-link"
 	labUp(t, bin, "bf2-dpu", name)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 )
 
@@ -32,7 +33,7 @@ func TestPlanRefusesHugeDevargs(t *testing.T) {
 // `rig ovs daemon stop` says what it did per daemon: "stopped NAME (pid N,
 // SIGTERM)" for running ones, "NAME was not running (...)" on a second stop.
 func TestPrivilegedOVSDaemonStopSaysWhatItDid(t *testing.T) {
-	d := ovstest.Start(t, host.New("/"), 0) // DPDK is not initialised: no hugepages needed
+	d := ovstest.Start(t, host.New("/")) // DPDK is not initialised: no hugepages needed
 	st := d.Status()
 	if !st.Running {
 		t.Fatalf("not running: %+v", st)
@@ -52,7 +53,7 @@ func TestPrivilegedOVSDaemonStopSaysWhatItDid(t *testing.T) {
 // Right after `rig ovs daemon start` DPDK is not initialised: `rig ovs
 // status` says so (text and JSON) and exits 1 instead of "ok".
 func TestPrivilegedOVSStatusDPDKNotRequested(t *testing.T) {
-	d := ovstest.Start(t, host.New("/"), 0) // DPDK is not initialised: no hugepages needed
+	d := ovstest.Start(t, host.New("/")) // DPDK is not initialised: no hugepages needed
 	code, out, errOut := rig(t, "ovs", "status", "--rundir", d.Dir)
 	if code != exitFailure || strings.Contains(out, "ok:") || !strings.Contains(out, "dpdk_initialized:  false") ||
 		!strings.Contains(out, "NOT OK: 1 problem(s):\n- ovs: dpdk: DPDK not requested: other_config:dpdk-init is unset\n") ||
@@ -142,7 +143,7 @@ func TestPlanDOCAPlaybookOnFixture(t *testing.T) {
 // without devargs shows in `rig ovs status` as resolved by nothing, with
 // the cause and fix, next to a port whose devargs are given (text, JSON).
 func TestPrivilegedOVSStatusResolution(t *testing.T) {
-	d := ovstest.Start(t, host.New("/"), 128)
+	d := ovstest.Start(t, host.New("/"), hugetest.OVS(128, 0)) // the vdev playbook's socket memory
 	dir := t.TempDir()
 	pb := filepath.Join(dir, "doca.yaml")
 	if err := os.WriteFile(pb, []byte(docaPlaybook), 0o644); err != nil {

@@ -67,7 +67,14 @@ type storyStep struct {
 // namespaces).
 func TestPrivilegedLabStory(t *testing.T) {
 	testutil.RequirePrivileged(t)
-	hugetest.Reserve(t, 700) // the playbooks' 1024 MB socket memory and the check's dataplane
+	// one lab at a time: the playbook that takes the most
+	var most []hugetest.Need
+	for _, c := range storyCases {
+		if n := playbookNeeds(t, c.playbook); hugetest.Pages(n...) > hugetest.Pages(most...) {
+			most = n
+		}
+	}
+	hugetest.ReserveFor(t, most...)
 	bin := buildRig(t)
 	warmNetns(t)
 	before, files0 := snapshotHost(t), hugeFiles(t)
@@ -199,9 +206,14 @@ func hugeFiles(t *testing.T) []string {
 	return out
 }
 
-func nrHugepages(t *testing.T) int {
+func nrHugepages(t *testing.T) int { t.Helper(); return poolCount(t, "nr_hugepages") }
+
+func freeHugepages(t *testing.T) int { t.Helper(); return poolCount(t, "free_hugepages") }
+
+// poolCount reads a count of the host's 2 MiB pool.
+func poolCount(t *testing.T, name string) int {
 	t.Helper()
-	b, err := os.ReadFile("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+	b, err := os.ReadFile("/sys/kernel/mm/hugepages/hugepages-2048kB/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

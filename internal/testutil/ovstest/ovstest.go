@@ -94,17 +94,21 @@ func IsRead(argv []string) bool {
 // test (the test log shows its last 40 lines).
 const KeepLogEnv = "RIG_TEST_KEEP_OVS_LOG"
 
-// Start reserves hugepages (pages x 2 MiB), starts a private ovsdb-server
-// and ovs-vswitchd-dpdk in a short temp dir (unix socket paths are
-// limited), and at cleanup stops both by pid, checks that no process and
-// no socket is left, and removes the dir. It skips when not root.
-func Start(t testing.TB, h *host.Host, pages int) *ovs.Daemon {
+// Start reserves the hugepages the test names (needs: the OvS it will
+// configure, hugetest.OVS, and every DPDK process it runs beside it;
+// none for an OvS without DPDK), starts a private ovsdb-server and
+// ovs-vswitchd-dpdk in a short temp dir (unix socket paths are limited),
+// and at cleanup stops both by pid, checks that no process and no socket
+// is left, and removes the dir. It skips when not root.
+func Start(t testing.TB, h *host.Host, needs ...hugetest.Need) *ovs.Daemon {
 	t.Helper()
 	testutil.RequirePrivileged(t)
 	if _, err := os.Stat(ovs.DefaultVswitchd); err != nil {
 		t.Skipf("needs %s (openvswitch-switch-dpdk; `make deps`): %v", ovs.DefaultVswitchd, err)
 	}
-	hugetest.Reserve(t, pages)
+	if len(needs) > 0 {
+		hugetest.ReserveFor(t, needs...)
+	}
 	testutil.CleanDefaultDPDKRuntimeDir(t) // runs after the stop below
 	dir, err := os.MkdirTemp("", "rigovs")
 	if err != nil {
