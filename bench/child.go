@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,9 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"rig/hugepages"
 	"rig/internal/host"
@@ -70,7 +74,14 @@ func NewRunJSONError(err error) RunJSONError {
 // result), then SIGKILL after the grace period. A failed run is an *Error
 // with the child's cause and fix; a Result with Invalid set is returned as
 // a result (nil error): the caller judges it.
+//
+// With cfg.Release set the child holds its links after the run until the
+// caller closes Release.Release (or cfg.Hold runs out): it says
+// "measured" on the ready pipe (Release.Measured closes) and takes the
+// end of its stdin as the release.
 func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
+	rel := cfg.Release
+	cfg.HoldReleasable = rel != nil
 	in, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench child: config: %w", err)
@@ -81,6 +92,17 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	cmd := exec.Command(c.Exe, args...)
 	cmd.Stdin = bytes.NewReader(in)
+	var stdinW *os.File
+	if rel != nil {
+		// the config, then an open pipe until the release
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("bench child: stdin pipe: %w", err)
+		}
+		cmd.Stdin, stdinW = r, w
+		defer r.Close()
+		defer w.Close()
+	}
 	var stdout bytes.Buffer
 	tail := &tailWriter{max: 4096}
 	cmd.Stdout = &stdout
@@ -92,11 +114,11 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if c.NetNS != "" {
 		object += " in netns " + c.NetNS
 	}
-	readyR, err := c.readyPipe(cmd)
+	readyR, err := c.readyPipe(cmd, rel != nil)
 	if err != nil {
 		return nil, failure(object, err, "", "")
 	}
-	release, err := host.StartTied(cmd, c.NetNS)
+	untie, err := host.StartTied(cmd, c.NetNS)
 	if len(cmd.ExtraFiles) > 0 {
 		cmd.ExtraFiles[0].Close() // the child's end
 	}
@@ -106,18 +128,31 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return nil, failure(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
 	}
-	readyDone := c.watchReady(readyR)
+	exited := make(chan struct{})
+	if rel != nil {
+		go func() {
+			_, _ = stdinW.Write(in) // a pipe's buffer holds a config
+			select {
+			case <-rel.Release:
+			case <-exited:
+			}
+			stdinW.Close()
+		}()
+	}
+	readyDone := c.watchReady(readyR, rel)
 	waitErr := c.wait(ctx, cmd)
+	close(exited)
 	<-readyDone
-	release()
+	untie()
 	c.removeRuntimeDir(cfg, cmd.Process.Pid)
 	return decodeChild(object, stdout.Bytes(), waitErr, tail.String())
 }
 
 // readyPipe gives the child the write end of a pipe as fd 3 (ReadyFDEnv)
-// when c.Ready is set; it returns the read end.
-func (c Child) readyPipe(cmd *exec.Cmd) (*os.File, error) {
-	if c.Ready == nil {
+// when c.Ready is set or the run's hold may be released (it says
+// "measured" there); it returns the read end.
+func (c Child) readyPipe(cmd *exec.Cmd, releasable bool) (*os.File, error) {
+	if c.Ready == nil && !releasable {
 		return nil, nil
 	}
 	r, w, err := os.Pipe()
@@ -129,9 +164,10 @@ func (c Child) readyPipe(cmd *exec.Cmd) (*os.File, error) {
 	return r, nil
 }
 
-// watchReady calls c.Ready when the child writes to the pipe; the channel
-// closes when the child's end closes (it exited).
-func (c Child) watchReady(r *os.File) <-chan struct{} {
+// watchReady calls c.Ready when the child says "ready" on the pipe, and
+// closes rel.Measured when it says "measured"; the channel closes when
+// the child's end closes (it exited).
+func (c Child) watchReady(r *os.File, rel *HoldRelease) <-chan struct{} {
 	done := make(chan struct{})
 	if r == nil {
 		close(done)
@@ -140,13 +176,58 @@ func (c Child) watchReady(r *os.File) <-chan struct{} {
 	go func() {
 		defer close(done)
 		defer r.Close()
-		b := make([]byte, 16)
-		if n, _ := r.Read(b); n > 0 {
-			c.Ready()
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			switch sc.Text() {
+			case readyLine:
+				if c.Ready != nil {
+					c.Ready()
+				}
+			case measuredLine:
+				if rel != nil {
+					rel.SetMeasured()
+				}
+			}
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}()
 	return done
+}
+
+// What a child writes on its ready pipe: its dataplane runs; its figures
+// are in (the run is over and drained, its links held).
+const (
+	readyLine    = "ready"
+	measuredLine = "measured"
+)
+
+// ReadyPipe is the child's end of its ready pipe (ReadyFDEnv), nil when
+// the parent passed none.
+type ReadyPipe struct{ f *os.File }
+
+// OpenReadyPipe takes the pipe whose fd ReadyFDEnv names (only a pipe: a
+// number inherited without its fd may name one of this process's own, the
+// Go runtime's epoll) and unsets the variable; nil when there is none.
+func OpenReadyPipe() *ReadyPipe {
+	fd, err := strconv.Atoi(os.Getenv(ReadyFDEnv))
+	_ = os.Unsetenv(ReadyFDEnv) // for this process only
+	var st unix.Stat_t
+	if err != nil || fd < 3 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil
+	}
+	return &ReadyPipe{f: os.NewFile(uintptr(fd), "ready")}
+}
+
+// Ready says the dataplane runs.
+func (p *ReadyPipe) Ready() { p.say(readyLine) }
+
+// Measured says the run's figures are in.
+func (p *ReadyPipe) Measured() { p.say(measuredLine) }
+
+func (p *ReadyPipe) say(line string) {
+	if p != nil {
+		_, _ = p.f.Write([]byte(line + "\n"))
+	}
 }
 
 // removeRuntimeDir removes the EAL runtime directory the ended child may

@@ -69,6 +69,16 @@ type Config struct {
 	// run, so that a peer's counters can still be read: OvS reports a
 	// vhost-user port's counters only while its peer is connected.
 	Hold time.Duration `json:"hold,omitempty"`
+	// Release, when set, ends Hold early: the run closes Release.Measured
+	// once its figures are in (traffic over, drained) and holds its links
+	// until the caller closes Release.Release or Hold runs out. A child
+	// (Child.Run) gets HoldReleasable instead and the same signals over
+	// its ready pipe and stdin.
+	Release *HoldRelease `json:"-"`
+	// HoldReleasable: this run is a child whose parent set Release: it
+	// writes "measured" to the ready fd (ReadyFDEnv) and ends its hold
+	// when its stdin closes.
+	HoldReleasable bool `json:"holdReleasable,omitempty"`
 	// DrainQuiet: a loop's drain (after its generators halt) ends when
 	// everything came back or nothing arrived for this long; 0: 50 ms.
 	// Frames through a far host may lag more (Peer.Trial sets 500 ms).

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -14,6 +15,28 @@ type Progress struct {
 	// polling): a two-host run's far side tells the near side to send.
 	Ready func()
 }
+
+// HoldRelease is a run's early end of Hold (Config.Release): Measured
+// closes when the run's figures are in, before it holds its links; the
+// caller closes Release (Done) when it read what the links were held for
+// (a peer's counters), and the run's ports close then.
+type HoldRelease struct {
+	Measured chan struct{}
+	Release  chan struct{}
+	measured sync.Once
+	done     sync.Once
+}
+
+// NewHoldRelease is a HoldRelease with neither signal given yet.
+func NewHoldRelease() *HoldRelease {
+	return &HoldRelease{Measured: make(chan struct{}), Release: make(chan struct{})}
+}
+
+// SetMeasured closes Measured (once).
+func (h *HoldRelease) SetMeasured() { h.measured.Do(func() { close(h.Measured) }) }
+
+// Done closes Release (once): the hold may end.
+func (h *HoldRelease) Done() { h.done.Do(func() { close(h.Release) }) }
 
 // ErrNoDataplane is what Run returns in a rig built without cgo: the
 // provisioning-only build has no DPDK in it.

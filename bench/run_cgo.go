@@ -144,10 +144,16 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(memifServers(c.VDevs)) > 0 {
 		res.Warnings = append(res.Warnings, "nothing came back through the memif server: "+memifQueueHint+fmt.Sprintf(" (this run: --rxq %d --txq %d)", c.RxQ, c.TxQ))
 	}
+	var release <-chan struct{}
+	if c.Release != nil {
+		c.Release.SetMeasured()
+		release = c.Release.Release
+	}
 	if c.Hold > 0 && ctx.Err() == nil {
 		select { // the links stay up until the ports close (d.close)
 		case <-time.After(c.Hold):
 		case <-ctx.Done():
+		case <-release:
 		}
 	}
 	return res, nil

@@ -186,13 +186,17 @@ func CheckMemoryMB(sp *playbooks.CheckSpec) (int, error) {
 	return most, nil
 }
 
-// counterHold is how long the dataplane keeps its ports open after the
-// run, and counterPoll how often the check reads OvS's counters meanwhile:
-// a vhost-user port has counters only while rig's side is connected.
+// counterHold is how long at most the dataplane keeps its ports open
+// after the run, and counterPoll how often the check reads OvS's counters
+// meanwhile: a vhost-user port has counters only while rig's side is
+// connected. The hold ends early once the run is measured (its traffic
+// drained) and the path's counters read the same releaseStillPolls polls
+// in a row after that: OvS has nothing of the run in flight then.
 const (
-	linkSettle  = 500 * time.Millisecond // after rig's links are up: OvS's side of a vhost-user port starts
-	counterHold = 1500 * time.Millisecond
-	counterPoll = 100 * time.Millisecond
+	linkSettle        = 500 * time.Millisecond // after rig's links are up: OvS's side of a vhost-user port starts
+	counterHold       = 1500 * time.Millisecond
+	counterPoll       = 100 * time.Millisecond
+	releaseStillPolls = 2
 )
 
 // runPolling runs the dataplane and reads the bridge's counters every
@@ -204,6 +208,11 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 		r   *bench.Result
 		err error
 	}
+	// the run tells when its figures are in; its hold ends when the
+	// counters have been read still after that (releaseStillPolls)
+	rel := bench.NewHoldRelease()
+	cfg.Release = rel
+	defer rel.Done()
 	ch := make(chan done, 1)
 	go func() {
 		r, err := dp.Run(ctx, cfg)
@@ -220,13 +229,15 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 	}
 	tick := time.NewTicker(counterPoll)
 	defer tick.Stop()
-	still := 0 // polls in a row that the path's counters did not move
+	still := 0       // polls in a row that the path's counters did not move
+	stillAfter := -1 // the same since the run was measured (-1: not yet)
 	for {
 		select {
 		case d := <-ch:
 			return d.r, last, d.err
 		case <-tick.C:
 			if p.closed {
+				rel.Done() // nothing left to read: OvS's side is gone
 				continue
 			}
 			cs, err := s.o.PortCounters(ctx, s.bridge)
@@ -248,8 +259,21 @@ func (s *checkStep) runPolling(ctx context.Context, dp Dataplane, cfg bench.Conf
 			} else {
 				still++
 			}
+			select {
+			case <-rel.Measured:
+				switch {
+				case stillAfter < 0 || moved:
+					stillAfter = 0
+				default:
+					stillAfter++
+				}
+			default:
+			}
 			if p.kind == pathMemif && still >= memifQuietPolls && last[p.in].RxPackets > 0 {
 				s.closeMemif(ctx, p)
+			}
+			if p.kind != pathMemif && stillAfter >= releaseStillPolls {
+				rel.Done() // a memif path's clients go only after closeMemif
 			}
 		}
 	}

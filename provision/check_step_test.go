@@ -200,6 +200,10 @@ type fakeDataplane struct {
 	sent, rxDrop, txDrop, rigMiss uint64
 	cfgs                          []bench.Config
 	hold                          bool // stay "connected" past the duration, as the real one does (Config.Hold)
+	// per held run: whether the check released the hold before Hold ran
+	// out, and how many OvS calls it had made by then
+	released       []bool
+	callsAtRelease []int
 }
 
 func (d *fakeDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
@@ -218,7 +222,18 @@ func (d *fakeDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Resul
 	rx := d.sent - d.rxDrop - d.txDrop - d.rigMiss
 	secs := cfg.Duration.Seconds()
 	if d.hold {
-		time.Sleep(cfg.Duration + cfg.Hold)
+		time.Sleep(cfg.Duration)
+		if cfg.Release == nil {
+			time.Sleep(cfg.Hold)
+		} else {
+			cfg.Release.SetMeasured()
+			select {
+			case <-cfg.Release.Release:
+				d.released, d.callsAtRelease = append(d.released, true), append(d.callsAtRelease, len(d.o.calls))
+			case <-time.After(cfg.Hold):
+				d.released, d.callsAtRelease = append(d.released, false), append(d.callsAtRelease, -1)
+			}
+		}
 	}
 	return &bench.Result{Role: bench.RoleLoop, FrameSize: cfg.FrameSize, DurationS: secs, Sent: d.sent, Received: rx, Lost: int64(d.sent - rx),
 		LinkSpeedGbps: 10, LinkSpeedSource: "port",
@@ -524,5 +539,30 @@ func TestCheckMemifPortsClosedByOVSFirstAndReadded(t *testing.T) {
 		fmt.Sprintf("del-flows br0 %#x", CheckCookie), "del-port br0 rig-chk-in", "del-port br0 rig-chk-out"} // teardown
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+	// each run's hold ended early, and only once OvS's memif ports were
+	// gone (the warm-up's after call 5, the measured run's after call 11)
+	if fmt.Sprint(dp.released) != "[true true]" || fmt.Sprint(dp.callsAtRelease) != "[5 11]" {
+		t.Errorf("holds released %v after OvS call %v; want [true true] after [5 11] (the del-ports)", dp.released, dp.callsAtRelease)
+	}
+}
+
+// A vhost-user run's hold ends once the run is measured and the path's
+// counters read still after that, not when Hold runs out; the counters
+// read meanwhile are the run's.
+func TestCheckReleasesHoldWhenCountersSettle(t *testing.T) {
+	o := newFakeCheckOVS()
+	dp := &fakeDataplane{sent: 1000, rxDrop: 3, hold: true}
+	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "100ms", Duration: "100ms"}, o, dp)
+	out, err := s.Measure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.(*CheckResult).Runs[0]
+	if r.OVS[0].Counters.RxPackets != 997 || r.OVS[0].Counters.RxDropped != 3 || r.OVS[1].Counters.TxPackets != 997 {
+		t.Fatalf("deltas %+v", r.OVS)
+	}
+	if fmt.Sprint(dp.released) != "[true true]" {
+		t.Errorf("holds released early: %v, want [true true] (warm-up, run)", dp.released)
 	}
 }

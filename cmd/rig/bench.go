@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -306,7 +306,25 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			if err := v.Validate(); err != nil {
 				return emit(exitUsage, err)
 			}
-			res, err := bench.Run(cmd.Context(), cfg, bench.Progress{W: a.errOut, Ready: readyNotifier()})
+			pipe := bench.OpenReadyPipe()
+			prog := bench.Progress{W: a.errOut}
+			if pipe != nil {
+				prog.Ready = pipe.Ready
+			}
+			if cfg.HoldReleasable {
+				// the parent reads what the held links show, then closes
+				// our stdin: the hold ends there
+				cfg.Release = bench.NewHoldRelease()
+				go func() {
+					<-cfg.Release.Measured
+					pipe.Measured()
+				}()
+				go func() {
+					_, _ = io.Copy(io.Discard, io.MultiReader(dec.Buffered(), cmd.InOrStdin()))
+					cfg.Release.Done()
+				}()
+			}
+			res, err := bench.Run(cmd.Context(), cfg, prog)
 			if err != nil {
 				return emit(exitFailure, err)
 			}
@@ -321,21 +339,3 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 	}
 }
 
-// readyNotifier is the Progress.Ready of a child whose parent asked to be
-// told when the dataplane runs (bench.Child.Ready): one line on the fd
-// bench.ReadyFDEnv names; nil when none is named.
-func readyNotifier() func() {
-	fd, err := strconv.Atoi(os.Getenv(bench.ReadyFDEnv))
-	_ = os.Unsetenv(bench.ReadyFDEnv) // for this process only
-	var st unix.Stat_t
-	// only the pipe the parent passed: a number inherited without its fd
-	// may name one of this process's own (the Go runtime's epoll)
-	if err != nil || fd < 3 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-		return nil
-	}
-	f := os.NewFile(uintptr(fd), "ready")
-	return func() {
-		_, _ = f.Write([]byte("ready\n"))
-		_ = f.Close()
-	}
-}

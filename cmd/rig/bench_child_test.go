@@ -56,6 +56,47 @@ func TestPrivilegedBenchChildRing(t *testing.T) {
 	}
 }
 
+// A child whose hold may be released (Config.Release): it says when its
+// figures are in, holds its links while the caller reads, and ends when
+// released, not when the minute of Hold runs out; released at once, its
+// result is the same run's.
+func TestPrivilegedBenchChildHoldReleased(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	ch := childOfThisTest(t, "")
+	rel := bench.NewHoldRelease()
+	type done struct {
+		r   *bench.Result
+		err error
+	}
+	got := make(chan done, 1)
+	go func() {
+		r, err := ch.Run(context.Background(), bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: 50000, RxD: 512, TxD: 512,
+			NoHuge: true, Hold: time.Minute, Release: rel})
+		got <- done{r, err}
+	}()
+	select {
+	case <-rel.Measured:
+	case d := <-got:
+		t.Fatalf("the run ended before it said it was measured: %+v, %v", d.r, d.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child did not say it was measured within 30 s")
+	}
+	select {
+	case d := <-got:
+		t.Fatalf("the run ended before the release, with its 1 min hold not over: %+v, %v", d.r, d.err)
+	case <-time.After(300 * time.Millisecond): // it holds
+	}
+	rel.Done()
+	select {
+	case d := <-got:
+		if d.err != nil || d.r.Sent != 50000 || d.r.Received != 50000 || d.r.Interrupted {
+			t.Fatalf("released run: %+v, %v", d.r, d.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child still held its links 30 s after the release (its hold is 1 min)")
+	}
+}
+
 // The child starts in a network namespace: a veth pair that exists only
 // there carries the generator's frames from one end to the other.
 func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
