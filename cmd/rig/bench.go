@@ -338,4 +338,3 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 		},
 	}
 }
-
