@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // `check: {search: ndr}`: instead of one run per frame size at a rate,
@@ -23,6 +24,13 @@ type CheckNDR struct {
 	PDRLossPct  *float64 `yaml:"pdr_loss_pct"` // nil: 0.5; 0: NDR only
 	Max         string   `yaml:"max"`          // the search's upper bound (a rate); "": the generator's maximum
 	LossRetries int      `yaml:"loss_retries"` // a trial that lost frames is tried again up to this many times (0..5)
+	TrialGap    string   `yaml:"trial_gap"`    // pause between trials, the DUT settles (RFC 2544 section 23); "": rig bench ndr's default (2s)
+}
+
+// TrialGapValue is trial_gap when set (validated), and whether it is.
+func (n CheckNDR) TrialGapValue() (time.Duration, bool) {
+	d, err := time.ParseDuration(n.TrialGap)
+	return d, n.TrialGap != "" && err == nil
 }
 
 // Defaults of the search.
@@ -53,7 +61,7 @@ func (n CheckNDR) PDRLossPctOrDefault() float64 {
 
 // set says whether the ndr section has anything in it.
 func (n CheckNDR) set() bool {
-	return n.Resolution != "" || n.MaxTrials != 0 || n.PDRLossPct != nil || n.Max != "" || n.LossRetries != 0
+	return n.Resolution != "" || n.MaxTrials != 0 || n.PDRLossPct != nil || n.Max != "" || n.LossRetries != 0 || n.TrialGap != ""
 }
 
 // search checks search and its ndr section, and what a search does not
@@ -96,6 +104,7 @@ func (v *checkValidator) search(s *CheckSpec) {
 	if n.LossRetries < 0 || n.LossRetries > 5 {
 		v.add("ndr.loss_retries", "want 0 (one trial per rate, as RFC 2544) up to 5, got %d", n.LossRetries)
 	}
+	v.duration("ndr.trial_gap", n.TrialGap, 0, "e.g. 2s, or 0s for none")
 	if n.Max != "" {
 		m := rateRe.FindStringSubmatch(strings.TrimSpace(n.Max))
 		if v0, _ := strconv.ParseFloat(firstGroup(m), 64); m == nil || v0 <= 0 || (m[3] == "%" && v0 > 100) {

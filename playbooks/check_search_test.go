@@ -3,6 +3,7 @@ package playbooks
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseCheckSearchNDR(t *testing.T) {
@@ -14,12 +15,18 @@ func TestParseCheckSearchNDR(t *testing.T) {
 	if pb.Check.Search != SearchNDR || n.ResolutionOrDefault() != "0.5%" || n.MaxTrialsOrDefault() != 20 || n.PDRLossPctOrDefault() != 0.5 || n.Max != "" {
 		t.Fatalf("defaults: %+v", pb.Check)
 	}
-	pb, err = Parse("c.yaml", []byte(checkOVS+"check:\n  search: ndr\n  ndr: {resolution: 10kpps, max_trials: 12, pdr_loss_pct: 0, max: 2Mpps}\n"))
+	if _, set := n.TrialGapValue(); set {
+		t.Fatalf("trial_gap unset: %+v", n)
+	}
+	pb, err = Parse("c.yaml", []byte(checkOVS+"check:\n  search: ndr\n  ndr: {resolution: 10kpps, max_trials: 12, pdr_loss_pct: 0, max: 2Mpps, trial_gap: 500ms}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := pb.Check.NDR; n.ResolutionOrDefault() != "10kpps" || n.MaxTrialsOrDefault() != 12 || n.PDRLossPctOrDefault() != 0 || n.Max != "2Mpps" {
 		t.Fatalf("ndr: %+v", n)
+	}
+	if gap, set := pb.Check.NDR.TrialGapValue(); !set || gap != 500*time.Millisecond {
+		t.Fatalf("trial_gap: %v %v", gap, set)
 	}
 }
 
@@ -40,6 +47,8 @@ func TestParseCheckSearchErrors(t *testing.T) {
 		{"max pct", "check:\n  search: ndr\n  ndr: {max: 120%}\n", "check.ndr.max: want a rate like 1Mpps"},
 		{"unknown", "check:\n  search: ndr\n  ndr: {tolerance: 1}\n", "check.ndr.tolerance: unknown field"},
 		{"loss retries", "check:\n  search: ndr\n  ndr: {loss_retries: 9}\n", "check.ndr.loss_retries: want 0 (one trial per rate, as RFC 2544) up to 5, got 9"},
+		{"trial gap", "check:\n  search: ndr\n  ndr: {trial_gap: 2}\n", "c.yaml:11: check.ndr.trial_gap: want a duration (e.g. 2s, or 0s for none), got \"2\""},
+		{"trial gap too long", "check:\n  search: ndr\n  ndr: {trial_gap: 2h}\n", "check.ndr.trial_gap: want at most"},
 	} {
 		_, err := Parse("c.yaml", []byte(checkOVS+c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

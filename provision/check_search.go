@@ -30,6 +30,9 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 	spec := bench.NDRSpec{Base: base, Sizes: sp.Sizes(), TrialDuration: sp.DurationOrDefault(), Resolution: sp.NDR.ResolutionOrDefault(),
 		MaxTrials: sp.NDR.MaxTrialsOrDefault(), PDRLossPct: sp.NDR.PDRLossPctOrDefault(), SearchMax: sp.NDR.Max, TrialGap: s.trialGap,
 		LossRetries: sp.NDR.LossRetries}
+	if gap, ok := sp.NDR.TrialGapValue(); ok {
+		spec.TrialGap = gap
+	}
 	if err := spec.Validate(); err != nil {
 		return &UsageError{Msg: "check: search: " + err.Error()}
 	}
