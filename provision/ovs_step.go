@@ -31,6 +31,7 @@ type ovsStep struct {
 	// fixture's, so the step plans against an empty database and refuses
 	// every write.
 	fixture string
+	state   stateStore // rig's state file (what the ovs step changed)
 }
 
 // NewOVSStep builds the step. rundir (a private instance from `rig ovs
@@ -38,7 +39,7 @@ type ovsStep struct {
 // means the system one, restarted through systemd.
 func NewOVSStep(env *Env, spec *playbooks.OVSSpec) (Step, error) {
 	h := env.Host
-	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))}
+	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB)), state: env.state()}
 	if env.FixtureRoot != "" && env.OVSRunDir == "" && env.OVSDB == "" {
 		s.fixture = env.FixtureRoot
 	}
