@@ -62,7 +62,7 @@ cell's JSON result holds both hosts' ports.`,
 	fl.IntVar(&f.base.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart")
 	fl.BoolVar(&f.force, "force", false, "run cells with more worker lcores than CPUs too (time-sliced, marked)")
 	f.peer.addFlags(fl, "")
-	fl.StringVar(&f.plot, "plot", "", "write charts to PREFIX-mpps, -gbps, -cores .svg and .png (e.g. --plot /tmp/rig-sweep); default none: no file is written unless asked")
+	fl.StringVar(&f.plot, "plot", "", "write charts to `PREFIX`-mpps, -gbps, -cores .svg and .png (e.g. --plot /tmp/rig-sweep); default none: no file is written unless asked")
 	return c
 }
 
