@@ -38,11 +38,11 @@ demo-full: demo-ovs
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 	@echo "=== BlueField-2 bring-up: fixture host + firmware simulator"
 	./$(BIN) fwsim init --fw-sim $(DEMO_DIR)/fw.json --device 0000:03:00.0=a2d6:separated
-	./$(BIN) plan -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --only mode,rdma
-	./$(BIN) up -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --lock-file $(DEMO_DIR)/lock --only mode,rdma; \
+	./$(BIN) plan -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --state-file $(DEMO_DIR)/bf2-state.json --only mode,rdma
+	./$(BIN) up -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --state-file $(DEMO_DIR)/bf2-state.json --lock-file $(DEMO_DIR)/lock --only mode,rdma; \
 	  rc=$$?; [ $$rc -eq 3 ] || { echo "want exit 3 (power cycle required), got $$rc"; exit 1; }
 	./$(BIN) fwsim power-cycle --fw-sim $(DEMO_DIR)/fw.json
-	./$(BIN) up -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --lock-file $(DEMO_DIR)/lock --only mode,rdma
+	./$(BIN) up -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --state-file $(DEMO_DIR)/bf2-state.json --lock-file $(DEMO_DIR)/lock --only mode,rdma
 	@echo "=== OvS-DPDK: private instance, netdev bridge with DPDK vdev ports"
 	rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); \
 	  export RIG_STATE_FILE=$(DEMO_DIR)/state.json; \

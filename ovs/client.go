@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	dovs "github.com/digitalocean/go-openvswitch/ovs"
 
@@ -81,6 +82,9 @@ type Client struct {
 	host    Host
 	Target  Target
 	Timeout int // seconds; 0 = DefaultTimeout
+	// LogWait bounds how long a diagnosis waits for its evidence in the
+	// ovs-vswitchd log (EvidenceLog); 0 = DefaultLogWait.
+	LogWait time.Duration
 }
 
 // NewClient returns a client for target t.

@@ -66,15 +66,21 @@ func isProblemLine(l string) bool {
 // "opened log file" line (= last start) on, looking at the last 4 MiB at
 // most. A missing log gives nil.
 func ReadLogTail(h Host, t Target) LogTail {
+	tail, _ := readLogTail(h, t)
+	return tail
+}
+
+// readLogTail is ReadLogTail; ok is false when the log cannot be read.
+func readLogTail(h Host, t Target) (tail LogTail, ok bool) {
 	f, err := t.open(h, t.LogFile)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer f.Close()
 	const max = 4 << 20
 	fi, err := f.Stat()
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	off := int64(0)
 	if fi.Size() > max {
@@ -90,13 +96,12 @@ func ReadLogTail(h Host, t Target) LogTail {
 			break
 		}
 	}
-	var out LogTail
 	for _, l := range lines[start:] {
 		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
+			tail = append(tail, l)
 		}
 	}
-	return out
+	return tail, true
 }
 
 // LastStartLines returns up to max lines of the log since the last start that pass keep.

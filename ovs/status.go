@@ -82,9 +82,6 @@ func (c *Client) VswitchdStatus() ProcStatus {
 	return ProcessStatus(c.host, c.Target, "ovs-vswitchd")
 }
 
-// Log reads the vswitchd log since its last start.
-func (c *Client) Log() LogTail { return ReadLogTail(c.host, c.Target) }
-
 // VswitchdDown is the diagnosis for a dead vswitchd.
 func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
 	d := Diagnosis{Object: "ovs: ovs-vswitchd", Kind: ProblemVswitchdDown,
@@ -126,7 +123,17 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 		s.Problems = append(s.Problems, c.VswitchdDown(s.Vswitchd, st))
 		return s, nil
 	}
-	log := c.Log()
+	var failed []Interface
+	for _, b := range s.Bridges {
+		for _, p := range b.Ports {
+			for _, ifc := range p.Interfaces {
+				if !ifc.Attached() {
+					failed = append(failed, ifc)
+				}
+			}
+		}
+	}
+	log := c.EvidenceLog(ctx, st, failed...)
 	if !st.DPDKInitialized {
 		// requested or not, no DPDK means no dpdk port can work: say which
 		d := DiagnoseDPDK(st, log)

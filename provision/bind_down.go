@@ -19,7 +19,7 @@ func (d *bindDown) Name() string { return "bind" }
 // it had before rig bound it (from the state file), then forgetting it.
 func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	st, err := loadState(s.h)
+	st, err := loadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "bind", Err: err}
 	}
@@ -31,7 +31,7 @@ func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 		}
 		rec, ok := st.bound(bdf, netdev)
 		if !ok {
-			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, stateFilePath()))
+			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, s.state.String()))
 			continue
 		}
 		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
@@ -50,7 +50,7 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 		cur = path.Base(link)
 	}
 	forget := func(context.Context) error {
-		return updateState(s.h, func(st *rigState) {
+		return updateState(s.state, func(st *rigState) {
 			var keep []boundDevice
 			for _, b := range st.Bound {
 				if b.BDF != rec.BDF {
@@ -61,12 +61,12 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 		})
 	}
 	if cur == rec.Original {
-		plan.add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: stateFilePath()})
+		plan.add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
 		return nil
 	}
 	if cur != rec.Driver {
 		return &Problem{Object: fn.object(), Err: fmt.Errorf("now on %s, neither rig's %s nor its original %s; nothing was written", orNone(cur), rec.Driver, orNone(rec.Original)),
-			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + stateFilePath()}
+			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + s.state.String()}
 	}
 	writes := []struct{ file, data string }{{base + "/driver_override", "\n"}, {base + "/driver/unbind", fn.bdf}}
 	if rec.Original != "" {

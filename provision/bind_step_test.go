@@ -161,7 +161,7 @@ func TestBindApplyTwice(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "pci 0000:03:00.0 (p0): Mellanox (0x15b3) left on mlx5_core: mlx5 is bifurcated") {
 		t.Errorf("notes %q", res.Notes)
 	}
-	b, err := os.ReadFile(filepath.Join(root, stateFilePath()))
+	b, err := os.ReadFile(s.state.path)
 	if err != nil {
 		t.Fatal(err)
 	}

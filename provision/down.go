@@ -50,7 +50,7 @@ func NewDownRunnerFor(pb *playbooks.Playbook, env *Env, opts DownOptions) (*Runn
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{Now: env.Now}
+	r := &Runner{Now: env.Now, StateFile: up.StateFile}
 	for i := len(up.Steps) - 1; i >= 0; i-- {
 		s := up.Steps[i]
 		if d, ok := s.(Downer); ok {

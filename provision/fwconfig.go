@@ -101,10 +101,11 @@ type fwPlanner struct {
 	// the real ones (no --fw-sim): a write would change this machine's
 	// firmware, so the apply refuses it.
 	fixture string
+	state   stateStore // rig's state file (Next Boot values before rig)
 }
 
 func newFwPlanner(env *Env, preset fwPreset) *fwPlanner {
-	p := &fwPlanner{h: env.Host, preset: preset}
+	p := &fwPlanner{h: env.Host, preset: preset, state: env.state()}
 	if !env.FirmwareSim {
 		p.fixture = env.FixtureRoot
 	}
@@ -256,7 +257,7 @@ func (p *fwPlanner) addSet(r *fwRead, plan *Plan) {
 	record := p.preset.record
 	plan.add(func(ctx context.Context) error {
 		if record {
-			if err := updateState(p.h, func(st *rigState) { st.recordFirmware(bdf, before) }); err != nil {
+			if err := updateState(p.state, func(st *rigState) { st.recordFirmware(bdf, before) }); err != nil {
 				return &Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 		}

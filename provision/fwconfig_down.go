@@ -38,14 +38,14 @@ func (d *fwRestore) owned(st rigState) map[string]map[string]string {
 
 // Check implements Step: read-only (the state file and queries).
 func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
-	st, err := loadState(d.fw.h)
+	st, err := loadState(d.fw.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: d.name, Err: err}
 	}
 	rec := d.owned(st)
 	var plan Plan
 	if len(rec) == 0 {
-		plan.Notes = append(plan.Notes, d.name+": no rig record in "+stateFilePath()+" (rig set nothing, or down restored it)")
+		plan.Notes = append(plan.Notes, d.name+": no rig record in "+d.fw.state.String()+" (rig set nothing, or down restored it)")
 		return plan, nil
 	}
 	for _, b := range sortedKeys(rec) {
@@ -63,8 +63,8 @@ func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
 		names = append(names, b+" "+strings.Join(sortedKeys(rec[b]), ","))
 	}
 	plan.add(func(context.Context) error {
-		return updateState(d.fw.h, func(st *rigState) { d.forget(st) })
-	}, Change{Object: "rig state", Action: "forget the " + d.name + " record", From: stateFilePath(), To: strings.Join(names, "; ")})
+		return updateState(d.fw.state, func(st *rigState) { d.forget(st) })
+	}, Change{Object: "rig state", Action: "forget the " + d.name + " record", From: d.fw.state.String(), To: strings.Join(names, "; ")})
 	return plan, nil
 }
 

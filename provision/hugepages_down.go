@@ -9,7 +9,7 @@ import (
 
 // record updates the hugepages part of rig's state file (before a write).
 func (s *HugepagesStep) record(change func(rec *hugeRecord)) error {
-	err := updateState(s.fs, func(st *rigState) {
+	err := updateState(s.state, func(st *rigState) {
 		if st.Hugepages == nil {
 			st.Hugepages = &hugeRecord{}
 		}
@@ -54,14 +54,14 @@ func (d *hugepagesDown) Name() string { return "hugepages" }
 // record.
 func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	st, err := loadState(s.fs)
+	st, err := loadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "hugepages", Err: err}
 	}
 	rec := st.Hugepages
 	var plan Plan
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "hugepages: no rig record in "+stateFilePath()+" (rig changed nothing here, or down restored it)")
+		plan.Notes = append(plan.Notes, "hugepages: no rig record in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	hs, err := hugepages.ReadState(s.fs)
@@ -80,8 +80,8 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 		planRestoreFile(s.fs, f, "hugepages persist", &plan)
 	}
 	plan.add(func(context.Context) error {
-		return updateState(s.fs, func(st *rigState) { st.Hugepages = nil })
-	}, Change{Object: "rig state", Action: "forget the hugepages record", From: stateFilePath()})
+		return updateState(s.state, func(st *rigState) { st.Hugepages = nil })
+	}, Change{Object: "rig state", Action: "forget the hugepages record", From: s.state.String()})
 	return plan, nil
 }
 

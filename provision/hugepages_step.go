@@ -37,6 +37,7 @@ type HugepagesStep struct {
 	// is not "/": reads come from a fixture tree while a mount would land on
 	// this machine, so Apply refuses it (Check still plans it).
 	fixtureRoot string
+	state       stateStore // rig's state file (pools, mounts and files before rig)
 }
 
 // NewHugepagesStep builds the step from the playbook section, mounting for
@@ -50,6 +51,7 @@ func NewHugepagesStep(env *Env, spec *playbooks.HugepagesSpec) (Step, error) {
 	if !h.IsRealRoot() {
 		s.fixtureRoot = h.Root
 	}
+	s.state = env.state()
 	return s, nil
 }
 

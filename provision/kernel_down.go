@@ -9,7 +9,7 @@ import (
 
 // record updates the kernel part of rig's state file (before a write).
 func (s *kernelStep) record(change func(rec *kernelRecord)) error {
-	err := updateState(s.h, func(st *rigState) {
+	err := updateState(s.state, func(st *rigState) {
 		if st.Kernel == nil {
 			st.Kernel = &kernelRecord{}
 		}
@@ -46,14 +46,14 @@ func (d *kernelDown) Name() string { return "kernel" }
 // sees them gone and forgets it.
 func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	st, err := loadState(s.h)
+	st, err := loadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "kernel", Err: err}
 	}
 	var plan Plan
 	rec := st.Kernel
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "kernel: no rig record in "+stateFilePath()+" (rig changed nothing here, or down restored it)")
+		plan.Notes = append(plan.Notes, "kernel: no rig record in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	var dropIn *fileRecord
@@ -84,11 +84,11 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	switch {
 	case len(leaving) == 0:
 		plan.add(func(context.Context) error {
-			return updateState(s.h, func(st *rigState) { st.Kernel = nil })
-		}, Change{Object: "rig state", Action: "forget the kernel record", From: stateFilePath()})
+			return updateState(s.state, func(st *rigState) { st.Kernel = nil })
+		}, Change{Object: "rig state", Action: "forget the kernel record", From: s.state.String()})
 	case len(rec.Files) > 0 || len(rec.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
 		plan.add(func(context.Context) error {
-			return updateState(s.h, func(st *rigState) { st.Kernel = &kernelRecord{Leaving: leaving} })
+			return updateState(s.state, func(st *rigState) { st.Kernel = &kernelRecord{Leaving: leaving} })
 		}, Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})
 	}
 	return plan, nil

@@ -25,11 +25,12 @@ type kernelStep struct {
 	// fixture is --root when it names a fixture tree: update-grub would
 	// rewrite this machine's boot configuration, so it is refused.
 	fixture string
+	state   stateStore // rig's state file (files and values before rig)
 }
 
 // NewKernelStep builds the kernel step; the spec was validated.
 func NewKernelStep(env *Env, spec *playbooks.KernelSpec) (Step, error) {
-	s := &kernelStep{h: env.Host, want: spec.Sysctl, fixture: env.FixtureRoot}
+	s := &kernelStep{h: env.Host, want: spec.Sysctl, fixture: env.FixtureRoot, state: env.state()}
 	if spec.DefaultHugepagesz != "" {
 		kb, err := hugepages.ParsePageSize(spec.DefaultHugepagesz)
 		if err != nil {

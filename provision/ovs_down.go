@@ -11,7 +11,7 @@ func (s *ovsStep) target() string { return s.c.Target.DB }
 
 // record updates this instance's part of rig's state file (before a write).
 func (s *ovsStep) record(change func(r *ovsRecord)) error {
-	err := updateState(s.h, func(st *rigState) {
+	err := updateState(s.state, func(st *rigState) {
 		for i := range st.OVS {
 			if st.OVS[i].Target == s.target() {
 				change(&st.OVS[i])
@@ -78,7 +78,7 @@ func (d *ovsDown) Name() string { return "ovs" }
 // back (DPDK reads them only at start), then forget the record.
 func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	rs, err := loadState(s.h)
+	rs, err := loadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "ovs", Err: err}
 	}
@@ -90,7 +90,7 @@ func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 	}
 	var plan Plan
 	if rec == nil {
-		plan.Notes = append(plan.Notes, "ovs: no rig record for this instance in "+stateFilePath()+" (rig changed nothing here, or down restored it)")
+		plan.Notes = append(plan.Notes, "ovs: no rig record for this instance in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	st, err := s.c.ReadState(ctx)
@@ -114,7 +114,7 @@ func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 	d.planConfig(st.OtherConfig, rec.Config, &plan)
 	target := s.target()
 	plan.add(func(context.Context) error {
-		return updateState(s.h, func(rs *rigState) {
+		return updateState(s.state, func(rs *rigState) {
 			var keep []ovsRecord
 			for _, r := range rs.OVS {
 				if r.Target != target {
@@ -123,7 +123,7 @@ func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 			}
 			rs.OVS = keep
 		})
-	}, Change{Object: "rig state", Action: "forget the ovs record", From: stateFilePath()})
+	}, Change{Object: "rig state", Action: "forget the ovs record", From: s.state.String()})
 	for i := range plan.Ops {
 		if s.fixture != "" && plan.Ops[i].Changes[0].Object != "rig state" {
 			plan.Ops[i].Refused = s.refuseFixture(plan.Ops[i].Changes[0])

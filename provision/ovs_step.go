@@ -31,6 +31,7 @@ type ovsStep struct {
 	// fixture's, so the step plans against an empty database and refuses
 	// every write.
 	fixture string
+	state   stateStore // rig's state file (what the ovs step changed)
 }
 
 // NewOVSStep builds the step. rundir (a private instance from `rig ovs
@@ -38,7 +39,7 @@ type ovsStep struct {
 // means the system one, restarted through systemd.
 func NewOVSStep(env *Env, spec *playbooks.OVSSpec) (Step, error) {
 	h := env.Host
-	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))}
+	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB)), state: env.state()}
 	if env.FixtureRoot != "" && env.OVSRunDir == "" && env.OVSDB == "" {
 		s.fixture = env.FixtureRoot
 	}
@@ -148,7 +149,7 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 		return plan, err
 	}
 	d := &ovsDiff{st: st, changedPorts: map[string]bool{}, devargs: devargs}
-	if err := s.planConfig(d, resume); err != nil {
+	if err := s.planConfig(ctx, d, resume); err != nil {
 		return plan, err
 	}
 	s.planBridges(d)
@@ -163,7 +164,7 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 		}
 		plan.Ops = append(plan.Ops, op)
 	}
-	if err := s.checkAttached(d, &plan); err != nil {
+	if err := s.checkAttached(ctx, d, &plan); err != nil {
 		return plan, err
 	}
 	if plan.Satisfied() && s.fixture == "" {
@@ -267,7 +268,7 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 
 // planConfig plans the DPDK other_config keys (one write for all) and the
 // ovs-vswitchd restart that makes them live (read only at start).
-func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
+func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) error {
 	st := d.st
 	want := s.spec.Config.OtherConfig()
 	keys := make([]string, 0, len(want))
@@ -305,7 +306,9 @@ func (s *ovsStep) planConfig(d *ovsDiff, resume string) error {
 	} else if len(kv) > 0 {
 		d.restart = "DPDK settings changed (read only at start)"
 	} else if dpdkRequested(st) && !st.DPDKInitialized {
-		dd := ovs.DiagnoseDPDK(st, s.c.Log())
+		// the log may lag the database: wait (bounded) for the line
+		// that ends DPDK's init before reading the cause from it
+		dd := ovs.DiagnoseDPDK(st, s.c.EvidenceLog(ctx, st))
 		if s.restarted || len(dd.Evidence) > 0 {
 			return diagProblem(dd)
 		}
@@ -419,29 +422,32 @@ func (s *ovsStep) planPrune(d *ovsDiff) {
 
 // checkAttached fails, naming the cause, for a port that needs no change
 // but is not attached; while other changes are planned it only notes it.
-func (s *ovsStep) checkAttached(d *ovsDiff, plan *Plan) error {
-	var problems []error
-	log := ovs.LogTail(nil)
-	logRead := false
+func (s *ovsStep) checkAttached(ctx context.Context, d *ovsDiff, plan *Plan) error {
+	var failed []ovs.Interface
 	for _, b := range s.spec.Bridges {
 		for _, p := range b.Ports {
 			if d.changedPorts[p.Name] || d.restart != "" {
 				continue
 			}
-			ifc, ok := d.st.Interface(p.Name)
-			if !ok || ifc.Attached() {
-				continue
+			if ifc, ok := d.st.Interface(p.Name); ok && !ifc.Attached() {
+				failed = append(failed, *ifc)
 			}
-			if !logRead {
-				log, logRead = s.c.Log(), true
-			}
-			dg := ovs.Diagnose(s.h, d.st, *ifc, log)
-			if !plan.Satisfied() {
-				plan.Notes = append(plan.Notes, dg.String())
-				continue
-			}
-			problems = append(problems, diagProblem(dg))
 		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	// the log may lag Interface.error: wait (bounded) for the lines that
+	// carry the failed interfaces' errors, so the specific cause is there
+	log := s.c.EvidenceLog(ctx, d.st, failed...)
+	var problems []error
+	for _, ifc := range failed {
+		dg := ovs.Diagnose(s.h, d.st, ifc, log)
+		if !plan.Satisfied() {
+			plan.Notes = append(plan.Notes, dg.String())
+			continue
+		}
+		problems = append(problems, diagProblem(dg))
 	}
 	return errors.Join(problems...)
 }

@@ -67,12 +67,15 @@ type Summary struct {
 
 // Report is the result of one run.
 type Report struct {
-	SchemaVersion string       `json:"schemaVersion"`
-	Mode          RunMode      `json:"mode"`
-	Playbook      string       `json:"playbook,omitempty"`
-	Started       time.Time    `json:"started"`
-	Steps         []StepResult `json:"steps"`
-	Summary       Summary      `json:"summary"`
+	SchemaVersion string  `json:"schemaVersion"`
+	Mode          RunMode `json:"mode"`
+	Playbook      string  `json:"playbook,omitempty"`
+	// StateFile is rig's state file of the run (what down restores): a
+	// path on this machine, outside --root unless --state-file put it there.
+	StateFile string       `json:"stateFile,omitempty"`
+	Started   time.Time    `json:"started"`
+	Steps     []StepResult `json:"steps"`
+	Summary   Summary      `json:"summary"`
 }
 
 func (r *Report) summarize() {

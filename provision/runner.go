@@ -33,6 +33,9 @@ const (
 type Runner struct {
 	Steps []Step
 	Now   func() time.Time // nil = time.Now
+	// StateFile is the state file the steps record in, for the report
+	// ("" = not said).
+	StateFile string
 }
 
 // Selection filters steps by name; Only and Skip are mutually exclusive.
@@ -138,7 +141,7 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 	if now == nil {
 		now = time.Now
 	}
-	rep := &Report{SchemaVersion: ReportSchemaVersion, Mode: mode, Started: now().UTC()}
+	rep := &Report{SchemaVersion: ReportSchemaVersion, Mode: mode, Started: now().UTC(), StateFile: r.StateFile}
 	failed, pending := false, ""
 	for _, s := range steps {
 		res := StepResult{Name: s.Name()}

@@ -27,7 +27,7 @@ func (d *sriovDown) Name() string { return "sriov" }
 // rig (the same ordering rules as up), then forgets the record.
 func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	rs, err := loadState(s.h)
+	rs, err := loadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "sriov", Err: err}
 	}
@@ -44,7 +44,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 			}
 		}
 		if rec == nil {
-			plan.Notes = append(plan.Notes, cur.object()+": no rig record in "+stateFilePath()+"; left as is (rig changed nothing here, or down restored it)")
+			plan.Notes = append(plan.Notes, cur.object()+": no rig record in "+s.state.String()+"; left as is (rig changed nothing here, or down restored it)")
 			continue
 		}
 		if rec.Eswitch != "" {
@@ -59,7 +59,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 		}
 		bdf := cur.bdf
 		plan.add(func(context.Context) error {
-			return updateState(s.h, func(rs *rigState) {
+			return updateState(s.state, func(rs *rigState) {
 				var keep []sriovRecord
 				for _, r := range rs.SRIOV {
 					if r.BDF != bdf {
@@ -68,7 +68,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 				}
 				rs.SRIOV = keep
 			})
-		}, Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: stateFilePath()})
+		}, Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: s.state.String()})
 	}
 	return plan, nil
 }

@@ -39,6 +39,7 @@ type sriovStep struct {
 	h       *host.Host
 	pfs     []playbooks.SRIOVPF
 	fixture string
+	state   stateStore // rig's state file (VF counts and modes before rig)
 	// openDevlink opens devlink (nil under a fixture root: the mode is read
 	// from the PF netdev's compat/devlink/mode file and never set).
 	openDevlink func() (eswitch, error)
@@ -62,7 +63,7 @@ const (
 // NewSRIOVStep builds the sriov step; the spec was validated.
 func NewSRIOVStep(env *Env, spec *playbooks.SRIOVSpec) (Step, error) {
 	h := env.Host
-	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, write: h.WriteFile, sleep: time.Sleep}
+	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, state: env.state(), write: h.WriteFile, sleep: time.Sleep}
 	if env.FixtureRoot == "" {
 		s.openDevlink = func() (eswitch, error) { return h.Netlink("") }
 		s.settle = sriovSettle
@@ -238,7 +239,7 @@ func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *Plan) error
 		first := plan.Ops[n0].Do
 		rec := sriovRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
 		plan.Ops[n0].Do = func(ctx context.Context) error {
-			if err := updateState(s.h, func(rs *rigState) { rs.recordSRIOV(rec) }); err != nil {
+			if err := updateState(s.state, func(rs *rigState) { rs.recordSRIOV(rec) }); err != nil {
 				return &Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 			return first(ctx)

@@ -2,26 +2,164 @@ package provision
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+
+	"rig/internal/host"
 )
 
-// stateFile is what rig changed that a later `rig down` restores, so it
-// restores the previous values instead of guessing (a host path, under
-// the root like every other).
-const stateFile = "/var/lib/rig/state.json"
+// DefaultStateFile is rig's record of what it changed that a later `rig
+// down` restores (the previous values, so down restores instead of
+// guessing), when the host root is "/". It is a path on the machine rig
+// runs on, never under --root: see StateFileFor.
+const DefaultStateFile = "/var/lib/rig/state.json"
 
-// stateFilePath is stateFile, or $RIG_STATE_FILE when set: tests that run
-// steps on this machine keep their records in a temporary file, not the
-// host's.
-func stateFilePath() string {
-	if p := os.Getenv("RIG_STATE_FILE"); p != "" {
-		return p
+// Where a state file's path came from (StateFile.Source).
+const (
+	StateFromFlag    = "--state-file"
+	StateFromEnv     = "$RIG_STATE_FILE"
+	StateFromDefault = "default"
+)
+
+// StateFile is where rig keeps its state file on this machine, and why
+// there.
+type StateFile struct {
+	Path   string
+	Source string // StateFromFlag, StateFromEnv or StateFromDefault
+}
+
+// StateFileFor resolves rig's state file for the host root: flag
+// (--state-file), else $RIG_STATE_FILE, else the default. The default
+// with root "/" is DefaultStateFile; under any other root it is a file
+// per tree outside the tree (a fixture checkout stays clean):
+// BASE/roots/KEY/state.json, BASE being $RIG_STATE_DIR when set, else
+// /var/lib/rig for root (euid 0), else $XDG_STATE_HOME/rig or
+// ~/.local/state/rig, and KEY StateKey of the tree. ($RIG_STATE_DIR with
+// root "/": $RIG_STATE_DIR/state.json.) Relative paths are made absolute.
+// root, flag and the environment are arguments so rig up and rig down of
+// one tree derive the same file and tests need not touch /var/lib/rig.
+func StateFileFor(root, flag string, euid int, getenv func(string) string) (StateFile, error) {
+	if flag != "" {
+		p, err := filepath.Abs(flag)
+		if err != nil {
+			return StateFile{}, fmt.Errorf("--state-file %s: %w", flag, err)
+		}
+		return StateFile{Path: p, Source: StateFromFlag}, nil
 	}
-	return stateFile
+	if e := getenv("RIG_STATE_FILE"); e != "" {
+		p, err := filepath.Abs(e)
+		if err != nil {
+			return StateFile{}, fmt.Errorf("$RIG_STATE_FILE %s: %w", e, err)
+		}
+		return StateFile{Path: p, Source: StateFromEnv}, nil
+	}
+	realRoot := root == "" || filepath.Clean(root) == "/"
+	base := getenv("RIG_STATE_DIR")
+	switch {
+	case base != "":
+		b, err := filepath.Abs(base)
+		if err != nil {
+			return StateFile{}, fmt.Errorf("$RIG_STATE_DIR %s: %w", base, err)
+		}
+		base = b
+	case realRoot:
+		return StateFile{Path: DefaultStateFile, Source: StateFromDefault}, nil
+	case euid == 0:
+		base = filepath.Dir(DefaultStateFile)
+	case filepath.IsAbs(getenv("XDG_STATE_HOME")):
+		base = filepath.Join(getenv("XDG_STATE_HOME"), "rig")
+	case filepath.IsAbs(getenv("HOME")):
+		base = filepath.Join(getenv("HOME"), ".local", "state", "rig")
+	default:
+		return StateFile{}, fmt.Errorf("rig state for --root %s: no default place (neither $XDG_STATE_HOME nor $HOME is an absolute path); give --state-file FILE", root)
+	}
+	if realRoot {
+		return StateFile{Path: filepath.Join(base, "state.json"), Source: StateFromDefault}, nil
+	}
+	key, err := StateKey(root)
+	if err != nil {
+		return StateFile{}, err
+	}
+	return StateFile{Path: filepath.Join(base, "roots", key, "state.json"), Source: StateFromDefault}, nil
+}
+
+// StateKey names a host root's state directory: the tree's last path
+// element (letters, digits, '.', '_', '-'; at most 32) and the first 12
+// hex digits of the SHA-256 of its absolute path, symlinks resolved, so
+// two trees never share a file and one tree always finds its own
+// (testdata/hosts/bf2-dpu-arm: bf2-dpu-arm-1a2b3c4d5e6f).
+func StateKey(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("rig state for --root %s: %w", root, err)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	base := filepath.Base(abs)
+	if base == "/" {
+		base = "root"
+	}
+	name := []byte(base)
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			name[i] = '_'
+		}
+	}
+	if len(name) > 32 {
+		name = name[:32]
+	}
+	if len(name) == 0 || name[0] == '.' {
+		name = append([]byte("root"), name...)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return string(name) + "-" + hex.EncodeToString(sum[:6]), nil
+}
+
+// stateStore is the state file as the steps read and write it: a path on
+// this machine (never under the host root), or why there is none.
+type stateStore struct {
+	path string
+	err  error
+}
+
+// state is the Env's state file: Env.StateFile, or, when that is
+// empty (tests that build an Env), StateFileFor the host root and the
+// process's environment.
+func (e *Env) state() stateStore {
+	if e.StateFile != "" {
+		return stateStore{path: e.StateFile}
+	}
+	root := "/"
+	if e.Host != nil && e.Host.Root != "" {
+		root = e.Host.Root
+	}
+	sf, err := StateFileFor(root, "", os.Geteuid(), os.Getenv)
+	return stateStore{path: sf.Path, err: err}
+}
+
+// String is the file's path, for notes and changes.
+func (s stateStore) String() string {
+	if s.path == "" {
+		return "rig's state file"
+	}
+	return s.path
+}
+
+func (s stateStore) ready() error {
+	switch {
+	case s.err != nil:
+		return s.err
+	case s.path == "":
+		return errors.New("rig state: no state file given (a step built without its Env); give --state-file FILE")
+	}
+	return nil
 }
 
 // stateVersion is the file's schema version; a newer one is refused.
@@ -106,38 +244,42 @@ type boundDevice struct {
 	Driver   string `json:"driver"`
 }
 
-// stateHost is what reading and writing the state file needs.
-type stateHost interface {
-	ReadFile(p string) ([]byte, error)
-	ReplaceFile(p string, data []byte, perm fs.FileMode) error
-}
-
-func loadState(h stateHost) (rigState, error) {
-	b, err := h.ReadFile(stateFilePath())
+// loadState reads the state file on this machine (whatever the host
+// root); none yet is an empty record.
+func loadState(sf stateStore) (rigState, error) {
+	if err := sf.ready(); err != nil {
+		return rigState{}, err
+	}
+	b, err := os.ReadFile(sf.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rigState{Version: stateVersion}, nil
 	}
 	if err != nil {
-		return rigState{}, fmt.Errorf("rig state %s: %w", stateFilePath(), err)
+		return rigState{}, fmt.Errorf("rig state %s: %w", sf.path, err)
 	}
 	var st rigState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return rigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", stateFilePath(), err)
+		return rigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", sf.path, err)
 	}
 	if st.Version > stateVersion {
-		return rigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", stateFilePath(), st.Version, stateVersion)
+		return rigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", sf.path, st.Version, stateVersion)
 	}
 	st.Version = stateVersion
 	return st, nil
 }
 
-func saveState(h stateHost, st rigState) error {
+// saveState writes the state file atomically on this machine (the real
+// root's ReplaceFile), making its directory.
+func saveState(sf stateStore, st rigState) error {
+	if err := sf.ready(); err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := h.ReplaceFile(stateFilePath(), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("rig state %s: %w", stateFilePath(), err)
+	if err := host.New("/").ReplaceFile(sf.path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("rig state %s: %w (give another place with --state-file FILE)", sf.path, err)
 	}
 	return nil
 }
@@ -170,13 +312,13 @@ func (st *rigState) recordBind(b boundDevice) {
 }
 
 // updateState loads the state, lets change edit it, and saves it.
-func updateState(h stateHost, change func(st *rigState)) error {
-	st, err := loadState(h)
+func updateState(sf stateStore, change func(st *rigState)) error {
+	st, err := loadState(sf)
 	if err != nil {
 		return err
 	}
 	change(&st)
-	return saveState(h, st)
+	return saveState(sf, st)
 }
 
 // recordFile adds a file's before-state unless it is recorded already

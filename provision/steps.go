@@ -27,6 +27,10 @@ type Env struct {
 	// FirmwareSim: the firmware tools are the simulator (--fw-sim), so a
 	// firmware write under a fixture root changes only its state file.
 	FirmwareSim bool
+	// StateFile is rig's state file (what down restores), a path on this
+	// machine whatever Host.Root is: StateFileFor's answer. "" resolves
+	// it from Host.Root and the environment (StateFileFor with no flag).
+	StateFile string
 	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
 	Now   func() time.Time
 	Sleep func(time.Duration)
@@ -110,7 +114,7 @@ func AllStepNames() []string {
 
 // NewRunnerFor builds the runner for a playbook: one step per present section, in order.
 func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*Runner, error) {
-	r := &Runner{Now: env.Now}
+	r := &Runner{Now: env.Now, StateFile: env.state().path}
 	for _, d := range Steps() {
 		s, err := d.build(pb, env)
 		if err != nil {

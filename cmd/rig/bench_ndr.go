@@ -42,6 +42,8 @@ answer says the generator was the limit.
 
 Trials are --trial-gap apart (RFC 2544 lets the DUT settle between trials). --loss-retries
 N tries a trial that lost frames again (the last try counts): for hosts whose CPUs stall.
+--plot PREFIX writes the NDR and PDR charts (PREFIX-mpps, -gbps, .svg and .png); without
+it no file is written.
 
 The known answer: a forwarder capped at a known rate, e.g.
   rig bench fwd --vdev net_vhost0,iface=/tmp/a.sock --vdev net_vhost1,iface=/tmp/b.sock --max-rate 20kpps
@@ -75,7 +77,7 @@ did not come back; each trial's far counters (received, forwarded, policed) say 
 	fl.IntVar(&f.spec.LossRetries, "loss-retries", 0, "try a trial that lost frames again, up to this many times, the last try counting (0: RFC 2544's one trial per rate; for hosts whose CPUs stall now and then)")
 	fl.StringVar(&f.spec.SearchMax, "search-max", "", "upper bound of the search: 1Mpps, 10Gbps (L1) or 100% of line (default: the generator's maximum, at most the line rate)")
 	f.peer.addFlags(fl, bench.RoleLoop)
-	fl.StringVar(&f.plot, "plot", "rig-ndr", "charts' path prefix: PREFIX-mpps and -gbps .svg and .png; \"\" for none")
+	fl.StringVar(&f.plot, "plot", "", "write charts to `PREFIX`-mpps and -gbps .svg and .png (e.g. --plot /tmp/rig-ndr); default none: no file is written unless asked")
 	return c
 }
 

@@ -34,9 +34,10 @@ run in its own child process for --duration, and prints one row per cell. Cells 
 worker lcores would outnumber the CPUs this process may use (online and in its
 affinity mask; lcore 0 runs Go) are not run: time-sliced, they measure the scheduler.
 --force runs them anyway, marked. An invalid measurement stays invalid: no numbers
-in the table or CSV, the reasons below it (exit 5). Charts (SVG and PNG): Mpps and
-Gbps by frame size, with the line rate when the link speed is known, and Mpps by
-worker cores when the sweep has several.
+in the table or CSV, the reasons below it (exit 5). With --plot PREFIX, charts (SVG
+and PNG, PREFIX-mpps, -gbps, -cores): Mpps and Gbps by frame size, with the line rate
+when the link speed is known, and Mpps by worker cores when the sweep has several;
+without it no file is written.
 
 Two hosts: with --peer HOST:PORT each cell's far side runs on the far host's
 rig bench serve (--role gen: its receiver; --role loop: its forwarder, which sends
@@ -61,7 +62,7 @@ cell's JSON result holds both hosts' ports.`,
 	fl.IntVar(&f.base.TxRetry, "tx-retry", 0, "fwd: retry a partial tx burst this many times, 1 us apart")
 	fl.BoolVar(&f.force, "force", false, "run cells with more worker lcores than CPUs too (time-sliced, marked)")
 	f.peer.addFlags(fl, "")
-	fl.StringVar(&f.plot, "plot", "rig-sweep", "charts' path prefix: PREFIX-mpps, -gbps, -cores .svg and .png; \"\" for none")
+	fl.StringVar(&f.plot, "plot", "", "write charts to `PREFIX`-mpps, -gbps, -cores .svg and .png (e.g. --plot /tmp/rig-sweep); default none: no file is written unless asked")
 	return c
 }
 

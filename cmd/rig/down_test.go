@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rig/provision"
 )
 
 // downPlaybook is the ovs-check story on a private OvS: a hugepage pool
@@ -49,7 +51,11 @@ func (l *checkLab) downSnapshot(mountDir string) string {
 	fmt.Fprintf(&b, "nr_hugepages %d\n", nrHugepages(l.t))
 	_, err := os.Stat(mountDir)
 	fmt.Fprintf(&b, "mount dir exists %v\n", err == nil)
-	st, _ := os.ReadFile(os.Getenv("RIG_STATE_FILE"))
+	sf, err := provision.StateFileFor("/", "", os.Geteuid(), os.Getenv) // the private one TestMain set up
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	st, _ := os.ReadFile(sf.Path)
 	rec := strings.Join(strings.Fields(string(st)), "")
 	fmt.Fprintf(&b, "records %v\n", rec != "" && rec != `{"version":1}`)
 	return b.String()

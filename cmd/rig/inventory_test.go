@@ -115,8 +115,8 @@ func TestPlanBF2DPURDMA(t *testing.T) {
 func TestBF2DPUConvergesWithSimulator(t *testing.T) {
 	dir := t.TempDir()
 	sim, lock := filepath.Join(dir, "fw.json"), filepath.Join(dir, "rig.lock")
-	// a copy: rig up records the firmware values it changes in its state
-	// file, which lives under --root
+	// a copy: the tree stays as checked in even if a regression put rig's
+	// state file (the firmware values it changes) under --root again
 	root := filepath.Join(dir, "root")
 	if out, err := exec.Command("cp", "-a", "../../testdata/hosts/bf2-dpu-arm", root).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v: %s", err, out)

@@ -66,9 +66,13 @@ type app struct {
 	out    io.Writer
 	errOut io.Writer
 
-	output      string // "text" or "json"
-	root        string // host root for sysfs/procfs
-	fwSim       string // firmware-config simulator state file (--fw-sim); "" = real tools
+	output    string // "text" or "json"
+	root      string // host root for sysfs/procfs
+	fwSim     string // firmware-config simulator state file (--fw-sim); "" = real tools
+	stateFile string // --state-file: rig's record of what it changed; "" = $RIG_STATE_FILE or the default
+	// state is where this run's steps keep rig's record (set by env),
+	// for the note under --root.
+	state       provision.StateFile
 	lockPath    string
 	lockTimeout time.Duration
 
@@ -130,6 +134,7 @@ what the path forwards.
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text or json (csv too where a command says so)")
 	pf.StringVar(&a.root, "root", "/", "host root `DIR` under which /sys, /proc, /etc and /dev are read and written")
 	pf.StringVar(&a.fwSim, "fw-sim", "", "answer mstconfig/mlxconfig/mstprivhost from this firmware simulator state `FILE` (see rig fwsim)")
+	pf.StringVar(&a.stateFile, "state-file", "", stateFileUsage)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return withCode(exitUsage, err) })
 	addCommands(root, a)
 	root.InitDefaultCompletionCmd() // now, so requireSubcommand covers it too

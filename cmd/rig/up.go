@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rig/internal/host"
 	"rig/playbooks"
 	"rig/provision"
 )
@@ -105,7 +107,8 @@ same check, apply and re-check: hugepage pools back to their counts before
 rig, rig's hugetlbfs mounts and files removed, drivers rebound, VFs and
 eSwitch mode restored, boot-parameter and sysctl drop-ins removed and
 sysctls set back. rig records what it changed, and the values before, in
-/var/lib/rig/state.json, so down restores rather than guesses. Firmware
+its state file (/var/lib/rig/state.json; under --root a file per tree
+outside it; --state-file), so down restores rather than guesses. Firmware
 parameters are restored only with --firmware (they need a power cycle).
 
 ` + exitCodesHelp,
@@ -212,16 +215,47 @@ func (a *app) provisionSection(ctx context.Context, pb *playbooks.Playbook, dryR
 	return a.provision(ctx, pb, a.env(), mode, provision.Selection{}, "")
 }
 
-// env is the steps' environment from the global flags: the host seam, and
+// stateFileUsage is --state-file's help.
+const stateFileUsage = "rig's record of what it changed, which rig down restores: a `FILE` on this machine, never under --root unless given here " +
+	"(default: $RIG_STATE_FILE, else " + provision.DefaultStateFile + "; under --root DIR a file per tree, outside it: " +
+	"/var/lib/rig/roots/KEY/state.json as root, $XDG_STATE_HOME/rig/roots/KEY/state.json (~/.local/state) otherwise, KEY the tree's name and a hash of its path; " +
+	"$RIG_STATE_DIR replaces /var/lib/rig and $XDG_STATE_HOME/rig)"
+
+// env is the steps' environment from the global flags: the host seam,
 // --root as a fixture (writes that would reach this machine are refused)
-// unless it is "/".
+// unless it is "/", and rig's state file (--state-file, $RIG_STATE_FILE
+// or the default for the root). A state file that cannot be placed (no
+// $HOME) is left to the steps that read or write it, which say why.
 func (a *app) env() *provision.Env {
 	h := a.host()
 	env := &provision.Env{Host: h, FirmwareSim: a.fwSim != "", Dataplane: a.dataplane()}
 	if !h.IsRealRoot() {
 		env.FixtureRoot = h.Root
 	}
+	euid := os.Geteuid
+	if a.geteuid != nil {
+		euid = a.geteuid
+	}
+	if sf, err := provision.StateFileFor(h.Root, a.stateFile, euid(), os.Getenv); err == nil {
+		env.StateFile, a.state = sf.Path, sf
+	}
 	return env
+}
+
+// stateNote says where rig's record of a run under --root went (it is
+// never inside the tree unless --state-file put it there); "" for root
+// "/".
+func (a *app) stateNote(path string) string {
+	if path == "" || host.New(a.root).IsRealRoot() {
+		return ""
+	}
+	switch a.state.Source {
+	case provision.StateFromFlag:
+		return fmt.Sprintf("rig state: %s (--state-file)", path)
+	case provision.StateFromEnv:
+		return fmt.Sprintf("rig state: %s (from $RIG_STATE_FILE; --state-file FILE to choose)", path)
+	}
+	return fmt.Sprintf("rig state: %s (--root %s: kept outside the tree; --state-file FILE to choose)", path, a.root)
 }
 
 // provision builds the playbook's steps, refuses a bad selection or
@@ -285,8 +319,13 @@ func (a *app) executeReportThen(ctx context.Context, runner *provision.Runner, m
 		if err := a.emitJSON(rep); err != nil {
 			return err
 		}
-	} else if err := rep.WriteText(a.out); err != nil {
-		return err
+	} else {
+		if err := rep.WriteText(a.out); err != nil {
+			return err
+		}
+		if note := a.stateNote(rep.StateFile); note != "" {
+			fmt.Fprintln(a.out, note)
+		}
 	}
 	if after != nil {
 		if aerr := after(rep, time.Now()); aerr != nil {

@@ -7,38 +7,46 @@ import (
 	"testing"
 )
 
-// RunWithPrivateStateFile runs a package's tests with rig's record of what
-// it changed (rig down's state file, $RIG_STATE_FILE) in a temporary
-// file, removed afterwards: tests that run steps on this machine must not
-// write the host's /var/lib/rig/state.json. Use it from TestMain:
+// RunWithPrivateStateFile runs a package's tests with rig's records of
+// what it changed (rig down's state files) in a temporary directory,
+// removed afterwards: tests that run steps on this machine must not write
+// the host's /var/lib/rig. It sets $RIG_STATE_DIR, the directory of rig's
+// default state files (DIR/state.json for root "/", DIR/roots/KEY/state.json
+// for each other --root tree, so tests on different trees keep separate
+// records), and unsets $RIG_STATE_FILE, which would put every run in one
+// file. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(testutil.RunWithPrivateStateFile(m)) }
 //
-// A rig run under --root writes its state file under that root: a test
-// that did so on one of the checked-in fixture hosts (testdata/hosts)
-// instead of a copy fails the package here, and the file is removed (a
-// fixture tree that changes under other packages' tests makes them flaky).
+// rig keeps its state file on the machine it runs on, never under --root:
+// a test (or a regression) that left one inside a checked-in fixture host
+// (testdata/hosts/NAME/var/lib/rig, or the private directory under it)
+// fails the package here, and the file is removed (a fixture tree that
+// changes under other packages' tests makes them flaky).
 func RunWithPrivateStateFile(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "rig-state-")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	os.Setenv("RIG_STATE_FILE", dir+"/state.json")
+	os.Setenv("RIG_STATE_DIR", dir)
+	os.Unsetenv("RIG_STATE_FILE")
 	code := m.Run()
 	if leaked := fixtureStateFiles(dir); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: a test wrote rig's state file into a checked-in fixture host (run rig up/down under --root on a copy of the fixture): %v\n", leaked)
+		fmt.Fprintf(os.Stderr, "FAIL: a test wrote rig's state file into a checked-in fixture host (rig keeps it outside --root; a --state-file inside the tree puts it there): %v\n", leaked)
 		for _, p := range leaked {
 			os.RemoveAll(p)
-			os.Remove(filepath.Dir(p)) // the fixture's tmp, when rig made it
+			// and the directories rig made for it (tmp, var/lib), up to the host
+			for d := filepath.Dir(p); filepath.Base(filepath.Dir(d)) != "hosts" && os.Remove(d) == nil; d = filepath.Dir(d) {
+			}
 		}
 		return 1
 	}
 	return code
 }
 
-// fixtureStateFiles lists testdata/hosts/*/<dir> of the module the test
-// runs in.
+// fixtureStateFiles lists testdata/hosts/*/<dir> and
+// testdata/hosts/*/var/lib/rig of the module the test runs in.
 func fixtureStateFiles(dir string) []string {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -46,7 +54,11 @@ func fixtureStateFiles(dir string) []string {
 	}
 	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			out, _ := filepath.Glob(filepath.Join(d, "testdata", "hosts", "*", dir))
+			var out []string
+			for _, sub := range []string{dir, "/var/lib/rig"} {
+				m, _ := filepath.Glob(filepath.Join(d, "testdata", "hosts", "*", sub))
+				out = append(out, m...)
+			}
 			return out
 		}
 	}
