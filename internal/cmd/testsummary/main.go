@@ -1,0 +1,139 @@
+// Command testsummary runs `go test -json` with the arguments it is given
+// and prints what a plain `go test` prints (each package's result line,
+// the whole output of a failed test, build errors), then the ten slowest
+// tests of the run and the wall time. It exits with go test's status.
+// make test runs the suite through it.
+//
+//	go run ./internal/cmd/testsummary [go test flags] [packages]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action     string
+	Package    string
+	Test       string
+	Elapsed    float64
+	Output     string
+	ImportPath string
+}
+
+// timing is one finished test.
+type timing struct {
+	pkg, test string
+	secs      float64
+	outcome   string
+}
+
+// summary collects a run's output and timings from its events.
+type summary struct {
+	w       io.Writer
+	buf     map[string][]string // package/test -> output so far
+	timings []timing
+	failed  []string
+}
+
+func newSummary(w io.Writer) *summary { return &summary{w: w, buf: map[string][]string{}} }
+
+func (s *summary) add(e event) {
+	key := e.Package + "/" + e.Test
+	switch e.Action {
+	case "build-output":
+		fmt.Fprint(s.w, e.Output)
+	case "output":
+		if e.Test == "" {
+			// the package's own lines: its result line, a panic outside a test, coverage
+			if !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "PASS\n") && e.Output != "FAIL\n" {
+				fmt.Fprint(s.w, e.Output)
+			}
+			return
+		}
+		s.buf[key] = append(s.buf[key], e.Output)
+	case "pass", "fail", "skip":
+		if e.Test == "" {
+			return
+		}
+		if e.Action == "fail" {
+			fmt.Fprint(s.w, strings.Join(s.buf[key], ""))
+			s.failed = append(s.failed, e.Package+" "+e.Test)
+		}
+		delete(s.buf, key)
+		if !strings.Contains(e.Test, "/") { // subtests are inside their test's time
+			s.timings = append(s.timings, timing{e.Package, e.Test, e.Elapsed, e.Action})
+		}
+	}
+}
+
+// slowest is the n longest tests, longest first.
+func (s *summary) slowest(n int) []timing {
+	t := append([]timing(nil), s.timings...)
+	sort.SliceStable(t, func(i, j int) bool { return t[i].secs > t[j].secs })
+	if len(t) > n {
+		t = t[:n]
+	}
+	return t
+}
+
+func (s *summary) report(wall time.Duration) {
+	fmt.Fprintf(s.w, "\nthe %d slowest tests:\n", len(s.slowest(10)))
+	for _, t := range s.slowest(10) {
+		fmt.Fprintf(s.w, "  %7.1fs  %-4s  %s %s\n", t.secs, t.outcome, t.pkg, t.test)
+	}
+	if len(s.failed) > 0 {
+		fmt.Fprintf(s.w, "failed: %s\n", strings.Join(s.failed, ", "))
+	}
+	fmt.Fprintf(s.w, "go test: %d tests in %s\n", len(s.timings), wall.Round(time.Second))
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	start := time.Now()
+	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintf(stderr, "testsummary: %v\n", err)
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "testsummary: go test: %v\n", err)
+		return 1
+	}
+	s := newSummary(stdout)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Action == "" {
+			fmt.Fprintln(stdout, sc.Text()) // not an event: go test's own line
+			continue
+		}
+		s.add(e)
+	}
+	err = cmd.Wait()
+	s.report(time.Since(start))
+	var xe *exec.ExitError
+	switch {
+	case errors.As(err, &xe):
+		return xe.ExitCode()
+	case err != nil:
+		fmt.Fprintf(stderr, "testsummary: go test: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A run's events: a passing test's output is dropped, a failing test's is
+// printed whole, package lines and build errors pass through; the slowest
+// top-level tests come out longest first, subtests not counted apart.
+func TestSummary(t *testing.T) {
+	var b bytes.Buffer
+	s := newSummary(&b)
+	for _, e := range []event{
+		{Action: "build-output", ImportPath: "rig/x [rig/x.test]", Output: "x.go:1:1: syntax error\n"},
+		{Action: "output", Package: "rig/a", Test: "TestFast", Output: "=== RUN   TestFast\n"},
+		{Action: "output", Package: "rig/a", Test: "TestFast", Output: "    a_test.go:3: noise\n"},
+		{Action: "pass", Package: "rig/a", Test: "TestFast", Elapsed: 0.1},
+		{Action: "output", Package: "rig/a", Test: "TestSlow/sub", Output: "    a_test.go:9: inside\n"},
+		{Action: "fail", Package: "rig/a", Test: "TestSlow/sub", Elapsed: 7},
+		{Action: "output", Package: "rig/a", Test: "TestSlow", Output: "--- FAIL: TestSlow (7.50s)\n"},
+		{Action: "fail", Package: "rig/a", Test: "TestSlow", Elapsed: 7.5},
+		{Action: "skip", Package: "rig/a", Test: "TestSkipped", Elapsed: 0},
+		{Action: "output", Package: "rig/a", Output: "FAIL\n"},
+		{Action: "output", Package: "rig/a", Output: "FAIL\trig/a\t7.6s\n"},
+		{Action: "fail", Package: "rig/a", Elapsed: 7.6},
+		{Action: "pass", Package: "rig/b", Test: "TestMiddle", Elapsed: 2},
+		{Action: "output", Package: "rig/b", Output: "ok  \trig/b\t2.1s\n"},
+	} {
+		raw, _ := json.Marshal(e)
+		var back event
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		s.add(back)
+	}
+	s.report(0)
+	out := b.String()
+	for _, want := range []string{"x.go:1:1: syntax error", "a_test.go:9: inside", "--- FAIL: TestSlow (7.50s)", "FAIL\trig/a\t7.6s", "ok  \trig/b\t2.1s",
+		"the 4 slowest tests:\n      7.5s  fail  rig/a TestSlow\n      2.0s  pass  rig/b TestMiddle\n      0.1s  pass  rig/a TestFast\n      0.0s  skip  rig/a TestSkipped\n",
+		"failed: rig/a TestSlow/sub, rig/a TestSlow", "go test: 4 tests in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "noise") || strings.Contains(out, "=== RUN") {
+		t.Errorf("a passing test's output was printed:\n%s", out)
+	}
+}
