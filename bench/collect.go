@@ -24,6 +24,7 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 		case kindGen:
 			ps[u.txPort].TxPkts += s.TxPkts
 			ps[u.txPort].TxBytes += s.TxBytes
+			ps[u.txPort].TxKicks += s.TxKicks
 			res.Sent += s.TxPkts
 			if s.TxFirstTSC != 0 && (first == 0 || s.TxFirstTSC < first) {
 				first = s.TxFirstTSC
@@ -37,6 +38,7 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 			ps[u.rxPort].RxPkts += s.RxPkts
 			ps[u.rxPort].RxBytes += s.RxBytes
 			ps[u.txPort].TxPkts += s.TxPkts
+			ps[u.txPort].TxKicks += s.TxKicks
 			ps[u.rxPort].Drops += s.Drops
 			ps[u.rxPort].Policed += s.Policed
 			if c.FwdMode == "io" {

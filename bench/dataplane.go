@@ -203,6 +203,29 @@ func (d *dataplane) addUnits(l layout, frames [][]byte, linkBps float64) error {
 		if err := d.configure(u, p, frames, linkBps); err != nil {
 			return err
 		}
+		if p.txPort >= 0 {
+			if err := d.txKick(u, p.txPort); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// txKick gives a unit transmitting on an af_packet port that port's
+// sockets to kick when it is idle after a tx (shim_internal.h).
+func (d *dataplane) txKick(u *dpdk.Unit, port int) error {
+	op := d.ports[port]
+	if op.drv != afPacketDriver {
+		return nil
+	}
+	ifx := dpdk.PortIfIndex(op.id)
+	fds, err := afPacketSockets(ifx)
+	if err != nil || len(fds) == 0 {
+		return fmt.Errorf("bench: port %s: its AF_PACKET sockets (ifindex %d) to kick after a tx: %v (found %d)", op.name, ifx, err, len(fds))
+	}
+	if err := u.SetTxKick(fds); err != nil {
+		return fmt.Errorf("bench: port %s: %w", op.name, err)
 	}
 	return nil
 }

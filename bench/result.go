@@ -66,15 +66,18 @@ type Frame struct {
 
 // PortStats is per-port totals and rates.
 type PortStats struct {
-	Name          string  `json:"name"`
-	Port          uint16  `json:"port"`
-	Driver        string  `json:"driver"`
-	TxPkts        uint64  `json:"txPackets"`
-	TxBytes       uint64  `json:"txBytes"`
-	RxPkts        uint64  `json:"rxPackets"`
-	RxBytes       uint64  `json:"rxBytes"`
-	Drops         uint64  `json:"drops"`
-	Policed       uint64  `json:"policed,omitempty"` // fwd --max-rate: received frames dropped over the cap
+	Name    string `json:"name"`
+	Port    uint16 `json:"port"`
+	Driver  string `json:"driver"`
+	TxPkts  uint64 `json:"txPackets"`
+	TxBytes uint64 `json:"txBytes"`
+	RxPkts  uint64 `json:"rxPackets"`
+	RxBytes uint64 `json:"rxBytes"`
+	Drops   uint64 `json:"drops"`
+	Policed uint64 `json:"policed,omitempty"` // fwd --max-rate: received frames dropped over the cap
+	// TxKicks: af_packet only: kicks of its sockets after a tx, while idle,
+	// that sent frames the PMD's own kick had left queued (EAGAIN/ENOBUFS)
+	TxKicks       uint64  `json:"txKicks,omitempty"`
 	TxMpps        float64 `json:"txMpps"`
 	RxMpps        float64 `json:"rxMpps"`
 	TxGbps        float64 `json:"txGbps"`   // L2, FCS included

@@ -107,7 +107,7 @@ func realSpeedMbps(drv string, reported uint32, devargs map[string]string) uint3
 	if !virtualDriver(drv) {
 		return reported
 	}
-	if drv == "net_af_packet" && devargs["iface"] != "" {
+	if drv == afPacketDriver && devargs["iface"] != "" {
 		b, err := os.ReadFile(filepath.Join("/sys/class/net", devargs["iface"], "speed"))
 		if v, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && v > 0 {
 			return uint32(v)

@@ -273,6 +273,10 @@ func GetPortInfo(port uint16) (PortInfo, error) {
 	return PortInfo{Driver: C.GoString(&buf[0]), SpeedMbps: uint32(speed), LinkUp: up != 0}, nil
 }
 
+// PortIfIndex is the kernel netdev's ifindex a port drives (net_af_packet,
+// net_tap report it), 0 when none.
+func PortIfIndex(port uint16) int { return int(C.rig_port_ifindex(C.uint16_t(port))) }
+
 // StopClosePort stops and closes a port.
 func StopClosePort(port uint16) error {
 	return errnoErr(fmt.Sprintf("port %d: stop/close", port), C.rig_port_stop_close(C.uint16_t(port)))
@@ -376,6 +380,25 @@ func (u *Unit) SetPolice(pps float64, depth, restart uint32, idle time.Duration)
 	C.rig_unit_police(u.u, C.double(pps), C.uint32_t(depth), C.uint32_t(restart), C.double(idle.Seconds()))
 }
 
+// SetTxKick gives a unit its tx port's AF_PACKET sockets (at most
+// MaxKickFDs) to kick while it is idle after a tx (shim_internal.h).
+func (u *Unit) SetTxKick(fds []int) error {
+	if len(fds) > MaxKickFDs {
+		fds = fds[:MaxKickFDs]
+	}
+	if len(fds) == 0 {
+		return nil
+	}
+	cf := make([]C.int, len(fds))
+	for i, fd := range fds {
+		cf[i] = C.int(fd)
+	}
+	return errnoErr("unit: tx kick", C.rig_unit_tx_kick(u.u, &cf[0], C.int(len(cf))))
+}
+
+// MaxKickFDs is how many sockets a unit kicks (RIG_MAX_KICK_FDS).
+const MaxKickFDs = C.RIG_MAX_KICK_FDS
+
 // SetTxFirst makes a fwd unit send n frames before forwarding (testpmd --tx-first).
 func (u *Unit) SetTxFirst(n uint16) { C.rig_unit_txfirst(u.u, C.uint16_t(n)) }
 
@@ -416,6 +439,7 @@ type Counters struct {
 	LatMin, LatMax, LatSum                  uint64 // TSC cycles
 	LatN                                    uint64 // latency samples since the last LatReset
 	TxFirstTSC, TxLastTSC                   uint64 // gen: TSC of the first and last accepted burst (0: none)
+	TxKicks                                 uint64 // af_packet tx: idle kicks that sent frames the PMD's own kick left queued
 	Done                                    bool
 	Hist                                    []uint64 // rx: the latency histogram (HistN buckets), only when asked
 }
@@ -429,7 +453,7 @@ func (u *Unit) Snapshot(withHist bool) Counters {
 		TxPkts: uint64(c.tx_pkts), TxBytes: uint64(c.tx_bytes), Drops: uint64(c.drops), Policed: uint64(c.policed),
 		Stamped: uint64(c.stamped), Lost: uint64(c.lost), Reordered: uint64(c.reordered),
 		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum), LatN: uint64(c.lat_n),
-		TxFirstTSC: uint64(c.tx_first_tsc), TxLastTSC: uint64(c.tx_last_tsc),
+		TxFirstTSC: uint64(c.tx_first_tsc), TxLastTSC: uint64(c.tx_last_tsc), TxKicks: uint64(c.tx_kicks),
 		Done: c.done != 0,
 	}
 	if withHist {

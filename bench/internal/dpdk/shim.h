@@ -9,6 +9,7 @@
 
 #define RIG_MAX_BURST 512
 #define RIG_MAX_UNITS 32
+#define RIG_MAX_KICK_FDS 8   /* af_packet sockets of a unit's tx port it kicks */
 #define RIG_MAX_STREAMS 4096 /* rx: (stream << 10 | flow slot) keys tracked */
 #define RIG_FLOW_SLOTS 1024  /* gen: one sequence per flow slot, so RSS keeps each in order */
 /* Latency histogram (HdrHistogram-style, log-linear, in TSC cycles):
@@ -44,6 +45,7 @@ struct rig_counters {
 	uint64_t lat_n;          /* rx: latency samples since the last reset */
 	uint64_t done;           /* gen: count reached */
 	uint64_t tx_first_tsc, tx_last_tsc; /* gen: TSC of the first and the last accepted burst */
+	uint64_t tx_kicks;       /* af_packet tx: idle kicks that sent frames left queued (shim_kick.c) */
 };
 
 struct rig_gen_conf {
@@ -81,6 +83,7 @@ int rig_port_count(void);
 int rig_port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq, uint16_t nb_rxd,
 		   uint16_t nb_txd, int rss, void *mp);
 int rig_port_mac(uint16_t port, uint8_t *mac);
+int rig_port_ifindex(uint16_t port); /* the kernel netdev behind it (af_packet, tap), 0: none */
 int rig_port_info(uint16_t port, char *driver, int driver_len, uint32_t *speed_mbps, int *link_up);
 int rig_port_stop_close(uint16_t port);
 
@@ -101,6 +104,9 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out);
 void rig_unit_hist(const struct rig_unit *u, uint64_t *out);
 uint32_t rig_hist_idx(uint64_t v); /* the bucket of v (for Go's tests) */
 void rig_unit_free(struct rig_unit *u);
+/* tx: the tx port's AF_PACKET sockets (net_af_packet), kicked while the
+ * unit is idle after a tx until nothing is left queued (shim_kick.c). */
+int rig_unit_tx_kick(struct rig_unit *u, const int *fds, int n);
 
 /* Runs units on a worker lcore until rig_stop. */
 int rig_launch(unsigned lcore, struct rig_unit **units, int n);

@@ -164,16 +164,20 @@ void rig_gen_step(struct rig_unit *u)
 	if (u->pend_off == u->pend_n) {
 		uint16_t n = u->burst;
 		uint64_t now;
-		if (GET_FLAG(c->done))
+		if (GET_FLAG(c->done)) {
+			unit_tx_idle(u);
 			return;
+		}
 		if (u->g.count && u->g.count - u->sent < n)
 			n = (uint16_t)(u->g.count - u->sent);
 		now = rte_rdtsc();
 		if (u->cyc_per_pkt > 0) {
 			if (u->next_tsc == 0)
 				u->next_tsc = (double)now;
-			if ((double)now < u->next_tsc)
+			if ((double)now < u->next_tsc) {
+				unit_tx_idle(u);
 				return;
+			}
 			u->next_tsc += u->cyc_per_pkt * n;
 			/* catch up after short preemptions (keeps the average
 			 * rate), but not after stalls longer than 50 ms */
@@ -199,6 +203,7 @@ void rig_gen_step(struct rig_unit *u)
 		ST(c->tx_pkts, c->tx_pkts + k);
 		ST(c->tx_bytes, c->tx_bytes + bytes);
 		u->pend_off += k;
+		unit_tx_sent(u, k);
 	}
 	if (u->pend_off == u->pend_n && u->g.count && u->sent >= u->g.count)
 		SET_FLAG(c->done, 1); /* after tx_pkts: Go sees both */

@@ -2,7 +2,8 @@
  * boundary; that is shim.h). One file per role: shim_eal.c (EAL, mempool,
  * lcores), shim_port.c (ports), shim_unit.c (unit set-up and counters),
  * shim_gen.c, shim_rx.c, shim_fwd.c (the hot loops), shim_lcore.c (launch,
- * the stop flag, the lcore main loop). */
+ * the stop flag, the lcore main loop), shim_kick.c (kicking an af_packet
+ * tx port after its last burst). */
 #ifndef RIG_SHIM_INTERNAL_H
 #define RIG_SHIM_INTERNAL_H
 
@@ -10,6 +11,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_version.h>
+#include <rte_cycles.h>
 
 #include "shim.h"
 
@@ -57,6 +59,12 @@ struct rig_unit {
 	 * restarted with tb_restart after tb_idle cycles without a frame */
 	double tb_rate, tb_depth, tb_tokens, tb_restart;
 	uint64_t tb_last, tb_idle;
+	/* tx kick (shim_kick.c): the tx port's AF_PACKET sockets; pending
+	 * from a tx until a kick finds nothing queued; kick_tsc: the last tx
+	 * or kick */
+	int kick_fd[RIG_MAX_KICK_FDS];
+	uint8_t kick_n, kick_pending;
+	uint64_t kick_tsc, kick_gap;
 	/* rx */
 	uint64_t expect[RIG_MAX_STREAMS];
 	uint8_t cap_on;
@@ -83,6 +91,32 @@ static inline uint32_t hist_idx(uint64_t v)
 	int msb = 63 - __builtin_clzll(v);
 	uint32_t sub = (uint32_t)(v >> (msb - RIG_HIST_SUB_BITS)) & (RIG_HIST_SUB - 1);
 	return (uint32_t)(msb - RIG_HIST_SUB_BITS + 1) * RIG_HIST_SUB + sub;
+}
+
+/* net_af_packet's tx burst copies the frames into its socket's TX ring and
+ * kicks the kernel once (sendto, MSG_DONTWAIT); when that kick fails with
+ * EAGAIN or ENOBUFS the PMD counts the frames sent anyway, and what the
+ * kernel did not take stays queued in the ring until the next burst's kick
+ * (drivers/net/af_packet/rte_eth_af_packet.c eth_af_packet_tx, DPDK 22.11;
+ * a burst of 0 frames returns before kicking). After a run's last burst
+ * there is no next one: those frames never leave, and the far end misses
+ * exactly them. The kernel's send buffer fills that way when the socket's
+ * frames are still in flight through a veth to a busy peer (net/packet's
+ * tpacket_snd: sock_alloc_send_skb). So a unit whose tx port is af_packet
+ * kicks the port's sockets again while it is idle after a tx
+ * (rig_tx_kick), until a kick finds nothing queued. */
+void rig_tx_kick(struct rig_unit *u);
+static inline void unit_tx_sent(struct rig_unit *u, uint16_t k)
+{
+	if (unlikely(u->kick_n != 0) && k != 0) {
+		u->kick_pending = 1;
+		u->kick_tsc = rte_rdtsc(); /* kick once idle this long after it */
+	}
+}
+static inline void unit_tx_idle(struct rig_unit *u)
+{
+	if (unlikely(u->kick_pending))
+		rig_tx_kick(u);
 }
 
 /* One lcore's work. */

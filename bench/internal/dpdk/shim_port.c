@@ -96,6 +96,14 @@ int rig_port_info(uint16_t port, char *driver, int driver_len, uint32_t *speed_m
 	return 0;
 }
 
+int rig_port_ifindex(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	if (rte_eth_dev_info_get(port, &info) != 0)
+		return 0;
+	return (int)info.if_index;
+}
+
 int rig_port_stop_close(uint16_t port)
 {
 	int r1 = rte_eth_dev_stop(port);

@@ -76,6 +76,7 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out)
 	out->lat_n = LD(c->lat_n);
 	out->tx_first_tsc = LD(c->tx_first_tsc);
 	out->tx_last_tsc = LD(c->tx_last_tsc);
+	out->tx_kicks = LD(c->tx_kicks);
 	out->done = GET_FLAG(c->done);
 }
 
