@@ -23,7 +23,10 @@ import (
 // a dpdk port without devargs, and a kernel port naming no netdev.
 func TestPrivilegedDiagnoseAttachFailures(t *testing.T) {
 	h := host.New("/")
-	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
+	// the jumbo port's own mempool (per-port-memory, MTU 9000: ~20k mbufs
+	// of ~10 KB) grows OvS beyond its socket memory, up to the limit: with
+	// less, its mempool fails first and the MTU diagnosis cannot show
+	d := ovstest.Start(t, h, hugetest.OVS(128, 256))
 	c := ovs.NewClient(h, d.Target())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -33,7 +36,7 @@ func TestPrivilegedDiagnoseAttachFailures(t *testing.T) {
 			t.Fatalf("ovs-vsctl %q: %v\n%s", args, err, out)
 		}
 	}
-	vsctl("--no-wait", "set", "Open_vSwitch", ".", "other_config:dpdk-init=try", "other_config:dpdk-socket-mem=128",
+	vsctl("--no-wait", "set", "Open_vSwitch", ".", "other_config:dpdk-init=try", "other_config:dpdk-socket-mem=128", "other_config:dpdk-socket-limit=256",
 		`other_config:dpdk-extra="--no-pci --no-telemetry"`, "other_config:per-port-memory=true")
 	if err := d.RestartVswitchd(ctx); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"rig/internal/labinfo"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
-	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
@@ -200,7 +199,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	live := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, live, hugetest.OVS(128, 0))
+	d := ovstest.Start(t, live, vmOVS())
 	veth := testNetns(t)
 	root := t.TempDir()
 	for _, d := range []string{"sys", "proc"} { // the live kernel's: the veth, the daemons' pids

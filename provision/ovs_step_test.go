@@ -256,10 +256,16 @@ func ovsRun(t *testing.T, h *host.Host, d *ovs.Daemon, spec *playbooks.OVSSpec) 
 	return rep, ovs.NewClient(h, d.Target())
 }
 
+// vmConfig is OvS-DPDK on a VM: 128 MB of socket memory, at most 256
+// (vmOVS: the pages a test reserves for it; without a limit its shared
+// mempool grows as far as the free pages let it).
 func vmConfig() playbooks.OVSConfig {
 	f := false
-	return playbooks.OVSConfig{DPDKInit: "try", DPDKSocketMem: "128", DPDKSocketLimit: "0", DPDKExtra: "--no-pci --no-telemetry", HWOffload: &f}
+	return playbooks.OVSConfig{DPDKInit: "try", DPDKSocketMem: "128", DPDKSocketLimit: "256", DPDKExtra: "--no-pci --no-telemetry", HWOffload: &f}
 }
+
+// vmOVS is what an OvS with vmConfig takes from the 2 MiB pool.
+func vmOVS() hugetest.Need { return hugetest.OVS(128, 256) }
 
 // testNetns makes a netns with a veth pair: one end (returned) stays in the
 // host netns for net_af_packet, the peer lives in the test netns.
@@ -290,7 +296,7 @@ func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
+	d := ovstest.Start(t, h, vmOVS())
 	veth := testNetns(t)
 	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-t", Ports: []playbooks.OVSPort{
 		{Name: "null0", Devargs: "net_null0", NRxq: 2},
@@ -356,7 +362,7 @@ func mustFail(t *testing.T, rep *Report, kindText ...string) {
 func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	h := host.New("/")
-	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
+	d := ovstest.Start(t, h, vmOVS())
 	base := func(extra ...playbooks.OVSPort) *playbooks.OVSSpec {
 		return &playbooks.OVSSpec{Config: vmConfig(), Prune: true, Bridges: []playbooks.OVSBridge{{Name: "br-d",
 			Ports: append([]playbooks.OVSPort{{Name: "good0", Devargs: "net_null0"}}, extra...)}}}
@@ -517,7 +523,7 @@ func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	rec := &ovstest.Recorder{}
 	h := &host.Host{Root: "/", Exec: rec.Exec}
-	d := ovstest.Start(t, h, hugetest.OVS(128, 0))
+	d := ovstest.Start(t, h, vmOVS())
 	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-r", Ports: []playbooks.OVSPort{
 		{Name: "rnull0", Devargs: "net_null0"}}}}}
 	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusChanged {
