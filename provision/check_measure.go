@@ -145,11 +145,17 @@ func (s *checkStep) reattach(ctx context.Context, p *checkPath) error {
 
 // checkConfig is what every dataplane run of the check (warm-up, run,
 // search trial) shares: a loop over the path's two vdevs with the spec's
-// cores and flows, its links given linkSettle and held counterHold. pmd is
-// OvS's PMD thread count, which a memif path's queues follow.
+// cores and flows, its links held counterHold, and given linkSettle when
+// OvS's side of them is the check's own new port (vhost-user, memif; a
+// through-ports path's af_packet sockets open on netdevs whose OvS ports
+// have been polled all along). pmd is OvS's PMD thread count, which a
+// memif path's queues follow.
 func checkConfig(sp *playbooks.CheckSpec, kind pathKind, vdevs []string, lcores string, pmd int) bench.Config {
 	cfg := bench.Config{Role: bench.RoleLoop, VDevs: vdevs, Cores: sp.CoresOrDefault(), Lcores: lcores,
 		SPort: fmt.Sprintf("1024-%d", 1024+sp.FlowsOrDefault()-1), Settle: linkSettle, Hold: counterHold}
+	if kind == pathPorts {
+		cfg.Settle = 0
+	}
 	if kind == pathMemif {
 		// bench/README.md: through OvS, a memif client needs as many rx
 		// queues as OvS transmits on (one per PMD thread, plus one) and

@@ -566,3 +566,19 @@ func TestCheckReleasesHoldWhenCountersSettle(t *testing.T) {
 		t.Errorf("holds released early: %v, want [true true] (warm-up, run)", dp.released)
 	}
 }
+
+// The check's runs settle their links only where OvS's side of them is
+// the check's own new port; a memif path's queues follow OvS's PMDs.
+func TestCheckConfigByPath(t *testing.T) {
+	sp := &playbooks.CheckSpec{Flows: 4, Cores: 2}
+	for _, c := range []struct {
+		kind     pathKind
+		settle   time.Duration
+		rxq, txq int
+	}{{pathVhost, linkSettle, 0, 0}, {pathMemif, linkSettle, 3, 1}, {pathPorts, 0, 0, 0}} {
+		cfg := checkConfig(sp, c.kind, []string{"a", "b"}, "0@0,1@1,2@1", 2)
+		if cfg.Settle != c.settle || cfg.RxQ != c.rxq || cfg.TxQ != c.txq || cfg.Hold != counterHold || cfg.SPort != "1024-1027" || cfg.Cores != 2 {
+			t.Errorf("path %d: %+v; want settle %v, rxq %d txq %d", c.kind, cfg, c.settle, c.rxq, c.txq)
+		}
+	}
+}
