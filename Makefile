@@ -40,12 +40,15 @@ vet: deps
 	$(GO) vet $(GOTAGS) ./...
 
 # Whole suite: unit + privileged integration tests (skipped with a reason when
-# not root). -p 1: integration tests share the host's hugepages and OvS binaries.
+# not root). -p 2: two test binaries at once, so that one package's build and
+# unit tests overlap another's privileged tests; privileged tests never run
+# two at a time (testutil.RequirePrivileged takes a host-wide lock: they share
+# the CPUs their dataplanes poll on, the hugepage pool and OvS's binaries).
 # internal/cmd/testsummary runs go test -json: plain go test's output, then
 # the ten slowest tests and the wall time.
 test: deps
 	$(GO) vet $(GOTAGS) ./...
-	$(GO) run ./internal/cmd/testsummary $(GOTAGS) -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) run ./internal/cmd/testsummary $(GOTAGS) -p 2 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # make demo: the lab story (scripts/demo-lab.sh): a virtual BlueField-2, rig up
 # (exit 3), rig lab power-cycle, rig up (ok, the check's Mpps), rig up again

@@ -142,7 +142,7 @@ func TestNoLongFunctions(t *testing.T) {
 // starts a real OvS or a DPDK dataplane) is named TestPrivileged…, so that
 // `go test -run Privileged` selects exactly the tests that need root.
 func TestRootTestNames(t *testing.T) {
-	gates := map[string]bool{"RequirePrivileged": true, "needDataplane": true, "Reserve": true, "Start": true}
+	gates := map[string]bool{"RequirePrivileged": true, "needDataplane": true, "ReserveFor": true, "Start": true}
 	fset := token.NewFileSet()
 	var wrong []string
 	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {

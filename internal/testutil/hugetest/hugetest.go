@@ -87,6 +87,7 @@ func ReserveFor(t testing.TB, needs ...Need) {
 	if os.Geteuid() != 0 {
 		t.Skipf("privileged test: needs root to reserve %d 2 MiB hugepages (%s); euid is %d; CI runs as root", n, describe(needs), os.Geteuid())
 	}
+	testutil.RequirePrivileged(t)
 	reserve(t, n, describe(needs))
 }
 

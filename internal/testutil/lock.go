@@ -1,0 +1,68 @@
+package testutil
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// HostLock gives the test a host-wide lock named name until it ends: an
+// flock on a file in the temp dir that holds the holder's pid. Test
+// binaries run in parallel (make test: go test -p 2); what the lock
+// guards is shared by all of them. A second HostLock of the same name in
+// the same process while the first is held (a subtest, a helper that
+// locks again) passes through, and so does one in a child process the
+// holder runs (a test binary re-executed for a child's part of a test):
+// the holder names itself in the environment its children inherit, and
+// waits for them. It waits up to wait for another process's hold, then
+// fails the test naming the holder.
+func HostLock(t testing.TB, name string, wait time.Duration) {
+	t.Helper()
+	p := filepath.Join(os.TempDir(), name+".lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatalf("testutil: lock %s: %v", p, err)
+	}
+	env := "RIG_TESTLOCK_" + strings.NewReplacer("-", "_", ".", "_").Replace(name)
+	deadline := time.Now().Add(wait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		holder := lockHolder(f)
+		mine := holder == os.Getpid() || (holder == os.Getppid() && os.Getenv(env) == strconv.Itoa(holder))
+		if !errors.Is(err, unix.EWOULDBLOCK) || mine || time.Now().After(deadline) {
+			f.Close()
+			if mine {
+				return // this process (or the parent it runs for) holds it, until its first HostLock's test ends
+			}
+			t.Fatalf("testutil: lock %s (held by pid %d) not free after %v: %v; another test binary holds it, wait for it or end it", p, holder, wait, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	_ = os.Setenv(env, strconv.Itoa(os.Getpid()))
+	t.Cleanup(func() {
+		_ = os.Unsetenv(env)
+		_ = f.Truncate(0)
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	})
+}
+
+// lockHolder reads the pid the holder wrote (0 when none or unreadable).
+func lockHolder(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid
+}
