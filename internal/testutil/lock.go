@@ -12,6 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// WaitedFormat is the line a test logs when HostLock waited for another
+// process's hold: the seconds and the lock's name. make test's summary
+// (internal/cmd/testsummary) ranks tests by their time without it.
+const WaitedFormat = "hostlock: waited %.1fs for %s"
+
 // HostLock gives the test a host-wide lock named name until it ends: an
 // flock on a file in the temp dir that holds the holder's pid. Test
 // binaries run in parallel (make test: go test -p 2); what the lock
@@ -30,7 +35,8 @@ func HostLock(t testing.TB, name string, wait time.Duration) {
 		t.Fatalf("testutil: lock %s: %v", p, err)
 	}
 	env := "RIG_TESTLOCK_" + strings.NewReplacer("-", "_", ".", "_").Replace(name)
-	deadline := time.Now().Add(wait)
+	start := time.Now()
+	deadline := start.Add(wait)
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
@@ -49,6 +55,9 @@ func HostLock(t testing.TB, name string, wait time.Duration) {
 	}
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if waited := time.Since(start); waited >= 100*time.Millisecond {
+		t.Logf(WaitedFormat, waited.Seconds(), name) // internal/cmd/testsummary reads it
 	}
 	_ = os.Setenv(env, strconv.Itoa(os.Getpid()))
 	t.Cleanup(func() {

@@ -15,7 +15,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -30,22 +32,42 @@ type event struct {
 	ImportPath string
 }
 
-// timing is one finished test.
+// timing is one finished test; waited: the seconds of it spent waiting
+// for another test binary's host lock (testutil.WaitedFormat).
 type timing struct {
 	pkg, test string
 	secs      float64
+	waited    float64
 	outcome   string
+}
+
+// waitedRe matches testutil.WaitedFormat's lines (as t.Logf prints them).
+var waitedRe = regexp.MustCompile(`hostlock: waited ([0-9.]+)s for (\S+)`)
+
+// waitedIn is the seconds the output says its test waited for locks.
+func waitedIn(lines []string) float64 {
+	w := 0.0
+	for _, l := range lines {
+		if m := waitedRe.FindStringSubmatch(l); m != nil {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			w += v
+		}
+	}
+	return w
 }
 
 // summary collects a run's output and timings from its events.
 type summary struct {
 	w       io.Writer
 	buf     map[string][]string // package/test -> output so far
+	waited  map[string]float64  // package/top-level test -> seconds waited for locks so far
 	timings []timing
 	failed  []string
 }
 
-func newSummary(w io.Writer) *summary { return &summary{w: w, buf: map[string][]string{}} }
+func newSummary(w io.Writer) *summary {
+	return &summary{w: w, buf: map[string][]string{}, waited: map[string]float64{}}
+}
 
 func (s *summary) add(e event) {
 	key := e.Package + "/" + e.Test
@@ -69,17 +91,21 @@ func (s *summary) add(e event) {
 			fmt.Fprint(s.w, strings.Join(s.buf[key], ""))
 			s.failed = append(s.failed, e.Package+" "+e.Test)
 		}
-		delete(s.buf, key)
-		if !strings.Contains(e.Test, "/") { // subtests are inside their test's time
-			s.timings = append(s.timings, timing{e.Package, e.Test, e.Elapsed, e.Action})
+		top, _, _ := strings.Cut(e.Test, "/")
+		s.waited[e.Package+"/"+top] += waitedIn(s.buf[key]) // a subtest's lines are its own
+		if top == e.Test { // subtests are inside their test's time
+			s.timings = append(s.timings, timing{e.Package, e.Test, e.Elapsed, s.waited[key], e.Action})
+			delete(s.waited, key)
 		}
+		delete(s.buf, key)
 	}
 }
 
-// slowest is the n longest tests, longest first.
+// slowest is the n longest tests, longest first, by their time without
+// what they waited for another test binary's lock.
 func (s *summary) slowest(n int) []timing {
 	t := append([]timing(nil), s.timings...)
-	sort.SliceStable(t, func(i, j int) bool { return t[i].secs > t[j].secs })
+	sort.SliceStable(t, func(i, j int) bool { return t[i].secs-t[i].waited > t[j].secs-t[j].waited })
 	if len(t) > n {
 		t = t[:n]
 	}
@@ -89,7 +115,11 @@ func (s *summary) slowest(n int) []timing {
 func (s *summary) report(wall time.Duration) {
 	fmt.Fprintf(s.w, "\nthe %d slowest tests:\n", len(s.slowest(10)))
 	for _, t := range s.slowest(10) {
-		fmt.Fprintf(s.w, "  %7.1fs  %-4s  %s %s\n", t.secs, t.outcome, t.pkg, t.test)
+		fmt.Fprintf(s.w, "  %7.1fs  %-4s  %s %s", t.secs-t.waited, t.outcome, t.pkg, t.test)
+		if t.waited > 0 {
+			fmt.Fprintf(s.w, " (and %.1fs waiting for another test binary's lock)", t.waited)
+		}
+		fmt.Fprintln(s.w)
 	}
 	if len(s.failed) > 0 {
 		fmt.Fprintf(s.w, "failed: %s\n", strings.Join(s.failed, ", "))

@@ -26,6 +26,10 @@ func TestSummary(t *testing.T) {
 		{Action: "output", Package: "rig/a", Output: "FAIL\n"},
 		{Action: "output", Package: "rig/a", Output: "FAIL\trig/a\t7.6s\n"},
 		{Action: "fail", Package: "rig/a", Elapsed: 7.6},
+		{Action: "output", Package: "rig/b", Test: "TestWaited", Output: "    priv.go:40: hostlock: waited 11.5s for rig-privileged\n"},
+		{Action: "output", Package: "rig/b", Test: "TestWaited/sub", Output: "    priv.go:40: hostlock: waited 1.0s for rig-hugetest\n"},
+		{Action: "pass", Package: "rig/b", Test: "TestWaited/sub", Elapsed: 1},
+		{Action: "pass", Package: "rig/b", Test: "TestWaited", Elapsed: 13},
 		{Action: "pass", Package: "rig/b", Test: "TestMiddle", Elapsed: 2},
 		{Action: "output", Package: "rig/b", Output: "ok  \trig/b\t2.1s\n"},
 	} {
@@ -39,8 +43,9 @@ func TestSummary(t *testing.T) {
 	s.report(0)
 	out := b.String()
 	for _, want := range []string{"x.go:1:1: syntax error", "a_test.go:9: inside", "--- FAIL: TestSlow (7.50s)", "FAIL\trig/a\t7.6s", "ok  \trig/b\t2.1s",
-		"the 4 slowest tests:\n      7.5s  fail  rig/a TestSlow\n      2.0s  pass  rig/b TestMiddle\n      0.1s  pass  rig/a TestFast\n      0.0s  skip  rig/a TestSkipped\n",
-		"failed: rig/a TestSlow/sub, rig/a TestSlow", "go test: 4 tests in"} {
+		"the 5 slowest tests:\n      7.5s  fail  rig/a TestSlow\n      2.0s  pass  rig/b TestMiddle\n" +
+			"      0.5s  pass  rig/b TestWaited (and 12.5s waiting for another test binary's lock)\n      0.1s  pass  rig/a TestFast\n      0.0s  skip  rig/a TestSkipped\n",
+		"failed: rig/a TestSlow/sub, rig/a TestSlow", "go test: 5 tests in"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
