@@ -45,10 +45,13 @@ vet: deps
 # two at a time (testutil.RequirePrivileged takes a host-wide lock: they share
 # the CPUs their dataplanes poll on, the hugepage pool and OvS's binaries).
 # internal/cmd/testsummary runs go test -json: plain go test's output, then
-# the ten slowest tests and the wall time.
+# the ten slowest tests and the wall time; every test's whole output (-v)
+# goes to TEST_LOG.
+TEST_LOG ?= bin/test-output.log
 test: deps
 	$(GO) vet $(GOTAGS) ./...
-	$(GO) run ./internal/cmd/testsummary $(GOTAGS) -p 2 -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@mkdir -p $(dir $(TEST_LOG))
+	$(GO) run ./internal/cmd/testsummary -log $(TEST_LOG) $(GOTAGS) -p 2 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # make demo: the lab story (scripts/demo-lab.sh): a virtual BlueField-2, rig up
 # (exit 3), rig lab power-cycle, rig up (ok, the check's Mpps), rig up again

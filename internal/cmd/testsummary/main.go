@@ -1,10 +1,12 @@
 // Command testsummary runs `go test -json` with the arguments it is given
 // and prints what a plain `go test` prints (each package's result line,
 // the whole output of a failed test, build errors), then the ten slowest
-// tests of the run and the wall time. It exits with go test's status.
-// make test runs the suite through it.
+// tests of the run and the wall time. With -log FILE (its first argument)
+// it also writes every test's whole output there, as go test -v prints it,
+// passing tests' too. It exits with go test's status. make test runs the
+// suite through it.
 //
-//	go run ./internal/cmd/testsummary [go test flags] [packages]
+//	go run ./internal/cmd/testsummary [-log FILE] [go test flags] [packages]
 package main
 
 import (
@@ -59,18 +61,22 @@ func waitedIn(lines []string) float64 {
 // summary collects a run's output and timings from its events.
 type summary struct {
 	w       io.Writer
+	log     io.Writer           // every output line (-log), or io.Discard
 	buf     map[string][]string // package/test -> output so far
 	waited  map[string]float64  // package/top-level test -> seconds waited for locks so far
 	timings []timing
 	failed  []string
 }
 
-func newSummary(w io.Writer) *summary {
-	return &summary{w: w, buf: map[string][]string{}, waited: map[string]float64{}}
+func newSummary(w, log io.Writer) *summary {
+	return &summary{w: w, log: log, buf: map[string][]string{}, waited: map[string]float64{}}
 }
 
 func (s *summary) add(e event) {
 	key := e.Package + "/" + e.Test
+	if e.Action == "output" || e.Action == "build-output" {
+		fmt.Fprint(s.log, e.Output)
+	}
 	switch e.Action {
 	case "build-output":
 		fmt.Fprint(s.w, e.Output)
@@ -93,7 +99,7 @@ func (s *summary) add(e event) {
 		}
 		top, _, _ := strings.Cut(e.Test, "/")
 		s.waited[e.Package+"/"+top] += waitedIn(s.buf[key]) // a subtest's lines are its own
-		if top == e.Test { // subtests are inside their test's time
+		if top == e.Test {                                  // subtests are inside their test's time
 			s.timings = append(s.timings, timing{e.Package, e.Test, e.Elapsed, s.waited[key], e.Action})
 			delete(s.waited, key)
 		}
@@ -133,6 +139,16 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
+	log := io.Discard
+	if len(args) >= 2 && args[0] == "-log" {
+		f, err := os.Create(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "testsummary: -log: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		log, args = f, args[2:]
+	}
 	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -144,7 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testsummary: go test: %v\n", err)
 		return 1
 	}
-	s := newSummary(stdout)
+	s := newSummary(stdout, log)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -157,6 +173,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err = cmd.Wait()
 	s.report(time.Since(start))
+	if f, ok := log.(*os.File); ok {
+		fmt.Fprintf(stdout, "every test's output: %s\n", f.Name())
+	}
 	var xe *exec.ExitError
 	switch {
 	case errors.As(err, &xe):

@@ -11,8 +11,8 @@ import (
 // printed whole, package lines and build errors pass through; the slowest
 // top-level tests come out longest first, subtests not counted apart.
 func TestSummary(t *testing.T) {
-	var b bytes.Buffer
-	s := newSummary(&b)
+	var b, log bytes.Buffer
+	s := newSummary(&b, &log)
 	for _, e := range []event{
 		{Action: "build-output", ImportPath: "rig/x [rig/x.test]", Output: "x.go:1:1: syntax error\n"},
 		{Action: "output", Package: "rig/a", Test: "TestFast", Output: "=== RUN   TestFast\n"},
@@ -52,5 +52,8 @@ func TestSummary(t *testing.T) {
 	}
 	if strings.Contains(out, "noise") || strings.Contains(out, "=== RUN") {
 		t.Errorf("a passing test's output was printed:\n%s", out)
+	}
+	if l := log.String(); !strings.Contains(l, "=== RUN   TestFast\n    a_test.go:3: noise\n") || !strings.Contains(l, "x.go:1:1: syntax error") {
+		t.Errorf("the log lacks a passing test's output or the build error:\n%s", l)
 	}
 }
