@@ -25,7 +25,7 @@ type workUnit struct {
 // open got to, in reverse.
 type dataplane struct {
 	cfg       *Config
-	ealUp     bool
+	eal       *dpdk.EAL // nil until EAL is up
 	workers   []uint
 	pool      *dpdk.Mempool
 	ports     []openPort
@@ -73,7 +73,7 @@ func openDataplane(ctx context.Context, c *Config, mem Memory, l layout, mounts 
 func (d *dataplane) initEAL(ctx context.Context, mem Memory, mounts []string) error {
 	c := d.cfg
 	w := startBackendWatchdog(ctx, c.VDevs, backendWait)
-	err := dpdk.InitEAL(c.EALArgs(mem))
+	eal, err := dpdk.InitEAL(c.EALArgs(mem))
 	d.noBackend = w.stop()
 	servers := virtioServers(c.VDevs)
 	for _, n := range d.noBackend {
@@ -85,7 +85,7 @@ func (d *dataplane) initEAL(ctx context.Context, mem Memory, mounts []string) er
 	if err != nil {
 		return explainEALInit(err, mem, euid(), unwritableHugeDirs(c.HugeDir, mounts))
 	}
-	d.ealUp = true
+	d.eal = eal
 	return nil
 }
 
@@ -335,8 +335,8 @@ func (d *dataplane) close() {
 	quiesceMemif(d.ports, d.cfg.VDevs, linkUp)
 	closeMemifAware(d.ports, d.cfg.VDevs, linkUp, func(p openPort) { _ = dpdk.StopClosePort(p.id) })
 	d.pool.Free()
-	if d.ealUp {
-		_ = dpdk.CleanupEAL()
+	if d.eal != nil {
+		_ = d.eal.Cleanup()
 	}
 }
 

@@ -363,6 +363,39 @@ func TestPrivilegedEALInitFailureRemovesRuntimeDir(t *testing.T) {
 	}
 }
 
+// A run that made /var/run/dpdk (a fresh host has none) removes it again
+// with its own runtime dir, after a failed EAL init too; one it found
+// there stays.
+func TestPrivilegedRunLeavesNoRuntimeBase(t *testing.T) {
+	needDataplane(t)
+	const base = "/var/run/dpdk"
+	if _, err := os.Stat(base); err == nil {
+		if err := os.Remove(base); err != nil { // not empty: other processes' dirs
+			t.Skipf("%s holds other DPDK processes' runtime dirs: %v", base, err)
+		}
+		t.Cleanup(func() { _ = os.MkdirAll(base, 0o700) }) // as the test found it
+	}
+	runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: 1000, RxD: 512, TxD: 512})
+	if _, err := os.Stat(base); !os.IsNotExist(err) {
+		ents, _ := os.ReadDir(base)
+		t.Errorf("after a run on a host without %s: it is there (%v), %d entries", base, err, len(ents))
+	}
+	if out, err := startHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_nosuchdriver0"}}).wait(30 * time.Second); err == nil {
+		t.Fatalf("bad vdev: %+v, want an rte_eal_init failure", out)
+	}
+	if _, err := os.Stat(base); !os.IsNotExist(err) {
+		t.Errorf("after a failed EAL init on a host without %s: it is there (%v)", base, err)
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(base) })
+	runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: 1000, RxD: 512, TxD: 512})
+	if _, err := os.Stat(base); err != nil {
+		t.Errorf("a run removed the %s it found: %v", base, err)
+	}
+}
+
 // loop --rxq 2 alone (the default memif pair): both ports get 2 queues each
 // way, so the pair links up and every frame arrives (before: link down
 // after 10 s, blamed on the cable).

@@ -22,7 +22,7 @@ demo-check:
 	@rm -rf $(DEMO_DIR)/check && mkdir -p $(DEMO_DIR)
 	@ip netns add $(DEMO_NETNS) && ip -n $(DEMO_NETNS) link set lo up
 	@X="ip netns exec $(DEMO_NETNS) env RIG_STATE_FILE=$(DEMO_DIR)/state.json ./$(BIN)"; D=$(DEMO_DIR)/check; L="--lock-file $(DEMO_DIR)/lock"; \
-	  rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); \
+	  rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); base=$$( [ -e $(dir $(DPDK_RTE)) ] && echo kept ); \
 	  set -x; $$X ovs daemon start --rundir $$D && \
 	  $$X plan -p ovs-check --rundir $$D && \
 	  $$X up -p ovs-check --rundir $$D $$L && \
@@ -31,7 +31,7 @@ demo-check:
 	  { set +x; echo "--- rig down: what up configured, undone from its records"; set -x; } && \
 	  $$X down -p ovs-check --rundir $$D $$L; \
 	  rc=$$?; $$X ovs daemon stop --rundir $$D; ip netns del $(DEMO_NETNS); \
-	  { set +x; } 2>/dev/null; [ -n "$$rte" ] || rmdir $(DPDK_RTE) 2>/dev/null; exit $$rc
+	  { set +x; } 2>/dev/null; [ -n "$$rte" ] || rmdir $(DPDK_RTE) 2>/dev/null; [ -n "$$base" ] || rmdir $(dir $(DPDK_RTE)) 2>/dev/null; exit $$rc
 
 .PHONY: demo-full
 demo-full: demo-ovs
@@ -43,11 +43,13 @@ demo-full: demo-ovs
 	  rc=$$?; [ $$rc -eq 3 ] || { echo "want exit 3 (power cycle required), got $$rc"; exit 1; }
 	./$(BIN) fwsim power-cycle --fw-sim $(DEMO_DIR)/fw.json
 	./$(BIN) up -p bf2-dpu --root testdata/hosts/bf2-dpu-arm --fw-sim $(DEMO_DIR)/fw.json --state-file $(DEMO_DIR)/bf2-state.json --lock-file $(DEMO_DIR)/lock --only mode,rdma
-	@echo "=== OvS-DPDK: private instance, netdev bridge with DPDK vdev ports"
-	rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); \
+	@echo "=== OvS-DPDK: private instance, netdev bridge with DPDK vdev ports (hugepages-2m first: ovs-vdev has no pool of its own; given back after)"
+	rte=$$( [ -e $(DPDK_RTE) ] && echo kept ); base=$$( [ -e $(dir $(DPDK_RTE)) ] && echo kept ); \
 	  export RIG_STATE_FILE=$(DEMO_DIR)/state.json; \
+	  ./$(BIN) up -p hugepages-2m --lock-file $(DEMO_DIR)/lock && \
 	  ./$(BIN) ovs daemon start --rundir $(DEMO_DIR)/ovs && \
 	  ./$(BIN) up -p ovs-vdev --rundir $(DEMO_DIR)/ovs --lock-file $(DEMO_DIR)/lock && \
 	  ./$(BIN) up -p ovs-vdev --rundir $(DEMO_DIR)/ovs --lock-file $(DEMO_DIR)/lock && \
 	  ./$(BIN) ovs status --rundir $(DEMO_DIR)/ovs; \
-	  rc=$$?; ./$(BIN) ovs daemon stop --rundir $(DEMO_DIR)/ovs; [ -n "$$rte" ] || rmdir $(DPDK_RTE) 2>/dev/null; exit $$rc
+	  rc=$$?; ./$(BIN) ovs daemon stop --rundir $(DEMO_DIR)/ovs; ./$(BIN) down -p hugepages-2m --lock-file $(DEMO_DIR)/lock > /dev/null || rc=1; \
+	  [ -n "$$rte" ] || rmdir $(DPDK_RTE) 2>/dev/null; [ -n "$$base" ] || rmdir $(dir $(DPDK_RTE)) 2>/dev/null; exit $$rc

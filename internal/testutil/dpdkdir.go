@@ -1,7 +1,9 @@
 package testutil
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -15,11 +17,16 @@ const DefaultDPDKRuntimeDir = "/var/run/dpdk/rte"
 // after (a dir with files in it may be a system vswitchd's and stays).
 // Register it before the cleanup that stops those processes, so it runs
 // after it.
+// So does its base, /var/run/dpdk, when that was absent before (a fresh
+// host has none) and nothing else is in it.
 func CleanDefaultDPDKRuntimeDir(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat(DefaultDPDKRuntimeDir); err == nil {
 		return // not ours
 	}
+	base := filepath.Dir(DefaultDPDKRuntimeDir)
+	_, err := os.Stat(base)
+	baseMade := errors.Is(err, os.ErrNotExist)
 	t.Cleanup(func() {
 		if ents, err := os.ReadDir(DefaultDPDKRuntimeDir); err == nil && len(ents) == 0 {
 			if err := os.Remove(DefaultDPDKRuntimeDir); err != nil {
@@ -27,6 +34,9 @@ func CleanDefaultDPDKRuntimeDir(t testing.TB) {
 			}
 		} else if err == nil {
 			t.Logf("testutil: %s made during the test holds %d file(s); left in place", DefaultDPDKRuntimeDir, len(ents))
+		}
+		if baseMade {
+			_ = os.Remove(base) // only when empty: another process's runtime dir keeps it
 		}
 	})
 }

@@ -85,18 +85,30 @@ func (e *Error) Unwrap() error {
 	return nil
 }
 
+// EAL is this process's initialised EAL (InitEAL); Cleanup ends it.
+type EAL struct {
+	// madeBase: the runtime dirs' base (/var/run/dpdk) when this EAL made
+	// it (a fresh host has none), removed again at Cleanup when empty
+	madeBase string
+}
+
 // InitEAL runs rte_eal_init with args (args[0] is the program name). It must
 // be called once per process; the calling goroutine's OS thread becomes the
 // main lcore, so it is locked for the rest of the process.
-func InitEAL(args []string) error {
+func InitEAL(args []string) (*EAL, error) {
 	runtime.LockOSThread()
 	before := existingRuntimeDirs()
+	absent := absentBases()
 	argv := make([]*C.char, len(args)+1)
 	for i, a := range args {
 		argv[i] = C.CString(a)
 	}
 	// EAL keeps pointers into argv: never freed (once per process).
 	r := C.rig_eal_init(C.int(len(args)), (**C.char)(unsafe.Pointer(&argv[0])))
+	e := &EAL{}
+	if dir := RuntimeDir(); dir != "" && absent[filepath.Dir(dir)] {
+		e.madeBase = filepath.Dir(dir)
+	}
 	if r < 0 {
 		err := errnoErr("rte_eal_init "+fmt.Sprint(args[1:]), r)
 		// a failed init leaves its runtime dir (config, fbarrays, sockets)
@@ -104,12 +116,42 @@ func InitEAL(args []string) error {
 		// was there before (another process's, with the same --file-prefix)
 		if dir := RuntimeDir(); dir != "" && !before[dir] {
 			if rerr := removeRuntimeDir(dir); rerr != nil {
-				return fmt.Errorf("%w; also: %v", err, rerr)
+				return nil, fmt.Errorf("%w; also: %v", err, rerr)
 			}
+			e.removeBase()
 		}
-		return err
+		return nil, err
 	}
-	return nil
+	return e, nil
+}
+
+// runtimeBases are the bases EAL 22.11 may put its runtime dirs under
+// (root: /var/run/dpdk; others: $XDG_RUNTIME_DIR/dpdk or /tmp/dpdk).
+func runtimeBases() []string {
+	bases := []string{"/var/run/dpdk", "/tmp/dpdk"}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+		bases = append(bases, filepath.Join(x, "dpdk"))
+	}
+	return bases
+}
+
+// absentBases are the runtime bases that do not exist now.
+func absentBases() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range runtimeBases() {
+		if _, err := os.Lstat(b); errors.Is(err, os.ErrNotExist) {
+			out[b] = true
+		}
+	}
+	return out
+}
+
+// removeBase removes the base this EAL made, when nothing else is in it
+// (another DPDK process's runtime dir keeps it).
+func (e *EAL) removeBase() {
+	if e.madeBase != "" {
+		_ = os.Remove(e.madeBase) // only an empty directory goes
+	}
 }
 
 // existingRuntimeDirs lists the EAL runtime dirs present now, under every
@@ -117,11 +159,7 @@ func InitEAL(args []string) error {
 // or /tmp/dpdk).
 func existingRuntimeDirs() map[string]bool {
 	seen := map[string]bool{}
-	bases := []string{"/var/run/dpdk", "/tmp/dpdk"}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
-		bases = append(bases, filepath.Join(x, "dpdk"))
-	}
-	for _, b := range bases {
+	for _, b := range runtimeBases() {
 		ents, _ := os.ReadDir(b)
 		for _, e := range ents {
 			seen[filepath.Join(b, e.Name())] = true
@@ -134,16 +172,21 @@ func existingRuntimeDirs() map[string]bool {
 // (/var/run/dpdk/<file-prefix> as root); empty before EAL parsed its args.
 func RuntimeDir() string { return C.GoString(C.rig_eal_runtime_dir()) }
 
-// CleanupEAL releases EAL resources (hugepages, memif sockets...) and
+// Cleanup releases EAL resources (hugepages, memif sockets...) and
 // removes the EAL runtime directory (/var/run/dpdk/<file-prefix>), which
-// rte_eal_cleanup in 22.11 leaves behind: one empty directory per run.
-// Only an empty directory is removed.
-func CleanupEAL() error {
+// rte_eal_cleanup in 22.11 leaves behind: one empty directory per run;
+// then /var/run/dpdk itself when this EAL made it and it is empty. Only
+// empty directories are removed.
+func (e *EAL) Cleanup() error {
 	dir := C.GoString(C.rig_eal_runtime_dir())
 	if r := C.rig_eal_cleanup(); r != 0 {
 		return errnoErr("rte_eal_cleanup", r)
 	}
-	return removeRuntimeDir(dir)
+	if err := removeRuntimeDir(dir); err != nil {
+		return err
+	}
+	e.removeBase()
+	return nil
 }
 
 // removeRuntimeDir deletes the files a primary EAL process leaves in its
