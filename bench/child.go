@@ -118,6 +118,8 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, failure(object, err, "", "")
 	}
+	_, statErr := os.Stat(hugepages.DPDKRunDir)
+	baseMade := errors.Is(statErr, os.ErrNotExist)
 	untie, err := host.StartTied(cmd, c.NetNS)
 	if len(cmd.ExtraFiles) > 0 {
 		cmd.ExtraFiles[0].Close() // the child's end
@@ -144,7 +146,7 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	close(exited)
 	<-readyDone
 	untie()
-	c.removeRuntimeDir(cfg, cmd.Process.Pid)
+	c.removeRuntimeDir(cfg, cmd.Process.Pid, baseMade)
 	return decodeChild(object, stdout.Bytes(), waitErr, tail.String())
 }
 
@@ -234,7 +236,9 @@ func (p *ReadyPipe) say(line string) {
 // have left (/var/run/dpdk/<its prefix>): a child that exits cleanly
 // removes its own, one killed (the grace ran out) or aborted by a PMD
 // cannot. Its prefix is unique to it (rig<child pid> unless cfg names one).
-func (c Child) removeRuntimeDir(cfg Config, pid int) {
+// baseMade: /var/run/dpdk was not there before the child started, so it
+// goes too when empty (a fresh host has none).
+func (c Child) removeRuntimeDir(cfg Config, pid int, baseMade bool) {
 	if os.Geteuid() != 0 {
 		return // EAL's runtime dirs of non-root users live elsewhere; rig hugepages clean finds them
 	}
@@ -242,8 +246,11 @@ func (c Child) removeRuntimeDir(cfg Config, pid int) {
 	if prefix == "" {
 		prefix = DefaultFilePrefix(pid)
 	}
-	if err := hugepages.RemoveDeadRuntimeDir(filepath.Join("/var/run/dpdk", prefix)); err != nil && c.Stderr != nil {
-		fmt.Fprintf(c.Stderr, "rig: dataplane child %d left /var/run/dpdk/%s: %v; `rig hugepages clean` removes it\n", pid, prefix, err)
+	if err := hugepages.RemoveDeadRuntimeDir(filepath.Join(hugepages.DPDKRunDir, prefix)); err != nil && c.Stderr != nil {
+		fmt.Fprintf(c.Stderr, "rig: dataplane child %d left %s/%s: %v; `rig hugepages clean` removes it\n", pid, hugepages.DPDKRunDir, prefix, err)
+	}
+	if baseMade {
+		_ = os.Remove(hugepages.DPDKRunDir) // only when empty: another process's runtime dir keeps it
 	}
 }
 
