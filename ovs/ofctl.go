@@ -102,16 +102,22 @@ func (c *Client) AppctlTarget() string {
 // Appctl runs `ovs-appctl [-t CTL] --timeout=N args...` against this
 // instance's ovs-vswitchd and explains a failure.
 func (c *Client) Appctl(ctx context.Context, args ...string) ([]byte, error) {
-	var argv []string
-	if t := c.AppctlTarget(); t != "" {
-		argv = append(argv, "-t", t)
-	}
-	argv = append(append(argv, "--timeout="+strconv.Itoa(c.timeout())), args...)
-	out, err := c.host.Run(ctx, "ovs-appctl", argv...)
+	argv := c.appctlArgv(args...)
+	out, err := c.host.Run(ctx, argv[0], argv[1:]...)
 	if err != nil {
 		return out, c.explainAppctl(fmt.Errorf("ovs: ovs-vswitchd: %w", err))
 	}
 	return out, nil
+}
+
+// appctlArgv is the whole argv Appctl runs for args: `ovs-appctl [-t CTL]
+// --timeout=N args...`.
+func (c *Client) appctlArgv(args ...string) []string {
+	argv := []string{"ovs-appctl"}
+	if t := c.AppctlTarget(); t != "" {
+		argv = append(argv, "-t", t)
+	}
+	return append(append(argv, "--timeout="+strconv.Itoa(c.timeout())), args...)
 }
 
 // toolOutput is what a failed tool printed.
