@@ -557,11 +557,11 @@ func (f Failure) accessFix() string {
 // Summary is one line: kind, device, code ("unclassified" when unknown).
 func (f Failure) Summary() string {
 	s := f.Kind + " on " + f.dev()
-	switch {
-	case f.Code != "":
+	if !f.Known() {
+		s = "unclassified " + s
+	}
+	if f.Code != "" {
 		s += " (" + f.Code + ")"
-	case !f.Known():
-		s += " (unclassified)"
 	}
 	return s
 }

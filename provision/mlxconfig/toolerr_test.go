@@ -227,7 +227,7 @@ func TestClassifyUnknown(t *testing.T) {
 	if fix := f.Fix(); !strings.Contains(fix, "`mlxconfig -e -d 0000:03:00.0 q INTERNAL_CPU_MODEL`") || !strings.Contains(fix, "by hand") {
 		t.Errorf("fix %q", fix)
 	}
-	if s := f.Summary(); s != "tool-error on 0000:03:00.0 (unclassified)" {
+	if s := f.Summary(); s != "unclassified tool-error on 0000:03:00.0" {
 		t.Errorf("summary %q", s)
 	}
 	run.Output = "Segmentation fault\n"
