@@ -76,7 +76,9 @@ const (
 	// MST modules." (mlxconfig/mlxcfg_ui.cpp NO_DEV_ERR, the non-MST_UL
 	// build).
 	FailMSTNode = "mst-node-missing"
-	// "Failed to identify the device" (Commander::create: dm_get_device_id failed).
+	// "Failed to identify the device" (Commander::create: dm_get_device_id
+	// failed); older "Failed to identify device." (mlxconfig/mlxcfg_lib.cpp
+	// MlxCfgOps::opend, behind "Failed to query device: %s. ").
 	FailIdentify = "identify-failed"
 	// "Unsupported device", "MTUSB device is not supported." (Commander::create),
 	// "Device not supported." (mlxcfg_4th_gen_commander.cpp MCE_UNSUPPORTED_DEVICE),
@@ -206,6 +208,7 @@ var failurePatterns = []struct {
 	{"No devices found", FailNoDevice, whyNoDevices},
 	{"Unknown device '", FailNoDevice, whyUnknownDevice},
 	{"Failed to identify the device", FailIdentify, ""},
+	{"Failed to identify device", FailIdentify, ""},
 	{"Unsupported device", FailUnsupportedDevice, ""},
 	{"MTUSB device is not supported", FailUnsupportedDevice, ""},
 	{"Device not supported", FailUnsupportedDevice, ""},

@@ -113,10 +113,11 @@ func TestClassifyFailureVariants(t *testing.T) {
 		"lone cr":     {"Applying... \r-E- Aborted by user.\r", FailAborted, "Aborted by user."},
 		"tab":         {"-E-\tFailed to open the device\n", FailOpen, "Failed to open the device"},
 		// older wordings of the open failure
-		"old open":  {"-E- Failed to open device: 0000:03:00.0. Failed to open device\n", FailOpen, "Failed to open device: 0000:03:00.0. Failed to open device"},
-		"old query": {"-E- Failed to query device: 0000:03:00.0. Failed to open device\n", FailOpen, "Failed to query device: 0000:03:00.0. Failed to open device"},
-		"old set":   {"-E- Failed to set configuration on device: 0000:03:00.0. Failed to open device\n", FailOpen, "Failed to set configuration on device: 0000:03:00.0. Failed to open device"},
-		"flint":     {"-E- Cannot open Device: 0000:03:00.0. No such file or directory. MFE_CR_ERROR\n", FailOpen, "Cannot open Device: 0000:03:00.0. No such file or directory. MFE_CR_ERROR"},
+		"old open":     {"-E- Failed to open device: 0000:03:00.0. Failed to open device\n", FailOpen, "Failed to open device: 0000:03:00.0. Failed to open device"},
+		"old query":    {"-E- Failed to query device: 0000:03:00.0. Failed to open device\n", FailOpen, "Failed to query device: 0000:03:00.0. Failed to open device"},
+		"old identify": {"-E- Failed to query device: 0000:03:00.0. Failed to identify device.\n", FailIdentify, "Failed to query device: 0000:03:00.0. Failed to identify device."},
+		"old set":      {"-E- Failed to set configuration on device: 0000:03:00.0. Failed to open device\n", FailOpen, "Failed to set configuration on device: 0000:03:00.0. Failed to open device"},
+		"flint":        {"-E- Cannot open Device: 0000:03:00.0. No such file or directory. MFE_CR_ERROR\n", FailOpen, "Cannot open Device: 0000:03:00.0. No such file or directory. MFE_CR_ERROR"},
 	} {
 		f := ClassifyFailure("mstconfig", "0000:03:00.0", tc.out)
 		if f.Kind != tc.kind || f.Line != tc.line || !strings.HasPrefix(f.Raw, "-E-") || !strings.HasSuffix(f.Raw, tc.line) || !strings.Contains(tc.out, f.Raw) {
