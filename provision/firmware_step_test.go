@@ -14,7 +14,7 @@ func firmwareStepFor(t *testing.T, r *modeRig, devs ...playbooks.FirmwareDevice)
 	if errs := spec.Validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	s, err := NewFirmwareStep(&Env{Host: r.h}, spec)
+	s, err := NewFirmwareStep(r.env(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}

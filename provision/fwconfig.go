@@ -28,8 +28,11 @@ import (
 //     without a Current column, or with a Current value that could not be
 //     read, only Next Boot is checked and the preset says so;
 //   - a failing query or set becomes a Problem with cause and fix through
-//     mlxconfig.ClassifyFailure; "doesn't support" from a restricted host is
-//     explained as the restriction;
+//     mlxconfig.ClassifyRun, with the host's facts about the device (its PCI
+//     function and driver, a /dev/mst node, rig's uid, kernel lockdown)
+//     where the root is the machine the tool works on; an unclassified -E-
+//     line is the cause as printed; "doesn't support" from a restricted
+//     host is explained as the restriction;
 //   - under a fixture --root without --fw-sim the set is planned, shown and
 //     refused at apply.
 // A preset resolves its devices and wanted values, and words the outcome
@@ -102,14 +105,42 @@ type fwPlanner struct {
 	// firmware, so the apply refuses it.
 	fixture string
 	state   stateStore // rig's state file (Next Boot values before rig)
+	// facts: the host root is the machine the firmware tool works on
+	// (the live host, or the simulator's tree), so a failure is explained
+	// with what the root shows about the device; euid is the tool's uid
+	// (-1: it does not matter, the simulator answers any user).
+	facts bool
+	euid  int
 }
 
 func newFwPlanner(env *Env, preset fwPreset) *fwPlanner {
-	p := &fwPlanner{h: env.Host, preset: preset, state: env.state()}
+	p := &fwPlanner{h: env.Host, preset: preset, state: env.state(), facts: true, euid: -1}
 	if !env.FirmwareSim {
 		p.fixture = env.FixtureRoot
+		p.facts = env.FixtureRoot == ""
+		p.euid = env.geteuid()
 	}
 	return p
+}
+
+// failure explains a failing run of the tool on bdf (toolFailure), with
+// the host's facts about the device where the root shows the machine the
+// tool ran on.
+func (p *fwPlanner) failure(obj, what, bdf string, args []string, out []byte, err error) error {
+	var facts *mlxconfig.HostFacts
+	if p.facts {
+		f := mlxconfig.ReadHostFacts(p.h, bdf, p.euid)
+		facts = &f
+	}
+	return toolFailure(obj, what, p.tool, bdf, args, facts, out, err)
+}
+
+// outputProblem: the tool succeeded but printed what rig cannot read.
+func (p *fwPlanner) outputProblem(obj string, args []string, err error) *Problem {
+	cmd := p.tool + " " + strings.Join(args, " ")
+	return &Problem{Object: obj, Err: fmt.Errorf("`%s` output: %w", cmd, err),
+		CauseText: fmt.Sprintf("%s exited 0 but printed what rig does not read as its output: a format this mstflint/MFT version changed, or output cut short", p.tool),
+		FixText:   fmt.Sprintf("run `%s` by hand and compare it with the formats rig reads (hardware-formats.md §1.4); `%s -v` names the version", cmd, p.tool)}
 }
 
 // plan queries one device, decides and plans its set (or its pending
@@ -178,7 +209,7 @@ func readable(name string, v mlxconfig.Value) bool {
 }
 
 // query runs `<tool> -e -d BDF q NAMES` and parses it; a failure is
-// explained (a restricted host, else mlxconfig.ClassifyFailure).
+// explained (a restricted host, else mlxconfig.ClassifyRun).
 func (p *fwPlanner) query(ctx context.Context, bdf string, names []string) (*mlxconfig.Query, []string, error) {
 	args := append([]string{"-e", "-d", bdf, "q"}, names...)
 	out, err := runTool(ctx, p.h, p.preset.section, &p.tool, args...)
@@ -192,11 +223,11 @@ func (p *fwPlanner) query(ctx context.Context, bdf string, names []string) (*mlx
 				return nil, nil, p.restrictedProblem(bdf, err)
 			}
 		}
-		return nil, nil, toolFailure(obj, "query firmware config", p.tool, bdf, out, err)
+		return nil, nil, p.failure(obj, "query firmware config", bdf, args, out, err)
 	}
 	q, err := mlxconfig.ParseQuery(string(out))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s output: %w", obj, p.tool, err)
+		return nil, nil, p.outputProblem(obj, args, err)
 	}
 	return q, args, nil
 }
@@ -281,10 +312,13 @@ func (p *fwPlanner) write(ctx context.Context, bdf string, params []string) erro
 		if strings.Contains(toolOutput(out, err), "doesn't support") {
 			return p.restrictedProblem(bdf, err)
 		}
-		return toolFailure(obj, "set firmware config", p.tool, bdf, out, err)
+		return p.failure(obj, "set firmware config", bdf, args, out, err)
 	}
 	if !strings.Contains(string(out), "Done!") {
-		return fmt.Errorf("%s: %s set did not report success: %s", obj, p.tool, strings.TrimSpace(string(out)))
+		cmd := p.tool + " " + strings.Join(args, " ")
+		return &Problem{Object: obj, Err: fmt.Errorf("`%s` exited 0 but did not report success (no \"Applying... Done!\"): %s", cmd, strings.TrimSpace(string(out))),
+			CauseText: fmt.Sprintf("%s did not say it wrote the configuration: the write may not have happened (an older or newer tool wording, or output cut short)", p.tool),
+			FixText:   fmt.Sprintf("check Next Boot with `%s -e -d %s q`, and rerun `%s` by hand if the values are not there", p.tool, bdf, cmd)}
 	}
 	return nil
 }

@@ -47,15 +47,19 @@ func toolOutput(out []byte, err error) string {
 	return s
 }
 
-// toolFailure explains a failing mstconfig/mlxconfig run on device dev:
-// the -E- lines are classified (mlxconfig.ClassifyFailure) and a known
-// family becomes a Problem with its cause and fix. err, which carries the
+// toolFailure explains a failing mstconfig/mlxconfig run of args on
+// device dev: the -E- lines are classified (mlxconfig.ClassifyRun, with
+// the host's facts about dev when facts is set) and become a Problem with
+// a cause and a fix, an unclassified one too (its cause is the tool's own
+// -E- line, its fix the command to rerun by hand). err, which carries the
 // argv and the output, stays wrapped.
-func toolFailure(obj, what, tool, dev string, out []byte, err error) error {
-	f := mlxconfig.ClassifyFailure(tool, dev, toolOutput(out, err))
-	if !f.Known() {
-		return fmt.Errorf("%s: %s: %w", obj, what, err)
+func toolFailure(obj, what, tool, dev string, args []string, facts *mlxconfig.HostFacts, out []byte, err error) error {
+	run := mlxconfig.Run{Tool: tool, Args: args, Device: dev, Output: toolOutput(out, err), Facts: facts}
+	var te *host.ToolError
+	if errors.As(err, &te) && te.Err != nil {
+		run.Exit = te.Err.Error()
 	}
+	f := mlxconfig.ClassifyRun(run)
 	return &Problem{Object: obj, Err: fmt.Errorf("%s failed (%s): %w", what, f.Summary(), err), CauseText: f.Cause(), FixText: f.Fix()}
 }
 

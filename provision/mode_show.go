@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"rig/internal/host"
 	"rig/provision/mlxconfig"
 )
 
@@ -31,8 +30,11 @@ type ModeReport struct {
 // ShowModes reads the mode of each card (bdfs empty = auto discovery):
 // BlueField-2/-3 through the firmware tool; a ConnectX is reported as not
 // applicable and a BlueField whose parameters rig does not know as not
-// read, both without running a tool.
-func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, error) {
+// read, both without running a tool. env is the host seam and what the
+// steps know of it (a fixture root, the simulator, rig's uid), so a tool
+// failure is explained as the mode step explains it.
+func ShowModes(ctx context.Context, env *Env, bdfs []string) ([]ModeReport, error) {
+	h := env.Host
 	norm := make([]string, len(bdfs))
 	for i, b := range bdfs {
 		norm[i] = mlxconfig.NormalizeBDF(b)
@@ -41,7 +43,7 @@ func ShowModes(ctx context.Context, h *host.Host, bdfs []string) ([]ModeReport, 
 	if err != nil {
 		return nil, err
 	}
-	fw := &fwPlanner{h: h, preset: modePreset()}
+	fw := newFwPlanner(env, modePreset())
 	var out []ModeReport
 	for _, d := range sc.targets {
 		dm, err := queryMode(ctx, fw, d)

@@ -31,6 +31,7 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	for bdf, spec := range devs {
 		id, mode, _ := strings.Cut(spec, ":")
 		writePCIFunction(t, root, bdf, "15b3", id)
+		bindDriver(t, root, bdf, "mlx5_core")
 		m, err := mlxconfig.ParseDPUMode(mode)
 		if err != nil {
 			t.Fatal(err)
@@ -52,6 +53,11 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 	return r
 }
 
+// env is the steps' environment on the rig's host, rig running as root.
+func (r *modeRig) env() *Env {
+	return &Env{Host: r.h, Geteuid: func() int { return 0 }}
+}
+
 // writePCIFunction creates sys/bus/pci/devices/<bdf> under root with its
 // vendor and (when given) device id files, as sysfs shows them ("0x15b3").
 func writePCIFunction(t *testing.T, root, bdf, vendor, device string) {
@@ -68,6 +74,18 @@ func writePCIFunction(t *testing.T, root, bdf, vendor, device string) {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte("0x"+v+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// bindDriver links sys/bus/pci/devices/<bdf>/driver to drivers/<driver>
+// under root, as the kernel shows a bound function.
+func bindDriver(t *testing.T, root, bdf, driver string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers", driver), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../drivers/"+driver, filepath.Join(root, "sys/bus/pci/devices", bdf, "driver")); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -89,7 +107,7 @@ func (r *modeRig) reset() { r.rec.Reset() }
 
 func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step {
 	t.Helper()
-	s, err := NewModeStep(&Env{Host: r.h}, &playbooks.ModeSpec{Want: want, Devices: devices})
+	s, err := NewModeStep(r.env(), &playbooks.ModeSpec{Want: want, Devices: devices})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +196,7 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			if err != nil || !ok.Satisfied() || ok.Pending != "" {
 				t.Fatalf("after power cycle: %+v %v", ok, err)
 			}
-			reps, err := ShowModes(ctx, r.h, nil)
+			reps, err := ShowModes(ctx, r.env(), nil)
 			if err != nil || len(reps) != 1 || reps[0].Current != mlxconfig.ModeDPU || reps[0].Pending {
 				t.Fatalf("show: %+v %v", reps, err)
 			}
@@ -408,7 +426,7 @@ func TestModeWarmRebootExplained(t *testing.T) {
 	r.reset()
 	for name, check := range map[string]func() error{
 		"check": func() error { _, err := s.Check(ctx); return err },
-		"show":  func() error { _, err := ShowModes(ctx, r.h, nil); return err },
+		"show":  func() error { _, err := ShowModes(ctx, r.env(), nil); return err },
 	} {
 		err := check()
 		p, ok := AsProblem(err)
@@ -521,7 +539,7 @@ func TestModeNoCurrentColumn(t *testing.T) {
 		!strings.Contains(strings.Join(plan.Notes, "\n"), "running not-read mode, next boot dpu mode") {
 		t.Fatalf("nic: %q %+v %v", changeStrings(plan), plan, err)
 	}
-	reps, err := ShowModes(ctx, r.h, nil)
+	reps, err := ShowModes(ctx, r.env(), nil)
 	if err != nil || len(reps) != 1 {
 		t.Fatal(reps, err)
 	}
@@ -545,12 +563,12 @@ func TestModeConnectXOnly(t *testing.T) {
 	r := newModeRig(t, map[string]string{})
 	writePCIFunction(t, r.h.Root, "0000:5e:00.0", "15b3", "101d")
 	writePCIFunction(t, r.h.Root, "0000:5e:00.1", "15b3", "101d")
-	reps, err := ShowModes(ctx, r.h, nil)
+	reps, err := ShowModes(ctx, r.env(), nil)
 	if err != nil || len(reps) != 1 || reps[0].BDF != "0000:5e:00.0" || reps[0].Applicable || reps[0].Current != mlxconfig.ModeNotApplicable ||
 		reps[0].Next != mlxconfig.ModeNotApplicable || reps[0].Model != "ConnectX-6 Dx" || !strings.Contains(reps[0].Note, "not applicable") {
 		t.Fatalf("show: %+v %v", reps, err)
 	}
-	if reps, err := ShowModes(ctx, r.h, []string{"5e:00.1"}); err != nil || len(reps) != 1 || reps[0].Current != mlxconfig.ModeNotApplicable {
+	if reps, err := ShowModes(ctx, r.env(), []string{"5e:00.1"}); err != nil || len(reps) != 1 || reps[0].Current != mlxconfig.ModeNotApplicable {
 		t.Fatalf("show --device: %+v %v", reps, err)
 	}
 	for _, want := range []string{"dpu", "nic", "separated"} {

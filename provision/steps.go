@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"os"
 	"time"
 
 	"rig/internal/host"
@@ -34,6 +35,9 @@ type Env struct {
 	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
 	Now   func() time.Time
 	Sleep func(time.Duration)
+	// Geteuid is rig's effective uid (nil = os.Geteuid), which a failing
+	// firmware tool ran with too; tests play a non-root user.
+	Geteuid func() int
 	// Dataplane runs the check's dataplane in a network namespace ("" =
 	// rig's own); nil: the check step cannot run traffic.
 	Dataplane func(netns string) Dataplane
@@ -44,6 +48,13 @@ func (e *Env) now() func() time.Time {
 		return e.Now
 	}
 	return time.Now
+}
+
+func (e *Env) geteuid() int {
+	if e.Geteuid != nil {
+		return e.Geteuid()
+	}
+	return os.Geteuid()
 }
 
 func (e *Env) sleep() func(time.Duration) {

@@ -223,7 +223,8 @@ const stateFileUsage = "rig's record of what it changed, which rig down restores
 
 // env is the steps' environment from the global flags: the host seam,
 // --root as a fixture (writes that would reach this machine are refused)
-// unless it is "/", and rig's state file (--state-file, $RIG_STATE_FILE
+// unless it is "/", rig's uid (which explains a firmware tool that could
+// not open a device), and rig's state file (--state-file, $RIG_STATE_FILE
 // or the default for the root). A state file that cannot be placed (no
 // $HOME) is left to the steps that read or write it, which say why.
 func (a *app) env() *provision.Env {
@@ -236,6 +237,7 @@ func (a *app) env() *provision.Env {
 	if a.geteuid != nil {
 		euid = a.geteuid
 	}
+	env.Geteuid = euid
 	if sf, err := provision.StateFileFor(h.Root, a.stateFile, euid(), os.Getenv); err == nil {
 		env.StateFile, a.state = sf.Path, sf
 	}
