@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"rig/internal/testutil"
 )
@@ -94,7 +95,10 @@ func ReserveFor(t testing.TB, needs ...Need) {
 func reserve(t testing.TB, n int, what string) {
 	t.Helper()
 	Lock(t)
-	total, err := readInt("nr_hugepages")
+	// surplus pages in use are a process that is still exiting (an
+	// earlier test's OvS): wait for them, or raising the pool takes them in
+	settleSurplus(10 * time.Second)
+	total, err := persistent()
 	if err != nil {
 		t.Fatalf("hugetest: %v", err)
 	}
@@ -110,11 +114,7 @@ func reserve(t testing.TB, n int, what string) {
 	if err := write(want); err != nil {
 		t.Fatalf("hugetest: reserve %d pages for %s: %v", want, what, err)
 	}
-	t.Cleanup(func() {
-		if err := write(total); err != nil {
-			t.Errorf("hugetest: restore nr_hugepages=%d: %v", total, err)
-		}
-	})
+	t.Cleanup(func() { restore(t, total) })
 	got, _ := readInt("free_hugepages")
 	if got < n {
 		// A short grant on a busy or fragmented host: compact memory and
@@ -131,6 +131,68 @@ func reserve(t testing.TB, n int, what string) {
 			n, what, got, n-got, want)
 	}
 }
+
+// persistent is the pool's own pages: nr_hugepages less the surplus
+// ones. When nr_hugepages is lowered below the pages in use (a process of
+// a test still exiting), the kernel makes those surplus and frees them
+// when they are released (seen: 2 in use, write 0: nr_hugepages 2,
+// surplus 2; released: 0). A count read then includes them: restored
+// later, it would keep them in the pool for good (65 pages were left so
+// after a check test: the next test read 65 and gave back 65).
+func persistent() (int, error) {
+	nr, err := readInt("nr_hugepages")
+	if err != nil {
+		return 0, err
+	}
+	surplus, err := readInt("surplus_hugepages")
+	if err != nil {
+		return 0, err
+	}
+	return nr - surplus, nil
+}
+
+// settleSurplus waits up to wait for surplus pages in use to be released,
+// and gives back free surplus pages: on this VM's kernel (6.18) surplus
+// pages freed by their process stayed in the pool, free and surplus, for
+// minutes (65 of them after a check test, through every later write of
+// nr_hugepages), until nr_hugepages was written at the pool's size (they
+// become its own) and then below it. It returns the surplus left (in use).
+func settleSurplus(wait time.Duration) int {
+	deadline := time.Now().Add(wait)
+	for {
+		nr, _ := readInt("nr_hugepages")
+		sp, _ := readInt("surplus_hugepages")
+		free, _ := readInt("free_hugepages")
+		switch {
+		case sp <= 0:
+			return 0
+		case free >= sp: // nobody's: make them the pool's, then let them go
+			_ = write(nr)
+			_ = write(nr - sp)
+			continue
+		case time.Now().After(deadline):
+			return sp
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// restore puts the pool back to total pages, once the test's processes
+// gave theirs back (settleSurplus), and fails the test if it is not.
+func restore(t testing.TB, total int) {
+	err := write(total)
+	left := settleSurplus(restoreWait)
+	if p, perr := persistent(); err == nil && perr == nil && (p != total || left > 0) {
+		err = fmt.Errorf("the pool has %d pages of its own, not %d, and %d surplus pages in use after %v (a process of the test holds them)", p, total, left, restoreWait)
+	}
+	if err != nil {
+		t.Errorf("hugetest: restore nr_hugepages=%d: %v", total, err)
+	}
+}
+
+// restoreWait bounds how long restore waits for the test's processes to
+// give their pages back.
+const restoreWait = 15 * time.Second
 
 func write(n int) error {
 	p := filepath.Join(sysDir, "nr_hugepages")
