@@ -93,7 +93,7 @@ func (m *Manager) teardown(ctx context.Context, l Lab) (*DownReport, error) {
 		}
 	}
 	if names, err := Names(); err == nil && len(names) == 0 {
-		lines, err := restorePools(HugepagesSysDir, poolRecordPath())
+		lines, err := restorePools(HugepagesSysDir, poolRecordPath(), poolSettle)
 		rep.Hugepages = lines
 		if err != nil {
 			errs = append(errs, err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Hugepages are not namespaced: rig's hugepages step inside a lab grows
@@ -94,9 +95,17 @@ func recordPools(sysDir, recPath, lab string) error {
 	return os.WriteFile(recPath, append(b, '\n'), 0o600)
 }
 
-// restorePools gives back what the labs grew (see the rule above); it
-// returns one line per pool it looked at, for people.
-func restorePools(sysDir, recPath string) ([]string, error) {
+// poolSettle is how long lab down waits for the pages of the processes it
+// just ended to come back before it gives back a pool: their exit releases
+// them a moment later, and a pool shrunk while they are still in use keeps
+// them (a bf2-dpu lab's 512 pages were left so once: "0 when lab came up;
+// 512 in use").
+const poolSettle = 5 * time.Second
+
+// restorePools gives back what the labs grew (see the rule above), waiting
+// up to settle for pages in use above the recorded count to be released;
+// it returns one line per pool it looked at, for people.
+func restorePools(sysDir, recPath string, settle time.Duration) ([]string, error) {
 	b, err := os.ReadFile(recPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -112,7 +121,7 @@ func restorePools(sysDir, recPath string) ([]string, error) {
 	var out []string
 	var errs []error
 	for _, size := range sortedKeys(rec.Pools) {
-		line, err := restorePool(filepath.Join(sysDir, size), size, rec.Pools[size], rec.Lab)
+		line, err := restorePool(filepath.Join(sysDir, size), size, rec.Pools[size], rec.Lab, settle)
 		if line != "" {
 			out = append(out, line)
 		}
@@ -126,17 +135,24 @@ func restorePools(sysDir, recPath string) ([]string, error) {
 	return out, errors.Join(errs...)
 }
 
-// restorePool shrinks one pool to was, never below the pages in use.
-func restorePool(dir, size string, was int, firstLab string) (string, error) {
-	var v [3]int
-	for i, f := range []string{"nr_hugepages", "free_hugepages", "resv_hugepages"} {
-		n, err := readCount(filepath.Join(dir, f))
-		if err != nil {
-			return "", fmt.Errorf("lab: hugepages %s: %w", size, err)
+// restorePool shrinks one pool to was, never below the pages in use
+// (waiting up to settle for those above was to be released).
+func restorePool(dir, size string, was int, firstLab string, settle time.Duration) (string, error) {
+	var cur, used int
+	for deadline := time.Now().Add(settle); ; time.Sleep(50 * time.Millisecond) {
+		var v [3]int
+		for i, f := range []string{"nr_hugepages", "free_hugepages", "resv_hugepages"} {
+			n, err := readCount(filepath.Join(dir, f))
+			if err != nil {
+				return "", fmt.Errorf("lab: hugepages %s: %w", size, err)
+			}
+			v[i] = n
 		}
-		v[i] = n
+		cur, used = v[0], v[0]-v[1]+v[2]
+		if used <= was || !time.Now().Before(deadline) {
+			break
+		}
 	}
-	cur, used := v[0], v[0]-v[1]+v[2]
 	size = strings.TrimPrefix(size, "hugepages-")
 	if cur <= was {
 		return "", nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakePools writes a sysfs hugepages dir: size -> {nr, free, resv}.
@@ -49,7 +50,7 @@ func TestPoolRecordAndRestore(t *testing.T) {
 	}
 	// 2 MiB pool grew to 1124 with 40 pages in use and 4 reserved; the 1 GiB pool shrank to 1
 	fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {1124, 1088, 4}, "hugepages-1048576kB": {1, 1, 0}})
-	lines, err := restorePools(sys, rec)
+	lines, err := restorePools(sys, rec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestPoolRecordAndRestore(t *testing.T) {
 		t.Fatalf("record still there after the restore: %v", err)
 	}
 	// no record: nothing to do
-	if lines, err := restorePools(sys, rec); lines != nil || err != nil {
+	if lines, err := restorePools(sys, rec, 0); lines != nil || err != nil {
 		t.Fatalf("restore without a record = %q, %v", lines, err)
 	}
 }
@@ -76,7 +77,7 @@ func TestPoolRestoreNeverBelowInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {512, 500, 8}})
-	lines, err := restorePools(sys, rec)
+	lines, err := restorePools(sys, rec, 0)
 	if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "512 -> 20 (0 when lab a came up; 20 in use)") {
 		t.Fatalf("restore = %q, %v", lines, err)
 	}
@@ -87,7 +88,7 @@ func TestPoolRestoreNeverBelowInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {64, 0, 0}})
-	lines, _ = restorePools(sys, rec)
+	lines, _ = restorePools(sys, rec, 0)
 	if len(lines) != 1 || !strings.Contains(lines[0], "left at 64 (20 when lab b came up): all 64 in use") || nr(t, sys, "hugepages-2048kB") != 64 {
 		t.Fatalf("all in use: restore = %q, nr %d", lines, nr(t, sys, "hugepages-2048kB"))
 	}
@@ -97,7 +98,27 @@ func TestPoolRestoreDamagedRecord(t *testing.T) {
 	sys, rec := t.TempDir(), filepath.Join(t.TempDir(), ".hugepages.json")
 	fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {64, 64, 0}})
 	os.WriteFile(rec, []byte("{"), 0o600)
-	if _, err := restorePools(sys, rec); err == nil || !strings.Contains(err.Error(), "left as they are") || nr(t, sys, "hugepages-2048kB") != 64 {
+	if _, err := restorePools(sys, rec, 0); err == nil || !strings.Contains(err.Error(), "left as they are") || nr(t, sys, "hugepages-2048kB") != 64 {
 		t.Fatalf("damaged record: err %v, nr %d", err, nr(t, sys, "hugepages-2048kB"))
+	}
+}
+
+// Pages still in use when the last lab goes down (its OvS exiting) are
+// waited for: released within the settle time, the pool goes back to its
+// size when the lab came up.
+func TestPoolRestoreWaitsForPagesInUse(t *testing.T) {
+	sys, rec := t.TempDir(), filepath.Join(t.TempDir(), ".hugepages.json")
+	fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {0, 0, 0}})
+	if err := recordPools(sys, rec, "a"); err != nil {
+		t.Fatal(err)
+	}
+	fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {1024, 512, 0}})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		fakePools(t, sys, map[string][3]int{"hugepages-2048kB": {1024, 1024, 0}}) // the exited OvS's 512 back
+	}()
+	lines, err := restorePools(sys, rec, 5*time.Second)
+	if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "1024 -> 0, as when lab a came up") || nr(t, sys, "hugepages-2048kB") != 0 {
+		t.Fatalf("restore = %q, %v, nr %d", lines, err, nr(t, sys, "hugepages-2048kB"))
 	}
 }
