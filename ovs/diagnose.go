@@ -104,6 +104,11 @@ func readLogTail(h Host, t Target) (tail LogTail, ok bool) {
 	return tail, true
 }
 
+// LogSinceStart is this instance's ovs-vswitchd log since its last start
+// (ReadLogTail), read once, now: for evidence that is in the log already
+// (a diagnosis that waits for a failure's line uses EvidenceLog).
+func (c *Client) LogSinceStart() LogTail { return ReadLogTail(c.host, c.Target) }
+
 // LastStartLines returns up to max lines of the log since the last start that pass keep.
 func LastStartLines(h Host, t Target, max int, keep func(string) bool) []string {
 	var out []string

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"rig/internal/labinfo"
 )
 
 // Whether the datapath flows that carried a port's traffic were offloaded
@@ -58,6 +60,45 @@ type OffloadPort struct {
 	PCI         string // the card function behind it, when Card
 }
 
+// PortOffloadFacts is what is behind a bridge's interface for offload
+// (OffloadPort less its aliases): a virtual lab's af_packet stand-in (lab
+// is the lab's record, nil outside one), the card's uplink or representor
+// (a PCI address in its devargs, or, without devargs, a netdev of
+// mlx5_core as OVS-DOCA resolves ports by name) with its eSwitch's mode,
+// or something else (a vhost-user, memif, tap or kernel port).
+func PortOffloadFacts(h Host, lab *labinfo.Info, ifc Interface) OffloadPort {
+	devargs := ifc.Devargs()
+	port := OffloadPort{Name: ifc.Name, Kind: strings.TrimSpace(ifc.Type + " " + devargs)}
+	if lab != nil && strings.HasPrefix(devargs, AFPacketDriver) {
+		port.Lab = true
+		return port
+	}
+	bdf, isPCI := PCIAddress(devargs)
+	if !isPCI && devargs == "" {
+		if f, err := ReadNetdevFunction(h, ifc.Name); err == nil && f.Driver == "mlx5_core" && f.BDF != "" {
+			bdf, isPCI = f.BDF, true
+		}
+	}
+	if isPCI {
+		port.Card, port.PCI = true, bdf
+		port.ESwitchMode = eswitchMode(h, bdf)
+	}
+	return port
+}
+
+// eswitchMode is the eSwitch mode the netdevs of PCI function bdf show
+// (compat/devlink/mode), "" when none does.
+func eswitchMode(h Host, bdf string) string {
+	dir := "/sys/bus/pci/devices/" + bdf + "/net"
+	ents, _ := h.ReadDir(dir)
+	for _, e := range ents {
+		if b, err := h.ReadFile(dir + "/" + e.Name() + "/compat/devlink/mode"); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return ""
+}
+
 // OffloadCause is one reason flows were not offloaded.
 type OffloadCause struct {
 	Kind     string   `json:"kind"`
@@ -101,7 +142,8 @@ type OffloadReport struct {
 	HWOffload bool   `json:"hwOffload"` // other_config:hw-offload is true
 	// Flows and Packets count the datapath flows in at the port (the
 	// first match of its packets; recirculated ones apart in
-	// Recirculated); Offloaded, Partial and NotOffloaded split Flows.
+	// Recirculated) and their packets since OvS made them; Offloaded,
+	// Partial and NotOffloaded split Flows.
 	Flows        int            `json:"flows"`
 	Packets      uint64         `json:"packets"`
 	Offloaded    int            `json:"offloaded"`

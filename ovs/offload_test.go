@@ -1,8 +1,12 @@
 package ovs
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"rig/internal/host"
+	"rig/internal/labinfo"
 )
 
 // ovs31Log is an ovs-vswitchd log since its start, each line as OvS 3.1
@@ -116,6 +120,34 @@ func TestActionNames(t *testing.T) {
 	} {
 		if got := strings.Join(actionNames(in), ","); got != want {
 			t.Errorf("actionNames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// What is behind a port, read from the BlueField-2 fixture's sysfs: the
+// uplink by PCI address and the host PF representor with the eSwitch's
+// mode (switchdev there), a port OVS-DOCA resolves by its netdev, a lab's
+// af_packet stand-in, and a vhost-user port (nothing of a card).
+func TestPortOffloadFacts(t *testing.T) {
+	h := host.New("../testdata/hosts/bf2-dpu-arm")
+	lab := &labinfo.Info{Name: "a", Substitutions: map[string]string{"mlx5": AFPacketDriver}}
+	dpdk := func(name, devargs string) Interface {
+		return Interface{Name: name, Type: "dpdk", Options: map[string]string{"dpdk-devargs": devargs}}
+	}
+	for _, c := range []struct {
+		ifc  Interface
+		lab  *labinfo.Info
+		want OffloadPort
+	}{
+		{dpdk("p0", "0000:03:00.0"), nil, OffloadPort{Name: "p0", Kind: "dpdk 0000:03:00.0", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
+		{dpdk("pf0hpf", "0000:03:00.0,representor=[65535]"), nil, OffloadPort{Name: "pf0hpf", Kind: "dpdk 0000:03:00.0,representor=[65535]", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
+		{Interface{Name: "p0", Type: "dpdk"}, nil, OffloadPort{Name: "p0", Kind: "dpdk", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
+		{dpdk("p0", "net_af_packet_p0,iface=p0,framecnt=8192"), lab, OffloadPort{Name: "p0", Kind: "dpdk net_af_packet_p0,iface=p0,framecnt=8192", Lab: true}},
+		{Interface{Name: "vhu0", Type: "dpdkvhostuserclient"}, lab, OffloadPort{Name: "vhu0", Kind: "dpdkvhostuserclient"}},
+	} {
+		got := PortOffloadFacts(h, c.lab, c.ifc)
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", c.want) {
+			t.Errorf("%s: %+v\nwant %+v", c.ifc.Name, got, c.want)
 		}
 	}
 }

@@ -38,6 +38,8 @@ type Status struct {
 	// then holds why, with the cause and fix).
 	OVSDBReachable bool        `json:"ovsdbReachable"`
 	Problems       []Diagnosis `json:"problems,omitempty"`
+	// Flows: the datapath flows per interface (rig ovs status --flows).
+	Flows *FlowsStatus `json:"flows,omitempty"`
 	// OK is true only when ovsdb answers, ovs-vswitchd runs, DPDK is
 	// initialised and every interface is attached.
 	OK bool `json:"ok"`
@@ -219,6 +221,11 @@ func (s *Status) WriteText(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if s.Flows != nil {
+		if err := s.Flows.WriteText(w); err != nil {
+			return err
+		}
 	}
 	return s.writeProblems(w)
 }

@@ -28,6 +28,9 @@ import (
 //	  thresholds: {min_mpps: 1, min_linerate_pct: 0, max_loss_pct: 0.1, max_p99_us: 0}
 //	  search: ndr                  # instead of one run per size: the RFC 2544 zero-loss
 //	                               # search (trials of duration); thresholds judge its NDR
+//	  offload: preferred           # off | preferred (default: report whether the datapath
+//	                               # flows of its traffic were offloaded) | required (fail,
+//	                               # exit 4, with the cause, unless every one was)
 //	  ndr: {resolution: 0.5%, max_trials: 20, pdr_loss_pct: 0.5, max: 1Mpps, loss_retries: 0}
 type CheckSpec struct {
 	Topology    string          `yaml:"topology"`
@@ -45,7 +48,22 @@ type CheckSpec struct {
 	Thresholds  CheckThresholds `yaml:"thresholds"`
 	Search      string          `yaml:"search"`
 	NDR         CheckNDR        `yaml:"ndr"`
+	Offload     string          `yaml:"offload"`
 }
+
+// What the check does with hardware offload (CheckSpec.Offload): after
+// its traffic it reads OvS's datapath flows and says whether the ones
+// that carried it were offloaded to the NIC (preferred, the default:
+// reported only), fails unless every one was (required), or reads
+// nothing (off).
+const (
+	OffloadOff       = "off"
+	OffloadPreferred = "preferred"
+	OffloadRequired  = "required"
+)
+
+// OffloadOrDefault is the offload mode (default preferred).
+func (s *CheckSpec) OffloadOrDefault() string { return orElse(s.Offload, OffloadPreferred) }
 
 // CheckThresholds are the pass/fail limits; 0 (or absent) = not checked.
 type CheckThresholds struct {
@@ -148,6 +166,11 @@ func (s *CheckSpec) ValidateWith(o *OVSSpec) []FieldError {
 	v.traffic(s)
 	v.thresholds(s.Thresholds)
 	v.search(s)
+	switch s.Offload {
+	case "", OffloadOff, OffloadPreferred, OffloadRequired:
+	default:
+		v.add("offload", "want off, preferred (report whether the check's flows were offloaded) or required (fail unless they were), got %s", shortValue(s.Offload))
+	}
 	return v.errs
 }
 

@@ -91,3 +91,21 @@ func TestParseCheckErrors(t *testing.T) {
 		}
 	}
 }
+
+// check.offload: preferred by default; off, preferred and required taken;
+// anything else refused with file:line and the three values.
+func TestParseCheckOffload(t *testing.T) {
+	for doc, want := range map[string]string{"": OffloadPreferred, "  offload: off\n": OffloadOff, "  offload: required\n": OffloadRequired, "  offload: preferred\n": OffloadPreferred} {
+		pb, err := Parse("c.yaml", []byte(checkOVS+"check:\n"+doc+"  thresholds: {min_mpps: 1}\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if got := pb.Check.OffloadOrDefault(); got != want {
+			t.Errorf("%q: offload %q, want %q", doc, got, want)
+		}
+	}
+	_, err := Parse("c.yaml", []byte(checkOVS+"check:\n  offload: yes-please\n"))
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:10: check.offload: want off, preferred (report whether the check's flows were offloaded) or required (fail unless they were), got") {
+		t.Errorf("bad offload: %v", err)
+	}
+}

@@ -39,6 +39,10 @@ var (
 	metricPass = metricFamily{"rig_check_pass", "1 when the check's run for this frame size met every threshold with a valid measurement, else 0 (also when it did not run)."}
 	metricOK   = metricFamily{"rig_check_valid", "1 when the run for this frame size produced a measurement that can be right, else 0 (not run, failed before measuring, or invalid)."}
 	metricTime = metricFamily{"rig_check_last_run_timestamp_seconds", "Unix time at which rig's check ended."}
+	// check.offload (not off): the datapath flows in at the ingress port
+	metricDPFlows   = metricFamily{"rig_check_datapath_flows", "Datapath flows in at the check's ingress port after its traffic (ovs-appctl dpctl/dump-flows -m; recirculated ones not counted)."}
+	metricOffloaded = metricFamily{"rig_check_offloaded_flows", "Of rig_check_datapath_flows, those fully offloaded to the NIC (offloaded:yes)."}
+	metricPartial   = metricFamily{"rig_check_partially_offloaded_flows", "Of rig_check_datapath_flows, those offloaded in part (offloaded:partial: the match, not the actions)."}
 )
 
 // series is one labelled sample.
@@ -52,7 +56,7 @@ type series struct {
 func (m CheckMetrics) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
 	fams := m.samples()
-	for _, f := range []metricFamily{metricMpps, metricGbps, metricLoss, metricPass, metricOK, metricTime} {
+	for _, f := range []metricFamily{metricMpps, metricGbps, metricLoss, metricPass, metricOK, metricDPFlows, metricOffloaded, metricPartial, metricTime} {
 		if len(fams[f.name]) == 0 {
 			continue
 		}
@@ -93,10 +97,23 @@ func (m CheckMetrics) samples() map[string][]series {
 		add(metricPass, l, b2f(run.Pass && valid))
 		add(metricOK, l, b2f(valid))
 	}
+	if o := m.offload(); o != nil {
+		add(metricDPFlows, base, float64(o.Flows))
+		add(metricOffloaded, base, float64(o.Offloaded))
+		add(metricPartial, base, float64(o.Partial))
+	}
 	if !m.Time.IsZero() {
 		add(metricTime, base, float64(m.Time.UnixMilli())/1000)
 	}
 	return out
+}
+
+// offload is the check's offload report when its flows were read.
+func (m CheckMetrics) offload() *CheckOffload {
+	if m.Result == nil || m.Result.Offload == nil || m.Result.Offload.Error != "" {
+		return nil
+	}
+	return m.Result.Offload
 }
 
 // baseLabels are bridge, topology and the two ports: from the result when

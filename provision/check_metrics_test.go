@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"rig/ovs"
 	"rig/playbooks"
 )
 
@@ -113,6 +114,25 @@ func TestCheckMetricsParsesWithLabelsAndFigures(t *testing.T) {
 		if !strings.Contains(string(text), line) {
 			t.Errorf("no line %q:\n%s", line, text)
 		}
+	}
+}
+
+// With its datapath flows read, the check's offload counts: one series
+// each, labelled like the rest without a frame size; not read: none.
+func TestCheckMetricsOffloadCounts(t *testing.T) {
+	spec := &playbooks.CheckSpec{Topology: "through-ports", Ports: []string{"p0", "pf0hpf"}, FrameSizes: []int{64, 1518}}
+	res := twoRuns()
+	res.Offload = &CheckOffload{Mode: playbooks.OffloadPreferred, OffloadReport: ovs.OffloadReport{Port: "p0", Flows: 3, Offloaded: 2, Partial: 1}, Pass: true}
+	fams := parseMetrics(t, metricsText(t, CheckMetrics{Spec: spec, Result: res}))
+	for name, want := range map[string]float64{"rig_check_datapath_flows": 3, "rig_check_offloaded_flows": 2, "rig_check_partially_offloaded_flows": 1} {
+		ss := samplesOf(t, fams, name)
+		if len(ss) != 1 || ss[0].value != want || ss[0].labels["ingress_port"] != "p0" || ss[0].labels["frame_size"] != "" {
+			t.Errorf("%s: %+v, want one series = %v", name, ss, want)
+		}
+	}
+	res.Offload.Error = "ovs-appctl: cannot connect"
+	if fams := parseMetrics(t, metricsText(t, CheckMetrics{Spec: spec, Result: res})); fams["rig_check_datapath_flows"] != nil {
+		t.Errorf("flows not read, yet %v", fams["rig_check_datapath_flows"])
 	}
 }
 

@@ -18,7 +18,7 @@ const CheckPortPrefix = "rig-chk-"
 
 // checkOVS is what the check step needs of OvS (ovs.Client): the
 // database (ports), the OpenFlow tables (flows with rig's cookie), live
-// per-port counters and PMD statistics.
+// per-port counters, PMD statistics, the datapath flows and the log.
 type checkOVS interface {
 	ReadState(ctx context.Context) (*ovs.State, error)
 	AddPort(ctx context.Context, bridge, port string, s ovs.IfaceSettings) error
@@ -29,6 +29,10 @@ type checkOVS interface {
 	PortCounters(ctx context.Context, bridge string) (map[string]ovs.Counters, error)
 	ClearPMDStats(ctx context.Context) error
 	PMDStats(ctx context.Context) ([]ovs.PMDStats, error)
+	// the datapath flows (dpctl/dump-flows -m) and the vswitchd log since
+	// its start: whether the check's traffic was offloaded, and why not
+	DumpDPFlows(ctx context.Context, typ string) (*ovs.DPFlowDump, error)
+	LogSinceStart() ovs.LogTail
 }
 
 // flowInOut is the check's one flow per direction: every frame entering

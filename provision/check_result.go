@@ -30,8 +30,11 @@ type CheckResult struct {
 	// Runs, and SearchThresholds judge its NDR per frame size
 	Search           *bench.NDRReport   `json:"search,omitempty"`
 	SearchThresholds []ThresholdVerdict `json:"searchThresholds,omitempty"`
-	Pass             bool               `json:"pass"`
-	Notes            []string           `json:"notes,omitempty"`
+	// Offload: whether the datapath flows of the traffic were offloaded
+	// (check.offload; nil when off)
+	Offload *CheckOffload `json:"offload,omitempty"`
+	Pass    bool          `json:"pass"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // CheckRun is one frame size's measurement.
@@ -224,6 +227,9 @@ func (r *CheckResult) WriteText(w io.Writer) error {
 	}
 	if r.Search != nil {
 		r.writeSearchText(w)
+	}
+	if r.Offload != nil {
+		r.Offload.writeText(w)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

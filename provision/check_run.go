@@ -83,6 +83,7 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 		if err := s.measureSearch(ctx, path, lcores, res); err != nil {
 			return res, err
 		}
+		res.Offload = s.offload(ctx, path)
 		return res, judgeSearch(res)
 	}
 	for _, size := range sp.Sizes() {
@@ -94,6 +95,7 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 			return res, rerr
 		}
 	}
+	res.Offload = s.offload(ctx, path) // the flows of the traffic just sent, before they expire
 	err = judge(res)
 	return res, err
 }
@@ -124,8 +126,12 @@ func judge(res *CheckResult) error {
 			CauseText: "the dataplane's figures cannot be right, so they are neither a pass nor a fail",
 			FixText:   "see the run's warnings; rerun the check (rig check -p PLAYBOOK)"}}
 	}
+	if o := res.Offload; o != nil && !o.Pass {
+		res.Pass = false
+		below = append(below, offloadFailure(o))
+	}
 	if len(below) > 0 {
-		return &BelowThresholdError{Failed: below}
+		return &BelowThresholdError{Failed: below, Offload: res.Offload}
 	}
 	return nil
 }

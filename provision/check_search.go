@@ -96,6 +96,9 @@ func judgeSearch(res *CheckResult) error {
 			below = append(below, t)
 		}
 	}
+	if o := res.Offload; o != nil && !o.Pass {
+		below = append(below, offloadFailure(o))
+	}
 	res.Pass = len(invalid)+len(failed)+len(below) == 0
 	switch {
 	case len(invalid) > 0:
@@ -106,7 +109,7 @@ func judgeSearch(res *CheckResult) error {
 		return &Problem{Object: "check: search", Err: errors.New(strings.Join(failed, "; ")),
 			FixText: "see the failed trial's cause; `rig bench ndr` with the same ports runs the search in the open"}
 	case len(below) > 0:
-		return &BelowThresholdError{Failed: below}
+		return &BelowThresholdError{Failed: below, Offload: res.Offload}
 	}
 	return nil
 }

@@ -186,9 +186,27 @@ func (s *checkStep) farEndNetNS() (string, error) {
 }
 
 // BelowThresholdError is a check that ran and measured less than a
-// threshold (exit code 4).
+// threshold (exit code 4), or whose traffic was not offloaded with
+// check.offload: required (Offload: its causes and fixes).
 type BelowThresholdError struct {
-	Failed []ThresholdVerdict
+	Failed  []ThresholdVerdict
+	Offload *CheckOffload
+}
+
+// Cause and Fix are a failed required offload's (empty otherwise: the
+// thresholds speak for themselves).
+func (e *BelowThresholdError) Cause() string {
+	if e.Offload == nil || e.Offload.Pass {
+		return ""
+	}
+	return e.Offload.causeText()
+}
+
+func (e *BelowThresholdError) Fix() string {
+	if e.Offload == nil || e.Offload.Pass {
+		return ""
+	}
+	return e.Offload.fixText()
 }
 
 func (e *BelowThresholdError) Error() string {

@@ -139,6 +139,9 @@ type fakeCheckOVS struct {
 	counters  map[string]ovs.Counters
 	attachErr string // set: added ports get this Interface error
 	lastOF    int64
+	dpflows   string      // what dpctl/dump-flows -m prints
+	dpErr     error       // set: the dump fails
+	log       ovs.LogTail // the vswitchd log since its start
 }
 
 func newFakeCheckOVS() *fakeCheckOVS {
@@ -189,6 +192,21 @@ func (f *fakeCheckOVS) PortCounters(ctx context.Context, br string) (map[string]
 	return out, nil
 }
 func (f *fakeCheckOVS) ClearPMDStats(ctx context.Context) error { return nil }
+func (f *fakeCheckOVS) DumpDPFlows(ctx context.Context, typ string) (*ovs.DPFlowDump, error) {
+	f.calls = append(f.calls, "dpctl/dump-flows -m")
+	d := &ovs.DPFlowDump{Argv: []string{"ovs-appctl", "dpctl/dump-flows", "-m"}}
+	if f.dpErr != nil {
+		return d, f.dpErr
+	}
+	flows, err := ovs.ParseDPFlows([]byte(f.dpflows))
+	d.Flows = flows
+	var pe *ovs.DPFlowParseError
+	if errors.As(err, &pe) { // as the real one: lines it cannot read are not an error
+		d.Unreadable = pe.Lines
+	}
+	return d, nil
+}
+func (f *fakeCheckOVS) LogSinceStart() ovs.LogTail { return f.log }
 func (f *fakeCheckOVS) PMDStats(ctx context.Context) ([]ovs.PMDStats, error) {
 	return []ovs.PMDStats{{Thread: "pmd thread numa_id 0 core_id 1", CoreID: 1, RxPackets: 100, AvgCyclesPerPacket: 250, ProcessingPct: 40, IdlePct: 60}}, nil
 }
@@ -276,6 +294,7 @@ func TestCheckMeasureThroughBridgePassesAndRemovesWhatItAdded(t *testing.T) {
 		"add-port br0 rig-chk-in type=dpdkvhostuserclient vhost-server-path=" + sock + "/in.sock devargs=",
 		"add-port br0 rig-chk-out type=dpdkvhostuserclient vhost-server-path=" + sock + "/out.sock devargs=",
 		"add-flow br0 cookie=0x7269672d63686b,priority=65535,in_port=1,actions=output:2",
+		"dpctl/dump-flows -m", // offload: preferred (the default): the traffic's datapath flows
 		"del-flows br0 0x7269672d63686b",
 		"del-port br0 rig-chk-in",
 		"del-port br0 rig-chk-out",
@@ -536,6 +555,7 @@ func TestCheckMemifPortsClosedByOVSFirstAndReadded(t *testing.T) {
 		"del-port br0 rig-chk-in", "del-port br0 rig-chk-out", // the warm-up's traffic over
 		"add-port br0 rig-chk-in", "add-port br0 rig-chk-out", fmt.Sprintf("del-flows br0 %#x", CheckCookie), "add-flow br0 " + flowInOut(3, 4),
 		"del-port br0 rig-chk-in", "del-port br0 rig-chk-out", // the measured run's
+		"dpctl/dump-flows -m",                                                                                // the run's datapath flows (offload: preferred)
 		fmt.Sprintf("del-flows br0 %#x", CheckCookie), "del-port br0 rig-chk-in", "del-port br0 rig-chk-out"} // teardown
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))

@@ -248,6 +248,25 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // into the traffic
+	// rig ovs status --flows while the traffic runs: the check's flows in
+	// at rig-chk-in, in software (hw-offload unset, a vhost-user port)
+	row := regexp.MustCompile(`\nrig-chk-in +[1-9][0-9]* +[1-9][0-9]* +0 +0 +[1-9][0-9]* +ovs:[1-9][0-9]* +not offloaded\n`)
+	var code int
+	var out, errOut string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) { // until the measured run's frames flow
+		if code, out, errOut = l.rig("ovs", "status", "--flows", "--rundir", l.rundir); row.MatchString(out) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, w := range []string{"datapath flows (ovs-appctl", "FLOWS  PACKETS  OFFLOADED  PARTIAL  NOT  DATAPATHS  VERDICT", "rig-chk-in: other_config:hw-offload is not set",
+		"rig-chk-in: port rig-chk-in is a dpdkvhostuserclient port, not an uplink or representor"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("ovs status --flows (exit %d) lacks %q:\n%s%s", code, w, out, errOut)
+		}
+	}
+	if !row.MatchString(out) {
+		t.Errorf("ovs status --flows: no rig-chk-in row with flows, packets, none offloaded, dp:ovs:\n%s", out)
+	}
 	children := childPIDs(t, c.Process.Pid)
 	if len(children) == 0 {
 		t.Fatalf("rig check (pid %d) runs no dataplane child while its flows are in place", c.Process.Pid)
@@ -283,7 +302,7 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 	if err := os.WriteFile(l.pb, []byte(fmt.Sprintf(checkPlaybook, "2s", "1s", "2")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := l.rig("plan", "-p", l.pb, "--rundir", l.rundir)
+	code, out, errOut = l.rig("plan", "-p", l.pb, "--rundir", l.rundir)
 	for _, w := range []string{"remove leftover port rig-chk-in", "remove leftover port rig-chk-out", "remove 1 leftover flow(s) with rig's cookie 0x7269672d63686b"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("plan (exit %d) lacks %q:\n%s%s", code, w, out, errOut)
@@ -480,5 +499,53 @@ check:
 	t.Logf("through-ports: %.4f Mpps, loss %.4f%%, %s", r["rxMpps"], r["lossPct"], loss["verdict"])
 	if f := l.cookieFlows("br-tp"); strings.Contains(f, "cookie=") {
 		t.Fatalf("flows left: %q", f)
+	}
+	// the check's datapath flows came in at p0, an af_packet port of no
+	// card, with hw-offload unset: not offloaded, both said
+	off, _ := m["offload"].(map[string]any)
+	if off == nil || off["verdict"] != "not offloaded" || off["port"] != "p0" || off["flows"].(float64) < 1 || off["packets"].(float64) < 1 ||
+		!strings.Contains(fmt.Sprint(off["causes"]), "hw-offload-off") || !strings.Contains(fmt.Sprint(off["causes"]), "port-not-on-card") {
+		t.Errorf("check offload: %v", off)
+	}
+	if g["rig_check_datapath_flows"]["bridge=br-tp,egress_port=p1,ingress_port=p0,topology=through-ports"] < 1 {
+		t.Errorf("metrics: datapath flows %v", g["rig_check_datapath_flows"])
+	}
+}
+
+// check.offload: required on a private OvS with hw-offload set while it
+// runs (its Flow API enabled then): the check's vhost-user ports have no
+// flow API, so its traffic stays in software and the check fails with
+// exit 4, the cause (not a port of the card, with ovs-vswitchd's own log
+// line) and the fix; preferred passes and says the same.
+func TestPrivilegedCheckOffloadRequired(t *testing.T) {
+	pb := strings.Replace(fmt.Sprintf(checkPlaybook, "1s", "0s", "1"), "check:\n", "check:\n  offload: required\n", 1)
+	l := newCheckLab(t, pb)
+	if code, out, errOut := l.rig("up", "--skip", "check", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock"); code != 0 {
+		t.Fatalf("up: %d\n%s%s", code, out, errOut)
+	}
+	l.vsctl("set", "Open_vSwitch", ".", "other_config:hw-offload=true")
+	code, m, errOut := l.checkJSON()
+	off, _ := m["offload"].(map[string]any)
+	if code != exitBelowThreshold || m["pass"] != false || off == nil || off["mode"] != "required" || off["pass"] != false || off["hwOffload"] != true ||
+		off["verdict"] != "not offloaded" || off["port"] != "rig-chk-in" {
+		t.Fatalf("check: exit %d (want %d), offload %v\n%s", code, exitBelowThreshold, off, errOut)
+	}
+	causes := fmt.Sprint(off["causes"])
+	if !strings.Contains(causes, "port-not-on-card") || strings.Contains(causes, "hw-offload-off") || strings.Contains(causes, "hw-offload-not-applied") ||
+		!strings.Contains(causes, "rig-chk-in: No suitable flow API found.") {
+		t.Errorf("causes: %s", causes)
+	}
+	code, out, errOut := l.rig("check", "-p", l.pb, "--rundir", l.rundir, "--lock-file", l.rundir+"/lock")
+	for _, w := range []string{"offload (required): ", "offload required: FAIL", "cause: port rig-chk-in is a dpdkvhostuserclient port, not an uplink or representor of an mlx5 eSwitch",
+		"fix:   offload happens between the card's uplinks and representors"} {
+		if code != exitBelowThreshold || !strings.Contains(out+errOut, w) {
+			t.Errorf("check text (exit %d) lacks %q:\n%s%s", code, w, out, errOut)
+		}
+	}
+	if err := os.WriteFile(l.pb, []byte(strings.Replace(pb, "offload: required", "offload: preferred", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, m, errOut := l.checkJSON(); code != exitOK || m["pass"] != true || m["offload"].(map[string]any)["verdict"] != "not offloaded" {
+		t.Errorf("preferred: exit %d, %v\n%s", code, m["offload"], errOut)
 	}
 }

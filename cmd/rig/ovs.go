@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rig/internal/labinfo"
 	"rig/ovs"
 )
 
@@ -27,16 +28,32 @@ func newOVSCmd(a *app) *cobra.Command {
 
 func newOVSStatusCmd(a *app) *cobra.Command {
 	f := &ovsFlags{}
+	var flows bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show dpdk_initialized, the vswitchd behind it and every port; explain failures (exit 1 on a problem)",
-		Args:  cobra.NoArgs,
+		Long: `Show dpdk_initialized, the vswitchd behind it and every port, and explain
+failures (exit 1 on a problem). --flows also reads the datapath flows
+(ovs-appctl dpctl/dump-flows -m) and says, per port, how many came in there,
+their packets, whether they were offloaded to the NIC (offloaded:yes, partial,
+not) on which layer (dp:ovs, dpdk, tc, doca), and why not: hw-offload off or
+not applied, tc-policy, a port that is no uplink or representor of the card, a
+legacy eSwitch, the refusals ovs-vswitchd logged.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := a.host()
 			c := ovs.NewClient(h, ovs.TargetFor(h, f.rundir, f.db))
 			st, err := c.ReadStatus(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if flows && st.Vswitchd.Alive {
+				lab, _ := labinfo.Read(h.Root)
+				fs, err := c.ReadFlows(cmd.Context(), st, lab)
+				if err != nil {
+					return fmt.Errorf("ovs status --flows: %w", err)
+				}
+				st.Flows = fs
 			}
 			if a.json() {
 				if err := a.emitJSON(st); err != nil {
@@ -52,6 +69,7 @@ func newOVSStatusCmd(a *app) *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&flows, "flows", false, "also the datapath flows per port: offloaded to the NIC or not, on which layer, and why not")
 	return cmd
 }
 
