@@ -55,7 +55,10 @@ func TestMain(m *testing.M) {
 	if cfg := os.Getenv(helperEnv); cfg != "" {
 		os.Exit(helperMain(cfg))
 	}
-	os.Exit(m.Run())
+	cleanBase := testutil.KeepNoRuntimeBase()
+	code := m.Run()
+	cleanBase()
+	os.Exit(code)
 }
 
 func helperMain(cfgJSON string) int {

@@ -40,3 +40,26 @@ func CleanDefaultDPDKRuntimeDir(t testing.TB) {
 		}
 	})
 }
+
+// KeepNoRuntimeBase is for a package's TestMain: when /var/run/dpdk was
+// absent as the package's tests began (a fresh host has none), the
+// returned func removes it again if it is empty then. A DPDK process's
+// own clean-up cannot always: two processes of a test that started while
+// it was there each leave it to the other. It takes the privileged lock
+// for the removal, so no test's DPDK is making a runtime dir in it then.
+func KeepNoRuntimeBase() func() {
+	base := filepath.Dir(DefaultDPDKRuntimeDir)
+	if _, err := os.Stat(base); !errors.Is(err, os.ErrNotExist) || os.Geteuid() != 0 {
+		return func() {}
+	}
+	return func() {
+		release, err := hostLock(privilegedLock, privilegedWait, func(string, ...any) {})
+		if err != nil {
+			return // another binary's privileged test runs: its own clean-up follows
+		}
+		_ = os.Remove(base) // only when empty
+		if release != nil {
+			release()
+		}
+	}
+}

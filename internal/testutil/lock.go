@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,10 +30,22 @@ const WaitedFormat = "hostlock: waited %.1fs for %s"
 // fails the test naming the holder.
 func HostLock(t testing.TB, name string, wait time.Duration) {
 	t.Helper()
+	release, err := hostLock(name, wait, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if release != nil {
+		t.Cleanup(release)
+	}
+}
+
+// hostLock is HostLock without a test: release is nil when this process
+// (or the parent it runs for) holds the lock already.
+func hostLock(name string, wait time.Duration, logf func(string, ...any)) (release func(), err error) {
 	p := filepath.Join(os.TempDir(), name+".lock")
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		t.Fatalf("testutil: lock %s: %v", p, err)
+		return nil, fmt.Errorf("testutil: lock %s: %w", p, err)
 	}
 	env := "RIG_TESTLOCK_" + strings.NewReplacer("-", "_", ".", "_").Replace(name)
 	start := time.Now()
@@ -47,9 +60,9 @@ func HostLock(t testing.TB, name string, wait time.Duration) {
 		if !errors.Is(err, unix.EWOULDBLOCK) || mine || time.Now().After(deadline) {
 			f.Close()
 			if mine {
-				return // this process (or the parent it runs for) holds it, until its first HostLock's test ends
+				return nil, nil // this process (or the parent it runs for) holds it, until its first HostLock's test ends
 			}
-			t.Fatalf("testutil: lock %s (held by pid %d) not free after %v: %v; another test binary holds it, wait for it or end it", p, holder, wait, err)
+			return nil, fmt.Errorf("testutil: lock %s (held by pid %d) not free after %v: %v; another test binary holds it, wait for it or end it", p, holder, wait, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -57,15 +70,15 @@ func HostLock(t testing.TB, name string, wait time.Duration) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if waited := time.Since(start); waited >= 100*time.Millisecond {
-		t.Logf(WaitedFormat, waited.Seconds(), name) // internal/cmd/testsummary reads it
+		logf(WaitedFormat, waited.Seconds(), name) // internal/cmd/testsummary reads it
 	}
 	_ = os.Setenv(env, strconv.Itoa(os.Getpid()))
-	t.Cleanup(func() {
+	return func() {
 		_ = os.Unsetenv(env)
 		_ = f.Truncate(0)
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
-	})
+	}, nil
 }
 
 // lockHolder reads the pid the holder wrote (0 when none or unreadable).

@@ -14,6 +14,9 @@ import (
 // other binary may run several in a row.
 const privilegedWait = 20 * time.Minute
 
+// privilegedLock names RequirePrivileged's host-wide lock.
+const privilegedLock = "rig-privileged"
+
 // RequirePrivileged is the one gate for privileged tests (real hugepages,
 // mounts, network namespaces, OvS-DPDK, DPDK): it skips, saying why, when the
 // test does not run as root. Privileged tests are named TestPrivileged… so
@@ -30,5 +33,5 @@ func RequirePrivileged(t testing.TB) {
 	if os.Geteuid() != 0 {
 		t.Skipf("privileged test: needs root (euid is %d); CI runs as root", os.Geteuid())
 	}
-	HostLock(t, "rig-privileged", privilegedWait)
+	HostLock(t, privilegedLock, privilegedWait)
 }

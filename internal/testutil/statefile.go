@@ -31,7 +31,9 @@ func RunWithPrivateStateFile(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	os.Setenv("RIG_STATE_DIR", dir)
 	os.Unsetenv("RIG_STATE_FILE")
+	cleanBase := KeepNoRuntimeBase()
 	code := m.Run()
+	cleanBase()
 	if leaked := fixtureStateFiles(dir); len(leaked) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: a test wrote rig's state file into a checked-in fixture host (rig keeps it outside --root; a --state-file inside the tree puts it there): %v\n", leaked)
 		for _, p := range leaked {
