@@ -61,7 +61,37 @@ func labUp(t *testing.T, bin, kind, name string) {
 		runBin(t, bin, "lab", "down", name)
 		t.Fatalf("lab up %s: exit %d\n%s%s", kind, code, out, errOut)
 	}
-	t.Cleanup(func() { runBin(t, bin, "lab", "down", name) })
+	t.Cleanup(func() { labGone(t, bin, name) })
+}
+
+// labGone downs lab name when it is still up (a test's cleanup) and fails
+// the test when it is not gone after that: a lab left behind keeps the
+// mount points and hugepages the labs share (the last lab down gives them
+// back), and a later lab test, not this one, would fail for it.
+func labGone(t *testing.T, bin, name string) {
+	t.Helper()
+	code, out, errOut := runBin(t, bin, "lab", "down", name)
+	if code != 0 && !strings.Contains(errOut, "no such lab") {
+		t.Errorf("cleanup: lab down %s: exit %d\n%s%s", name, code, out, errOut)
+	}
+	l, err := lab.ForName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{l.Dir, l.NetNSPath(), l.WireNetNSPath()} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("cleanup: lab %s: %s is still there after lab down\n%s%s", name, p, out, errOut)
+		}
+	}
+}
+
+// noOtherLab fails a test that needs to be the only lab (it checks what the
+// last lab down gives back) when an earlier test left one up.
+func noOtherLab(t *testing.T) {
+	t.Helper()
+	if names, err := lab.Names(); err != nil || len(names) > 0 {
+		t.Fatalf("labs %v (%v) are up before this test: an earlier test left them; what the last lab down gives back cannot be checked", names, err)
+	}
 }
 
 // hostState is what a lab must leave as it found it. Other tests run
@@ -262,6 +292,7 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	warmNetns(t)
+	noOtherLab(t)
 	before, hostMounts0 := snapshotHost(t), hostMounts(t)
 	labUp(t, bin, "bf2-dpu", "lt-host")
 	code, out, errOut := runBin(t, bin, "lab", "exec", "lt-host", "--", bin, "up", "-p", pb)
@@ -452,7 +483,7 @@ func TestPrivilegedLabProcessesHoldNoInheritedFD(t *testing.T) {
 	cmd.ExtraFiles = []*os.File{w} // fd 3, not close-on-exec, as flock(1) leaves its lock
 	out, err := cmd.CombinedOutput()
 	w.Close()
-	t.Cleanup(func() { runBin(t, bin, "lab", "down", name) })
+	t.Cleanup(func() { labGone(t, bin, name) })
 	if err != nil {
 		t.Fatalf("lab up: %v\n%s", err, out)
 	}
