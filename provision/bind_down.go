@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strings"
 
 	"rig/internal/pci"
 )
@@ -33,6 +34,11 @@ func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 		if !ok {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, s.state.String()))
 			continue
+		}
+		c := recordCheck{state: s.state}
+		d.vet(st, bdf, netdev, &c)
+		if err := c.err(); err != nil {
+			return Plan{}, err
 		}
 		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
 		if err := d.planRestore(fn, rec, &plan); err != nil {
@@ -82,4 +88,60 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 		return forget(ctx)
 	}, Change{Object: fn.object(), Action: "bind (back to before rig)", From: cur, To: orNone(rec.Original)})
 	return nil
+}
+
+// vetRecords implements recordVetter: the records of the playbook's
+// devices (the only ones down acts on).
+func (d *bindDown) vetRecords(context.Context) error {
+	s := d.s
+	st, err := loadState(s.state)
+	if err != nil {
+		return &Problem{Object: "bind", Err: err}
+	}
+	c := recordCheck{state: s.state}
+	for _, dev := range s.devices {
+		bdf, netdev := "", dev
+		if b, ok := pci.Canonical(dev); ok {
+			bdf, netdev = b, ""
+		}
+		d.vet(st, bdf, netdev, &c)
+	}
+	return c.err()
+}
+
+// vet refuses the records of one playbook device (by address bdf, or by
+// netdev) that the bind step could not have written: an address not in
+// canonical form, a driver other than the playbook's, an original driver
+// that is not a driver's name (it becomes a path under
+// /sys/bus/pci/drivers), a netdev name no kernel gives, or, for a device
+// named by a netdev that is on a PCI function now, another function's
+// address.
+func (d *bindDown) vet(st rigState, bdf, netdev string, c *recordCheck) {
+	s := d.s
+	var now string // the netdev's function now ("" when it has none: bound away)
+	if netdev != "" {
+		if link, err := netdevDevice(s.h, netdev); err == nil {
+			now = pciOf(link)
+		}
+	}
+	for i, r := range st.Bound {
+		if !((bdf != "" && r.BDF == bdf) || (netdev != "" && r.Netdev == netdev)) {
+			continue
+		}
+		field := fmt.Sprintf("bound[%d]", i)
+		if !wellFormedBDF(r.BDF) {
+			c.refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
+		} else if now != "" && r.BDF != now {
+			c.refuse(field+".bdf", "%s, but the playbook's %s is on %s now", r.BDF, netdev, now)
+		}
+		if r.Driver != s.driver {
+			c.refuse(field+".driver", "%q: this playbook's bind section binds to %s", r.Driver, s.driver)
+		}
+		if r.Original != "" && !driverNameRE.MatchString(r.Original) {
+			c.refuse(field+".originalDriver", "%q is not a driver's name (lower-case letters, digits, '_' and '-', as under /sys/bus/pci/drivers)", r.Original)
+		}
+		if r.Netdev != "" && (strings.ContainsAny(r.Netdev, "/: ") || badText(r.Netdev, 15) != "" || r.Netdev == "." || r.Netdev == "..") {
+			c.refuse(field+".netdev", "%q is not a network interface name (at most 15 characters, no '/', ':', space or control character)", r.Netdev)
+		}
+	}
 }

@@ -2,7 +2,12 @@ package provision
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
 
+	"rig/internal/pci"
 	"rig/playbooks"
 )
 
@@ -60,4 +65,87 @@ func NewDownRunnerFor(pb *playbooks.Playbook, env *Env, opts DownOptions) (*Runn
 		r.Steps = append(r.Steps, keptStep{name: s.Name(), why: keptWhy(s.Name())})
 	}
 	return r, nil
+}
+
+// recordVetter is a step whose apply acts on records of rig's state file
+// (a rig down step). vetRecords reads the state file (refusing one another
+// user could have planted: loadState) and refuses, reading only, every
+// record the step would act on that rig's own steps could not have written
+// for this playbook on this host: a path the step never writes, a value
+// out of the host's range, a name the playbook does not manage. It returns
+// nil for any other problem: the step's Check reports those in its turn.
+//
+// Runner.Execute vets every selected step before the first one runs, and
+// one refused record refuses the whole run: no step writes, the step whose
+// record is refused fails (phase check, exit 1 like any step's failure:
+// the command line is right, what is wrong is data on the host) and the
+// others are not run. A partial down would leave the host half restored
+// by a file known to be edited or damaged, whose other records are then
+// suspect too; refusing before any write leaves the host as it is until
+// the file is fixed. Each step's Check vets its records again, so a plan
+// or a step run alone refuses them the same way.
+type recordVetter interface {
+	vetRecords(ctx context.Context) error
+}
+
+// ErrStateRecord is wrapped by the refusal of a record rig could not have
+// written.
+var ErrStateRecord = errors.New("records rig could not have written")
+
+// Bounds of what a record may hold (rig records the host's own values;
+// anything longer is not one).
+const (
+	// maxRecordedContent bounds a file's content before rig (the files
+	// rig writes are drop-ins and units of a few hundred bytes).
+	maxRecordedContent = 64 << 10
+	// maxRecordedValue bounds a sysctl or OvS value before rig.
+	maxRecordedValue = 4096
+)
+
+// recordCheck collects the refused records of one step's part of the
+// state file.
+type recordCheck struct {
+	state stateStore
+	bad   []string
+}
+
+// refuse notes that field (e.g. kernel.files[0].path) holds what rig could
+// not have written: why, and what rig would write there.
+func (c *recordCheck) refuse(field, format string, args ...any) {
+	c.bad = append(c.bad, field+": "+fmt.Sprintf(format, args...))
+}
+
+// err is the refusal of every noted record, nil when there is none.
+func (c *recordCheck) err() error {
+	if len(c.bad) == 0 {
+		return nil
+	}
+	return &Problem{Object: "rig state " + c.state.String(),
+		Err:       fmt.Errorf("%w: %s; rig down acts on none of them, nothing was written", ErrStateRecord, strings.Join(c.bad, "; ")),
+		CauseText: "the state file was edited or damaged: rig's own steps could not have written these records for this playbook on this host",
+		FixText:   "remove those entries (or the file " + c.state.String() + ") and restore those settings by hand; then rig down again"}
+}
+
+// badText says what is wrong with a recorded value: a NUL or another
+// control character (a newline would start another line of a sysfs or
+// drop-in write), or more than max bytes ("" = none).
+func badText(v string, max int) string {
+	if len(v) > max {
+		return fmt.Sprintf("%d bytes, more than the %d rig records", len(v), max)
+	}
+	if i := strings.IndexFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }); i >= 0 {
+		return fmt.Sprintf("%q holds the control character %q", v, v[i])
+	}
+	return ""
+}
+
+// driverNameRE is a kernel driver's name as rig records it (a directory
+// of /sys/bus/pci/drivers: virtio-pci, vfio-pci, mlx5_core).
+var driverNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// wellFormedBDF: s is a PCI address as rig records it (canonical,
+// 0000:03:00.0).
+func wellFormedBDF(s string) bool {
+	c, ok := pci.Canonical(s)
+	return ok && c == s
 }

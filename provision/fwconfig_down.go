@@ -2,6 +2,8 @@ package provision
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -43,6 +45,9 @@ func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
 		return Plan{}, &Problem{Object: d.name, Err: err}
 	}
 	rec := d.owned(st)
+	if err := d.vet(rec); err != nil {
+		return Plan{}, err
+	}
 	var plan Plan
 	if len(rec) == 0 {
 		plan.Notes = append(plan.Notes, d.name+": no rig record in "+d.fw.state.String()+" (rig set nothing, or down restored it)")
@@ -84,4 +89,38 @@ func (d *fwRestore) forget(st *rigState) {
 	if len(st.Firmware) == 0 {
 		st.Firmware = nil
 	}
+}
+
+// vetRecords implements recordVetter.
+func (d *fwRestore) vetRecords(context.Context) error {
+	st, err := loadState(d.fw.state)
+	if err != nil {
+		return &Problem{Object: d.name, Err: err}
+	}
+	return d.vet(d.owned(st))
+}
+
+// fwValueRE is a Next Boot value as rig records it (setForm): the number
+// of NAME(n), a number, or the printed NAME(n) or hex value of a parameter
+// rig has no names for.
+var fwValueRE = regexp.MustCompile(`^(-?[0-9]{1,20}|0x[0-9a-fA-F]{1,16}|[A-Za-z0-9_]{1,64}\(-?[0-9]{1,20}\))$`)
+
+// vet refuses the records of d's parameters (those the playbook's section
+// sets: owned) that the firmware planner could not have written: a device
+// address not in canonical form (it becomes the tool's -d argument), a
+// value not of the form the tool prints.
+func (d *fwRestore) vet(rec map[string]map[string]string) error {
+	c := recordCheck{state: d.fw.state}
+	for _, b := range sortedKeys(rec) {
+		if !wellFormedBDF(b) {
+			c.refuse(fmt.Sprintf("firmware[%q]", b), "not a PCI address as rig records it (0000:03:00.0)")
+			continue
+		}
+		for _, n := range sortedKeys(rec[b]) {
+			if v := rec[b][n]; !fwValueRE.MatchString(v) {
+				c.refuse(fmt.Sprintf("firmware[%q][%q]", b, n), "%q is not a value as the firmware tool prints it (a number, or NAME(n))", v)
+			}
+		}
+	}
+	return c.err()
 }

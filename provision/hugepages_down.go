@@ -3,6 +3,8 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"rig/hugepages"
 )
@@ -68,6 +70,9 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	if err := d.vet(rec, hs); err != nil {
+		return Plan{}, err
+	}
 	for _, m := range rec.Mounts {
 		d.planUnmount(hs, m, &plan)
 	}
@@ -85,19 +90,129 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	return plan, nil
 }
 
+// planUnmount unmounts a mount rig made when it is a hugetlbfs mount now
+// (hs.Mounts holds only those), and removes the directory rig made for it
+// only while it is empty: a directory someone filled since is left, said
+// in a note.
 func (d *hugepagesDown) planUnmount(hs *hugepages.State, m mountRecord, plan *Plan) {
 	s := d.s
-	if _, ok := hugepages.MountAt(hs.Mounts, m.Path); ok {
+	obj := "hugetlbfs " + m.Path
+	_, mounted := hugepages.MountAt(hs.Mounts, m.Path)
+	if mounted {
 		plan.add(func(context.Context) error { return s.mounter.UnmountHugetlbfs(m.Path) },
-			Change{Object: "hugetlbfs " + m.Path, Action: "umount (rig mounted it)"})
+			Change{Object: obj, Action: "umount (rig mounted it)"})
 		if s.fixtureRoot != "" {
-			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount("hugetlbfs " + m.Path)
+			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount(obj)
 		}
 	}
-	if m.Created && s.fs.Exists(m.Path) {
-		plan.add(func(context.Context) error { return s.fs.Remove(m.Path) },
-			Change{Object: "hugetlbfs " + m.Path, Action: "remove the directory rig made"})
+	if !m.Created || !s.fs.Exists(m.Path) {
+		return
 	}
+	if !mounted { // under a mount the directory's own entries cannot be seen
+		if why := notEmptyDir(s.fs, m.Path); why != "" {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: the directory rig made is left in place: it %s (rig removes it only while empty)", obj, why))
+			return
+		}
+	}
+	plan.add(func(context.Context) error {
+		if why := notEmptyDir(s.fs, m.Path); why != "" {
+			return &Problem{Object: obj, Err: fmt.Errorf("not removed: it %s once unmounted", why),
+				FixText: "look at what is in it; remove it by hand (rmdir " + m.Path + ") if nothing there is needed"}
+		}
+		return s.fs.Remove(m.Path)
+	}, Change{Object: obj, Action: "remove the directory rig made (empty)"})
+}
+
+// notEmptyDir says why p is not an empty directory ("" when it is one).
+func notEmptyDir(fsys hugepages.FS, p string) string {
+	ents, err := fsys.ReadDir(p)
+	switch {
+	case err != nil:
+		return "is not a directory rig can read (" + err.Error() + ")"
+	case len(ents) > 0:
+		return fmt.Sprintf("holds %d entries (e.g. %s)", len(ents), ents[0].Name())
+	}
+	return ""
+}
+
+// vetRecords implements recordVetter.
+func (d *hugepagesDown) vetRecords(context.Context) error {
+	s := d.s
+	st, err := loadState(s.state)
+	if err != nil {
+		return &Problem{Object: "hugepages", Err: err}
+	}
+	if st.Hugepages == nil {
+		return nil
+	}
+	hs, err := hugepages.ReadState(s.fs)
+	if err != nil {
+		return nil // Check says so in its turn
+	}
+	return d.vet(st.Hugepages, hs)
+}
+
+// vet refuses the records the hugepages step could not have written for
+// this playbook on this host: a file other than the persistence files it
+// writes (hugepages.PersistFiles and their enable links, as planPersist
+// makes them), a mount other than the playbook's, a pool of a size or node
+// the host lacks, or a count before rig below 0 or above what the host's
+// memory holds.
+func (d *hugepagesDown) vet(rec *hugeRecord, hs *hugepages.State) error {
+	s := d.s
+	c := recordCheck{state: s.state}
+	mounts := s.desiredMounts(hs)
+	isLink := map[string]bool{} // path -> the step makes a symbolic link there
+	var names []string
+	for _, f := range hugepages.PersistFiles(s.res, mounts) {
+		isLink[f.Path] = false
+		names = append(names, f.Path)
+		if strings.HasSuffix(f.Path, ".mount") {
+			link, _ := unitLink(f.Path)
+			isLink[link] = true
+			names = append(names, link)
+		}
+	}
+	for i, f := range rec.Files {
+		field := fmt.Sprintf("hugepages.files[%d]", i)
+		link, ok := isLink[f.Path]
+		switch {
+		case !ok:
+			c.refuse(field+".path", "%q is not a file the hugepages step writes for this playbook (%s)", f.Path, orNoneList(names))
+		case f.Link != link:
+			c.refuse(field+".link", "%v for %s, which the step writes as %s", f.Link, f.Path, map[bool]string{true: "a symbolic link", false: "a regular file"}[link])
+		case f.Link && f.Existed:
+			c.refuse(field+".existed", "true for the link %s, which the step makes only where there is none", f.Path)
+		case len(f.Content) > maxRecordedContent:
+			c.refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), maxRecordedContent)
+		}
+	}
+	var paths []string
+	for _, m := range mounts {
+		paths = append(paths, m.Path)
+	}
+	for i, m := range rec.Mounts {
+		if !slices.Contains(paths, m.Path) {
+			c.refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, orNoneList(paths))
+		}
+	}
+	for i, p := range rec.Pools {
+		field := fmt.Sprintf("hugepages.pools[%d]", i)
+		switch {
+		case !hs.HasSize(p.SizeKB):
+			c.refuse(field+".sizeKB", "%d: this host has no %d kB pages (/sys/kernel/mm/hugepages/hugepages-%dkB; it has %s)", p.SizeKB, p.SizeKB, p.SizeKB, sizeList(hs.Sizes))
+		case p.Node != hugepages.AllNodes && !hs.HasNode(p.Node):
+			c.refuse(field+".node", "%d: this host has no such NUMA node with hugepages (nodes: %v; -1 is system-wide)", p.Node, hs.Nodes)
+		case p.Before < 0:
+			c.refuse(field+".before", "%d: a page count is never negative", p.Before)
+		case hs.Meminfo.MemTotalKB <= 0:
+			c.refuse(field+".before", "%d: /proc/meminfo shows no MemTotal to bound it by", p.Before)
+		case int64(p.Before) > hs.Meminfo.MemTotalKB/p.SizeKB:
+			c.refuse(field+".before", "%d pages of %s is more than this host's memory holds (MemTotal %s: at most %d)",
+				p.Before, hugepages.FormatSize(p.SizeKB), hugepages.FormatAmount(hs.Meminfo.MemTotalKB), hs.Meminfo.MemTotalKB/p.SizeKB)
+		}
+	}
+	return c.err()
 }
 
 func (d *hugepagesDown) planPool(hs *hugepages.State, p poolRecord, plan *Plan) error {

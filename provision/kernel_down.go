@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -55,6 +56,9 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	if rec == nil {
 		plan.Notes = append(plan.Notes, "kernel: no rig record in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
+	}
+	if err := d.vet(rec); err != nil {
+		return Plan{}, err
 	}
 	var dropIn *fileRecord
 	for _, f := range rec.Files {
@@ -150,4 +154,50 @@ func (d *kernelDown) bootLeaving(rec *kernelRecord, dropIn *fileRecord, plan *Pl
 		}
 	}
 	return out
+}
+
+// kernelFiles are the files the kernel step writes (grubOp, planSysctl):
+// the only paths a kernel file record may name.
+func kernelFiles() []string { return []string{grubDropIn, sysctlDropIn} }
+
+// vetRecords implements recordVetter.
+func (d *kernelDown) vetRecords(context.Context) error {
+	st, err := loadState(d.s.state)
+	if err != nil {
+		return &Problem{Object: "kernel", Err: err}
+	}
+	if st.Kernel == nil {
+		return nil
+	}
+	return d.vet(st.Kernel)
+}
+
+// vet refuses the records the kernel step could not have written for this
+// playbook: a file other than its drop-ins (or recorded as a link, or
+// with content over maxRecordedContent), a sysctl the playbook does not
+// set, a value with a control character or over maxRecordedValue.
+func (d *kernelDown) vet(rec *kernelRecord) error {
+	c := recordCheck{state: d.s.state}
+	for i, f := range rec.Files {
+		field := fmt.Sprintf("kernel.files[%d]", i)
+		switch {
+		case !slices.Contains(kernelFiles(), f.Path):
+			c.refuse(field+".path", "%q is not a file the kernel step writes (%s)", f.Path, strings.Join(kernelFiles(), ", "))
+		case f.Link:
+			c.refuse(field+".link", "true for %s, which the kernel step writes as a regular file", f.Path)
+		case len(f.Content) > maxRecordedContent:
+			c.refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), maxRecordedContent)
+		}
+	}
+	for _, k := range sortedKeys(rec.Sysctl) {
+		field := fmt.Sprintf("kernel.sysctl[%q]", k)
+		if _, ok := d.s.want[k]; !ok {
+			c.refuse(field, "%q is not a sysctl this playbook's kernel section sets (%s)", k, orNoneList(d.s.keys))
+			continue
+		}
+		if why := badText(rec.Sysctl[k], maxRecordedValue); why != "" {
+			c.refuse(field, "the value before rig: %s", why)
+		}
+	}
+	return c.err()
 }

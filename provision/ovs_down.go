@@ -3,7 +3,11 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
+
+	"rig/ovs"
 )
 
 // target names the OvS instance in rig's state file.
@@ -93,6 +97,9 @@ func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 		plan.Notes = append(plan.Notes, "ovs: no rig record for this instance in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
+	if err := d.vet(rs); err != nil {
+		return Plan{}, err
+	}
 	st, err := s.c.ReadState(ctx)
 	if err != nil {
 		return Plan{}, s.unreachable(err)
@@ -167,4 +174,68 @@ func (d *ovsDown) planConfig(cur map[string]string, before map[string]*string, p
 		how = "private instance in " + s.c.Target.RunDir
 	}
 	plan.add(s.c.RestartVswitchd, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: "DPDK settings back to before rig (read only at start)"})
+}
+
+// vetRecords implements recordVetter.
+func (d *ovsDown) vetRecords(context.Context) error {
+	rs, err := loadState(d.s.state)
+	if err != nil {
+		return &Problem{Object: "ovs", Err: err}
+	}
+	return d.vet(rs)
+}
+
+// vet refuses the records of this OvS instance that the ovs step could not
+// have written for this playbook: a bridge or a port it does not name (or
+// a name no bridge or port can have), an other_config key it does not
+// set, a value before rig with a control character or over
+// maxRecordedValue.
+func (d *ovsDown) vet(rs rigState) error {
+	s := d.s
+	c := recordCheck{state: s.state}
+	var bridges []string
+	ports := map[string]string{} // port -> its bridge in the playbook
+	for _, b := range s.spec.Bridges {
+		bridges = append(bridges, b.Name)
+		for _, p := range b.Ports {
+			ports[p.Name] = b.Name
+		}
+	}
+	keys := s.spec.Config.OtherConfig()
+	for i, r := range rs.OVS {
+		if r.Target != s.target() {
+			continue
+		}
+		field := fmt.Sprintf("ovs[%d]", i)
+		for j, b := range r.Bridges {
+			f := fmt.Sprintf("%s.bridges[%d]", field, j)
+			if err := ovs.CheckBridgeName(b); err != nil {
+				c.refuse(f, "%v", err)
+			} else if !slices.Contains(bridges, b) {
+				c.refuse(f, "%q is not a bridge this playbook's ovs section makes (%s)", b, orNoneList(bridges))
+			}
+		}
+		for j, p := range r.Ports {
+			f := fmt.Sprintf("%s.ports[%d]", field, j)
+			switch {
+			case ovs.CheckBridgeName(p.Name) != nil:
+				c.refuse(f+".name", "%q is not a port name (empty, a leading '-', '/', whitespace or a control character)", p.Name)
+			case ports[p.Name] == "":
+				c.refuse(f+".name", "%q is not a port this playbook's ovs section adds", p.Name)
+			case ports[p.Name] != p.Bridge:
+				c.refuse(f+".bridge", "%q: the playbook adds port %s to %s", p.Bridge, p.Name, ports[p.Name])
+			}
+		}
+		for _, k := range sortedKeys(r.Config) {
+			f := fmt.Sprintf("%s.config[%q]", field, k)
+			if _, ok := keys[k]; !ok {
+				c.refuse(f, "not an other_config key this playbook's ovs section sets (%s)", strings.Join(sortedKeys(keys), ", "))
+			} else if v := r.Config[k]; v != nil {
+				if why := badText(*v, maxRecordedValue); why != "" {
+					c.refuse(f, "the value before rig: %s", why)
+				}
+			}
+		}
+	}
+	return c.err()
 }

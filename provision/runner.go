@@ -142,6 +142,11 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		now = time.Now
 	}
 	rep := &Report{SchemaVersion: ReportSchemaVersion, Mode: mode, Started: now().UTC(), StateFile: r.StateFile}
+	if refused := vetRecords(ctx, steps); refused != nil {
+		rep.Steps = refused
+		rep.summarize()
+		return rep, nil
+	}
 	failed, pending := false, ""
 	for _, s := range steps {
 		res := StepResult{Name: s.Name()}
@@ -178,6 +183,38 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 	}
 	rep.summarize()
 	return rep, nil
+}
+
+// vetRecords vets the state file's records of every step that acts on
+// them (recordVetter: rig down), before any step runs, in a plan as in an
+// apply. When one is refused it returns the run's results: each step with
+// a refused record failed (phase check), every other step not run; nil
+// when all are rig's.
+func vetRecords(ctx context.Context, steps []Step) []StepResult {
+	errs := make([]error, len(steps))
+	var refused []string
+	for i, s := range steps {
+		if v, ok := s.(recordVetter); ok {
+			if errs[i] = v.vetRecords(ctx); errs[i] != nil {
+				refused = append(refused, s.Name())
+			}
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	out := make([]StepResult, len(steps))
+	for i, s := range steps {
+		out[i] = StepResult{Name: s.Name()}
+		if errs[i] != nil {
+			out[i].Status, out[i].Phase = StatusFailed, PhaseCheck
+			out[i].setErr(&StepError{Step: s.Name(), Phase: "check", Err: errs[i]})
+			continue
+		}
+		out[i].Status = StatusNotRun
+		out[i].Notes = []string{fmt.Sprintf("not run: rig's state file is refused (step %s); no step runs until it is fixed, so nothing was written", strings.Join(refused, ", "))}
+	}
+	return out
 }
 
 // checkApplyVerify is one step's turn: check; in an apply, run the plan's

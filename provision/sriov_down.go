@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"fmt"
 
 	"rig/playbooks"
 )
@@ -43,6 +44,11 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 				rec = &rs.SRIOV[i]
 			}
 		}
+		c := recordCheck{state: s.state}
+		d.vet(rs, cur, &c)
+		if err := c.err(); err != nil {
+			return Plan{}, err
+		}
 		if rec == nil {
 			plan.Notes = append(plan.Notes, cur.object()+": no rig record in "+s.state.String()+"; left as is (rig changed nothing here, or down restored it)")
 			continue
@@ -71,4 +77,45 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 		}, Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: s.state.String()})
 	}
 	return plan, nil
+}
+
+// vetRecords implements recordVetter: the records of the playbook's PFs
+// (the only ones down acts on).
+func (d *sriovDown) vetRecords(context.Context) error {
+	s := d.s
+	rs, err := loadState(s.state)
+	if err != nil {
+		return &Problem{Object: "sriov", Err: err}
+	}
+	c := recordCheck{state: s.state}
+	for _, pf := range s.pfs {
+		cur, err := s.read(playbooks.SRIOVPF{PF: pf.PF})
+		if err != nil {
+			continue // Check says so in its turn
+		}
+		d.vet(rs, cur, &c)
+	}
+	return c.err()
+}
+
+// vet refuses the records of PF cur (one the playbook names) that the
+// sriov step could not have written: an address not in canonical form, a
+// VF count outside 0..sriov_totalvfs, an eSwitch mode other than legacy or
+// switchdev.
+func (d *sriovDown) vet(rs rigState, cur pfState, c *recordCheck) {
+	for i, r := range rs.SRIOV {
+		if r.BDF != cur.bdf {
+			continue
+		}
+		field := fmt.Sprintf("sriov[%d]", i)
+		if !wellFormedBDF(r.BDF) {
+			c.refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
+		}
+		if r.NumVFs < 0 || r.NumVFs > cur.total {
+			c.refuse(field+".numvfs", "%d is outside 0..%d (%s's sriov_totalvfs)", r.NumVFs, cur.total, cur.bdf)
+		}
+		if r.Eswitch != "" && r.Eswitch != "legacy" && r.Eswitch != "switchdev" {
+			c.refuse(field+".eswitch", "%q is not an eSwitch mode (legacy or switchdev)", r.Eswitch)
+		}
+	}
 }

@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"rig/internal/host"
 )
@@ -245,17 +248,19 @@ type boundDevice struct {
 }
 
 // loadState reads the state file on this machine (whatever the host
-// root); none yet is an empty record.
+// root); none yet is an empty record. The file must be one only rig's
+// user could have written (readStateFile); a file or directory another
+// user could have planted or changed is refused.
 func loadState(sf stateStore) (rigState, error) {
 	if err := sf.ready(); err != nil {
 		return rigState{}, err
 	}
-	b, err := os.ReadFile(sf.path)
+	b, err := readStateFile(sf.path, os.Geteuid())
 	if errors.Is(err, fs.ErrNotExist) {
 		return rigState{Version: stateVersion}, nil
 	}
 	if err != nil {
-		return rigState{}, fmt.Errorf("rig state %s: %w", sf.path, err)
+		return rigState{}, err
 	}
 	var st rigState
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -266,6 +271,90 @@ func loadState(sf stateStore) (rigState, error) {
 	}
 	st.Version = stateVersion
 	return st, nil
+}
+
+// maxStateFile bounds the state file rig reads: its records are a few
+// kilobytes (the largest, a file's content before rig, is bounded by
+// maxRecordedContent); a bigger file is not rig's.
+const maxStateFile = 4 << 20
+
+// ErrStateUntrusted is wrapped by loadState when the state file or its
+// directory could have been planted or changed by another user.
+var ErrStateUntrusted = errors.New("untrusted state file")
+
+// readStateFile reads the state file the way AcquireLock opens the lock
+// (lock.go), and refuses what it refuses there: a directory owned by
+// another user, or writable by group or others without the sticky bit (they
+// could replace the file under rig); a file that is not a regular one (a
+// FIFO would hang the read: it is opened O_NONBLOCK and checked with fstat
+// before any read), a symbolic link (never followed), one with more than
+// one link, one owned by neither root nor euid, one group or others may
+// write, or one over maxStateFile. A missing file or directory is
+// fs.ErrNotExist.
+func readStateFile(path string, euid int) ([]byte, error) {
+	obj := "rig state " + path
+	dir := filepath.Dir(path)
+	var ds unix.Stat_t
+	if err := unix.Stat(dir, &ds); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, fs.ErrNotExist
+		}
+		return nil, &Problem{Object: obj, Err: fmt.Errorf("directory %s: %w", dir, err), FixText: "give another place with --state-file FILE"}
+	}
+	switch {
+	case ds.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is %s, not a directory", dir, typeName(ds.Mode)), "give another place with --state-file FILE")
+	case ds.Uid != 0 && int(ds.Uid) != euid:
+		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is owned by %s, not by root or rig's user", dir, userName(ds.Uid)),
+			"chown root "+dir+" (or remove it: rm -r "+dir+"; rig recreates it), or give another place with --state-file FILE")
+	case ds.Mode&0o022 != 0 && ds.Mode&unix.S_ISVTX == 0:
+		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is writable by group or others (mode %#o) without the sticky bit: any user who can write it can replace the file", dir, ds.Mode&0o7777),
+			"chmod go-w "+dir+", or give another place with --state-file FILE")
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, fs.ErrNotExist
+	}
+	if errors.Is(err, unix.ELOOP) {
+		return nil, untrustedState(obj, "it is a symbolic link"+linkTarget(path)+"; rig does not follow it", "remove it (rm "+path+"); rig writes its own file there")
+	}
+	if err != nil {
+		return nil, &Problem{Object: obj, Err: err, FixText: "check the path, or give another place with --state-file FILE"}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &Problem{Object: obj, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, untrustedState(obj, "it is "+typeName(st.Mode)+", not a regular file", "remove it (rm "+path+"); rig writes its own file there")
+	case st.Uid != 0 && int(st.Uid) != euid:
+		return nil, untrustedState(obj, fmt.Sprintf("it is owned by %s, not by root or rig's user (%s)", userName(st.Uid), userName(uint32(euid))),
+			"remove it (rm "+path+") unless you know it is rig's, then chown root "+path)
+	case st.Mode&0o022 != 0:
+		return nil, untrustedState(obj, fmt.Sprintf("it is writable by group or others (mode %#o)", st.Mode&0o7777),
+			"chmod go-w "+path+" (rig writes it 0600), after checking that its records are rig's")
+	case st.Nlink != 1:
+		return nil, untrustedState(obj, fmt.Sprintf("it has %d hard links; it may be a link to another file", st.Nlink), "remove it (rm "+path+"); rig writes its own file there")
+	case st.Size > maxStateFile:
+		return nil, untrustedState(obj, fmt.Sprintf("it is %d bytes, more than the %d a state file of rig's can be", st.Size, maxStateFile), "remove it (rm "+path+") and restore by hand what rig changed")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err != nil {
+		return nil, &Problem{Object: obj, Err: err}
+	}
+	if len(b) > maxStateFile {
+		return nil, untrustedState(obj, fmt.Sprintf("it grew past %d bytes while read", maxStateFile), "remove it (rm "+path+") and restore by hand what rig changed")
+	}
+	return b, nil
+}
+
+func untrustedState(obj, what, fix string) error {
+	return &Problem{Object: obj, Err: fmt.Errorf("%w: %s; nothing was written", ErrStateUntrusted, what),
+		CauseText: "rig writes its state file itself (a regular file, mode 0600, owned by the user rig runs as, in a directory only that user or root can change); this one could have been planted or changed by another user",
+		FixText:   fix}
 }
 
 // saveState writes the state file atomically on this machine (the real

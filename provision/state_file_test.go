@@ -1,0 +1,163 @@
+package provision
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rig/internal/testutil"
+	"rig/internal/testutil/hugetest"
+	"rig/playbooks"
+)
+
+// plantState writes a state file as an attacker who edited rig's own
+// would leave it: rig's place, mode 0600, owned by rig's user.
+func plantState(t *testing.T, path, body string) []byte {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(body)
+}
+
+// TestLoadStateRefusesUntrustedFile: the state file must be a regular file
+// (a FIFO is refused at once, not read), not a symbolic link, with one
+// link, not writable by group or others, at most 4 MiB, in a directory
+// others cannot write without the sticky bit; each refusal names the file
+// and the fix. A sticky world-writable directory is accepted.
+func TestLoadStateRefusesUntrustedFile(t *testing.T) {
+	good := `{"version": 1}`
+	for _, c := range []struct {
+		name  string
+		make  func(t *testing.T, p string)
+		wants []string
+	}{
+		{"fifo", func(t *testing.T, p string) {
+			if err := unix.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"it is a fifo, not a regular file", "fix: remove it (rm "}},
+		{"symlink", func(t *testing.T, p string) {
+			target := filepath.Join(filepath.Dir(p), "real.json")
+			plantState(t, target, good)
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"it is a symbolic link to ", "rig does not follow it"}},
+		{"hard link", func(t *testing.T, p string) {
+			plantState(t, p, good)
+			if err := os.Link(p, p+".other"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"it has 2 hard links"}},
+		{"group-writable", func(t *testing.T, p string) {
+			plantState(t, p, good)
+			if err := os.Chmod(p, 0o664); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"it is writable by group or others (mode 0664)", "fix: chmod go-w "}},
+		{"too big", func(t *testing.T, p string) {
+			plantState(t, p, good+strings.Repeat(" ", maxStateFile))
+		}, []string{"bytes, more than the 4194304 a state file of rig's can be"}},
+		{"open directory", func(t *testing.T, p string) {
+			plantState(t, p, good)
+			if err := os.Chmod(filepath.Dir(p), 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"is writable by group or others (mode 0777) without the sticky bit", "fix: chmod go-w "}},
+		{"a directory", func(t *testing.T, p string) {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"it is a directory, not a regular file"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "st", "state.json")
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			c.make(t, p)
+			done := make(chan error, 1)
+			go func() { _, err := loadState(stateStore{path: p}); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("loadState hangs")
+			}
+			if !errors.Is(err, ErrStateUntrusted) {
+				t.Fatalf("error %v, want ErrStateUntrusted", err)
+			}
+			for _, w := range append([]string{"rig state " + p + ": untrusted state file: ", "nothing was written"}, c.wants...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	sticky := t.TempDir()
+	if err := os.Chmod(sticky, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(sticky, "state.json")
+	plantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
+	if st, err := loadState(stateStore{path: p}); err != nil || len(st.Bound) != 1 {
+		t.Fatalf("sticky directory: %+v %v", st, err)
+	}
+}
+
+// TestDownRefusesAFIFOStateFile: rig down with a FIFO for its state file
+// fails at once, naming it, and runs no step.
+func TestDownRefusesAFIFOStateFile(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
+	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}})
+	if err := os.MkdirAll(filepath.Dir(s.state.path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(s.state.path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan StepResult, 1)
+	go func() { done <- runOne(t, s.Down(DownOptions{}), RunApply) }()
+	select {
+	case res := <-done:
+		if res.Status != StatusFailed || !errors.Is(res.Err, ErrStateUntrusted) || !strings.Contains(res.Error, "it is a fifo") || len(k.Writes) != 0 {
+			t.Fatalf("%s %s writes %q", res.Status, res.Error, k.Writes)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("rig down hangs on a FIFO state file")
+	}
+}
+
+// TestPrivilegedStateFileForeignOwner: a state file (or its directory)
+// owned by another user is refused with the fix; root needed to chown.
+func TestPrivilegedStateFileForeignOwner(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	p := filepath.Join(t.TempDir(), "st", "state.json")
+	plantState(t, p, `{"version": 1}`)
+	if err := os.Chown(p, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadState(stateStore{path: p}); !errors.Is(err, ErrStateUntrusted) ||
+		!strings.Contains(err.Error(), "it is owned by uid 65534 (nobody), not by root or rig's user (uid 0 (root))") || !strings.Contains(err.Error(), "fix: remove it (rm "+p+")") {
+		t.Fatalf("foreign file: %v", err)
+	}
+	if err := os.Chown(p, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Dir(p), nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadState(stateStore{path: p}); !errors.Is(err, ErrStateUntrusted) ||
+		!strings.Contains(err.Error(), "its directory "+filepath.Dir(p)+" is owned by uid 65534 (nobody)") {
+		t.Fatalf("foreign directory: %v", err)
+	}
+}
