@@ -63,6 +63,13 @@ func (p *Peer) Trial(local RunFunc, far FarFunc) RunFunc {
 // lossy trials wait this long instead.
 const peerDrainQuiet = 500 * time.Millisecond
 
+// authFail: a message from the far side failed its check; the session
+// (and the near run) ended.
+func (p *Peer) authFail(ae *PeerAuthError) error {
+	return p.fail(ae, "the session ended: its messages can no longer be trusted",
+		"check the path between the hosts (a proxy or middlebox rewriting TCP), and that both hosts use the same token file")
+}
+
 // fail is an error naming the peer.
 func (p *Peer) fail(err error, cause, fix string) error {
 	return NewError("peer "+p.Addr, err, cause, fix)
@@ -140,6 +147,9 @@ func (p *Peer) connect(ctx context.Context, farCfg Config, t PeerTimeouts) (*pee
 	if hello.Version != PeerProtocol {
 		return nil, p.fail(fmt.Errorf("it speaks %q, this rig %s", hello.Version, PeerProtocol), "", "run the same rig version on both hosts")
 	}
+	if !validNonce(hello.Nonce) {
+		return nil, p.fail(errors.New("hello without a valid nonce"), "", "is `rig bench serve` listening there (not another service)?")
+	}
 	raw, err := json.Marshal(farCfg)
 	if err != nil {
 		return nil, err
@@ -148,20 +158,22 @@ func (p *Peer) connect(ctx context.Context, farCfg Config, t PeerTimeouts) (*pee
 	if err != nil {
 		return nil, err
 	}
-	start := peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, ClientNonce: cn, MAC: peerMAC(p.Token, []byte(hello.Nonce), raw)}
+	start := peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, ClientNonce: cn, MAC: startMAC(p.Token, PeerProtocol, hello.Nonce, cn, raw)}
 	if err := pc.send(start, t.Handshake); err != nil {
 		return nil, p.fail(fmt.Errorf("start: %w", err), "", "")
 	}
-	m, err := pc.recv(t.Ready, maxPeerResult)
+	pc.sess = newPeerSession(p.Token, hello.Nonce, cn, sideNear)
+	m, sealed, err := pc.recvAfterStart(t.Ready, maxPeerResult)
+	var ae *PeerAuthError
 	switch {
+	case errors.As(err, &ae):
+		return nil, p.authFail(ae)
 	case err != nil:
 		return nil, p.fail(fmt.Errorf("waiting for the far %s to start: %w", farCfg.Role, err), "", "see the serve host's log")
 	case m.Type == peerError:
-		return nil, p.refused(m)
+		return nil, p.refused(m, sealed)
 	case m.Type != peerReady:
 		return nil, p.fail(fmt.Errorf("want ready, got %q", m.Type), "", "run the same rig version on both hosts")
-	case !macEqual(m.MAC, peerMAC(p.Token, []byte(peerReady), []byte(cn))):
-		return nil, p.fail(errors.New("the far side could not prove it holds the token"), "", "check that ADDR:PORT is your rig bench serve")
 	}
 	ok = true
 	return pc, nil
@@ -174,8 +186,10 @@ func orType(err error, m peerMsg) any {
 	return fmt.Sprintf("got %q", m.Type)
 }
 
-// refused is the far side's error message as an error naming the peer.
-func (p *Peer) refused(m peerMsg) error {
+// refused is the far side's error message as an error naming the peer;
+// sealed false: a refusal before the session (the far side could not
+// prove it holds the token; anyone on the path could have sent it).
+func (p *Peer) refused(m peerMsg, sealed bool) error {
 	e := RunJSONError{Error: "refused"}
 	if m.Error != nil {
 		e = *m.Error
@@ -185,6 +199,9 @@ func (p *Peer) refused(m peerMsg) error {
 		what = "the far run failed"
 	}
 	msg := strings.TrimPrefix(e.Error, "bench: ")
+	if !sealed {
+		msg += " (an unauthenticated answer)"
+	}
 	return &PeerError{Addr: p.Addr, Code: m.Code, Err: fmt.Errorf("%s (%s): %s", what, m.Code, msg), cause: e.Cause, fix: e.Fix}
 }
 
@@ -247,11 +264,14 @@ func (p *Peer) finish(pc *peerConn, farDone <-chan farMsg, t PeerTimeouts) (*Res
 			return nil, p.fail(fmt.Errorf("no result within %v of stop", t.Result), "", "see the serve host's log")
 		}
 	}
+	var ae *PeerAuthError
 	switch {
+	case errors.As(fm.err, &ae):
+		return nil, p.authFail(ae)
 	case fm.err != nil:
 		return nil, p.fail(fmt.Errorf("the far side went away before its result: %w", fm.err), "", "see the serve host's log")
 	case fm.m.Type == peerError:
-		return nil, p.refused(fm.m)
+		return nil, p.refused(fm.m, true)
 	case fm.m.Type != peerResult || fm.m.Result == nil:
 		return nil, p.fail(fmt.Errorf("want a result, got %q", fm.m.Type), "", "run the same rig version on both hosts")
 	}
@@ -260,12 +280,15 @@ func (p *Peer) finish(pc *peerConn, farDone <-chan farMsg, t PeerTimeouts) (*Res
 
 // midRunError: the far side ended (or went silent) while the near run ran.
 func (p *Peer) midRunError(fm farMsg) error {
+	var ae *PeerAuthError
 	switch {
+	case errors.As(fm.err, &ae):
+		return p.authFail(ae)
 	case fm.err != nil:
 		return p.fail(fmt.Errorf("the far side went away mid-run: %w", fm.err), "the serve process, its host or the network between ended",
 			"see the serve host's log; the near run was stopped and its numbers discarded")
 	case fm.m.Type == peerError:
-		return p.refused(fm.m)
+		return p.refused(fm.m, true)
 	}
 	return p.fail(fmt.Errorf("the far run ended mid-run (%q)", fm.m.Type), "the far config has its own --count or --duration",
 		"leave the far side's count and duration unset: the near side stops it")

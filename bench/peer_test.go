@@ -15,6 +15,45 @@ import (
 
 const testToken = "0123456789abcdef-test-token"
 
+// testPolicy lets the tests' far configs run (net_af_packet on dpa, dpb).
+var testPolicy = FarPolicy{Netdevs: []string{"dpa", "dpb"}}
+
+// nearStart is a near side's handshake by hand: it reads hello, sends a
+// start for raw (with mac, or the right one when mac is ""), and starts
+// the session. It returns the start it sent.
+func nearStart(t *testing.T, pc *peerConn, token string, raw json.RawMessage, mac string) peerMsg {
+	t.Helper()
+	hello, err := pc.recv(time.Second, maxPeerRequest)
+	if err != nil || hello.Type != peerHello {
+		t.Fatalf("hello: %+v %v", hello, err)
+	}
+	cn, _ := newNonce()
+	if mac == "" {
+		mac = startMAC([]byte(token), PeerProtocol, hello.Nonce, cn, raw)
+	}
+	m := peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, ClientNonce: cn, MAC: mac}
+	if err := pc.send(m, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pc.sess = newPeerSession([]byte(token), hello.Nonce, cn, sideNear)
+	return m
+}
+
+// farStart is a far side's handshake by hand: hello, the start read, the
+// session started (the start's MAC is not checked).
+func farStart(pc *peerConn, token string) (peerMsg, error) {
+	nonce, _ := newNonce()
+	if err := pc.send(peerMsg{Type: peerHello, Version: PeerProtocol, Nonce: nonce}, time.Second); err != nil {
+		return peerMsg{}, err
+	}
+	m, err := pc.recv(time.Second, maxPeerRequest)
+	if err != nil {
+		return m, err
+	}
+	pc.sess = newPeerSession([]byte(token), nonce, m.ClientNonce, sideFar)
+	return m, nil
+}
+
 var fastPeer = PeerTimeouts{Dial: time.Second, Handshake: time.Second, Ready: 2 * time.Second, Idle: 500 * time.Millisecond,
 	Alive: 20 * time.Millisecond, Result: 2 * time.Second, Drain: 10 * time.Millisecond}
 
@@ -91,7 +130,7 @@ func farRx(near Config) (Config, error) {
 func TestPeerTrialMergesBothSides(t *testing.T) {
 	far := &fakeFar{rx: 99000}
 	log := &syncBuf{}
-	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer, Policy: testPolicy}
 	r, err := pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx)(context.Background(), Config{Role: RoleGen})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +156,7 @@ func TestPeerTrialMergesBothSides(t *testing.T) {
 func TestPeerRefusals(t *testing.T) {
 	far := &fakeFar{}
 	log := &syncBuf{}
-	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer, Policy: testPolicy}
 	_, err := pipePeer(t, srv, "not-the-token-at-all").Trial(nearGen(1), farRx)(context.Background(), Config{Role: RoleGen})
 	var pe *PeerError
 	if !errors.As(err, &pe) || pe.Code != PeerCodeAuth || !strings.Contains(err.Error(), "peer far:7400: refused (auth): serve: authentication failed") {
@@ -130,7 +169,9 @@ func TestPeerRefusals(t *testing.T) {
 		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, FrameSize: 10}, "--size 10"},
 		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, Cores: 500}, "--cores 500"},
 		{Config{Role: RoleGen, VDevs: []string{"net_null0"}}, `role "gen"`},
-		{Config{Role: RoleRx, VDevs: []string{"net_pcap0,tx_pcap=/etc/passwd"}}, "--vdev net_pcap0"},
+		{Config{Role: RoleRx, VDevs: []string{"net_pcap0,tx_pcap=/etc/passwd"}}, `--vdev "net_pcap0,tx_pcap=/etc/passwd": driver net_pcap is not served`},
+		{Config{Role: RoleRx, VDevs: []string{"eth_pcap0,tx_pcap=/etc/passwd"}}, "driver net_pcap (eth_pcap is DPDK's alias of it) is not served"},
+		{Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=eth9"}}, "netdev eth9 is not one serve was started with (--allow-netdev)"},
 		{Config{Role: RoleFwd, VDevs: []string{"net_null0"}, EAL: []string{"--log-file", "/x"}}, "--eal --log-file"},
 		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, Pcap: "/etc/shadow"}, "--pcap is not served"},
 		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, HugeDir: "/"}, "--huge-dir is not served"},
@@ -152,7 +193,8 @@ func TestPeerRefusals(t *testing.T) {
 	pc := newPeerConn(c)
 	hello, _ := pc.recv(time.Second, maxPeerRequest)
 	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
-	_ = pc.send(peerMsg{Type: peerStart, Version: "rig.bench.peer/v0", Config: raw, MAC: peerMAC([]byte(testToken), []byte(hello.Nonce), raw)}, time.Second)
+	cn, _ := newNonce()
+	_ = pc.send(peerMsg{Type: peerStart, Version: "rig.bench.peer/v1", Config: raw, ClientNonce: cn, MAC: startMAC([]byte(testToken), "rig.bench.peer/v1", hello.Nonce, cn, raw)}, time.Second)
 	m, _ := pc.recv(time.Second, maxPeerRequest)
 	if m.Type != peerError || m.Code != PeerCodeVersion || !strings.Contains(m.Error.Fix, "same rig version") {
 		t.Errorf("old protocol: %+v", m)
@@ -160,26 +202,29 @@ func TestPeerRefusals(t *testing.T) {
 	c.Close()
 }
 
-// A replayed start (an earlier connection's MAC) is refused: the nonce
-// is new each time.
+// A replayed start (an earlier connection's start, its MAC and client
+// nonce) is refused: the server's nonce is new each time.
 func TestPeerReplayRefused(t *testing.T) {
-	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{}).run, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{}).run, Timeouts: fastPeer, Policy: testPolicy}
 	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
-	var macs []string
+	var first peerMsg
 	for i := 0; i < 2; i++ {
 		c, s := net.Pipe()
 		go srv.Handle(context.Background(), s)
 		pc := newPeerConn(c)
-		hello, _ := pc.recv(time.Second, maxPeerRequest)
-		mac := peerMAC([]byte(testToken), []byte(hello.Nonce), raw)
-		if i == 1 {
-			mac = macs[0] // the first connection's
-		}
-		macs = append(macs, mac)
-		_ = pc.send(peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, MAC: mac}, time.Second)
-		m, _ := pc.recv(time.Second, maxPeerRequest)
-		if i == 0 && m.Type != peerReady || i == 1 && (m.Type != peerError || m.Code != PeerCodeAuth) {
-			t.Errorf("connection %d: %+v", i, m)
+		if i == 0 {
+			first = nearStart(t, pc, testToken, raw, "")
+			if m, err := pc.recv(time.Second, maxPeerRequest); m.Type != peerReady {
+				t.Errorf("connection 0: %+v %v", m, err)
+			}
+		} else {
+			if _, err := pc.recv(time.Second, maxPeerRequest); err != nil {
+				t.Fatal(err)
+			}
+			_ = pc.send(first, time.Second)
+			if m, err := pc.recv(time.Second, maxPeerRequest); m.Type != peerError || m.Code != PeerCodeAuth {
+				t.Errorf("replayed start: %+v %v", m, err)
+			}
 		}
 		c.Close()
 	}
@@ -188,7 +233,7 @@ func TestPeerReplayRefused(t *testing.T) {
 // One run at a time: a second caller is told the server is busy.
 func TestPeerBusy(t *testing.T) {
 	far := &fakeFar{rx: 1}
-	srv := &Server{Token: []byte(testToken), Run: far.run, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: far.run, Timeouts: fastPeer, Policy: testPolicy}
 	started := make(chan struct{})
 	release := make(chan struct{})
 	slowNear := func(ctx context.Context, c Config) (*Result, error) {
@@ -224,7 +269,7 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 			return nil, errors.New("the near run was not stopped")
 		}
 	}
-	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{failAfter: 50 * time.Millisecond}).run, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{failAfter: 50 * time.Millisecond}).run, Timeouts: fastPeer, Policy: testPolicy}
 	_, err := pipePeer(t, srv, testToken).Trial(waitNear, farRx)(context.Background(), Config{Role: RoleGen})
 	var pe *PeerError
 	if !errors.As(err, &pe) || pe.Code != PeerCodeRun || !strings.Contains(err.Error(), "peer far:7400: the far run failed (run): port net_af_packet0: the PMD aborted") {
@@ -235,9 +280,9 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 		c, s := net.Pipe()
 		go func() {
 			pc := newPeerConn(s)
-			_ = pc.send(peerMsg{Type: peerHello, Version: PeerProtocol, Nonce: "00"}, time.Second)
-			m, _ := pc.recv(time.Second, maxPeerRequest)
-			_ = pc.send(peerMsg{Type: peerReady, MAC: peerMAC([]byte(testToken), []byte(peerReady), []byte(m.ClientNonce))}, time.Second)
+			if _, err := farStart(pc, testToken); err == nil {
+				_ = pc.send(peerMsg{Type: peerReady}, time.Second)
+			}
 			time.Sleep(50 * time.Millisecond)
 			s.Close()
 		}()
@@ -252,9 +297,7 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 	p.Dial = func(ctx context.Context, _ string) (net.Conn, error) {
 		c, s := net.Pipe()
 		go func() {
-			pc := newPeerConn(s)
-			_ = pc.send(peerMsg{Type: peerHello, Version: PeerProtocol, Nonce: "00"}, time.Second)
-			_, _ = pc.recv(time.Second, maxPeerRequest)
+			_, _ = farStart(newPeerConn(s), testToken)
 			time.Sleep(time.Second)
 			s.Close()
 		}()
@@ -270,7 +313,7 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 func TestPeerNearGoneStopsFar(t *testing.T) {
 	far := &fakeFar{stopped: make(chan struct{})}
 	log := &syncBuf{}
-	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer, Policy: testPolicy}
 	c, s := net.Pipe()
 	done := make(chan struct{})
 	go func() {
@@ -278,9 +321,8 @@ func TestPeerNearGoneStopsFar(t *testing.T) {
 		close(done)
 	}()
 	pc := newPeerConn(c)
-	hello, _ := pc.recv(time.Second, maxPeerRequest)
 	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
-	_ = pc.send(peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, MAC: peerMAC([]byte(testToken), []byte(hello.Nonce), raw)}, time.Second)
+	nearStart(t, pc, testToken, raw, "")
 	if m, _ := pc.recv(time.Second, maxPeerRequest); m.Type != peerReady {
 		t.Fatalf("want ready, got %+v", m)
 	}
@@ -342,7 +384,7 @@ func FuzzPeerMessage(f *testing.F) {
 		if err != nil || len(m.Config) == 0 {
 			return
 		}
-		if c, err := checkFarConfig(m.Config); err == nil {
+		if c, err := checkFarConfig(m.Config, &testPolicy); err == nil {
 			if (c.Role != RoleRx && c.Role != RoleFwd) || c.Pcap != "" || len(c.EAL) > 0 || c.HugeDir != "" {
 				t.Errorf("accepted %+v", c)
 			}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -23,18 +24,28 @@ import (
 //	far (serve)                       near (--peer)
 //	hello {version, nonce}      →
 //	                            ←     start {version, config, clientNonce, mac}
-//	ready {mac}                 →     (or error {code, error})
+//	                                  (or error {code, error}: auth, version, protocol)
+//	--- from here on every message is sealed: {seq, body, mac} ---
+//	ready                       →     (or error {code, error}: config, busy, run)
 //	alive (each second)         ↔     alive (each second)
 //	                            ←     stop  (the near run ended)
 //	result {result}             →     (or error: the far run failed)
 //
-// mac (start) is HMAC-SHA256 over the server's nonce and the exact config
-// bytes, keyed by the shared token; mac (ready) is HMAC-SHA256 over
-// "ready" and the client's nonce: each side proves it holds the token
-// without sending it, and a recorded start cannot be replayed (the nonce
-// is new each connection). Nothing is encrypted: run serve on a
+// mac (start) is HMAC-SHA256, keyed by the shared token, over the
+// version, the server's nonce, the client's nonce and the exact config
+// bytes: the caller proves it holds the token without sending it, and a
+// recorded start cannot be replayed (the server's nonce is new each
+// connection). Both sides then derive a session key, HMAC-SHA256(token,
+// "rig.bench.peer/v2 session" ‖ serverNonce ‖ clientNonce), and every
+// later message is sealed: body is the message, seq counts each
+// direction's messages from 1, and mac is HMAC-SHA256(session key,
+// direction ("far" or "near") ‖ seq ‖ body). A receiver ends the session
+// on a wrong mac (the path altered the message, or the peer does not
+// hold the token: a far side proves it holds it with its first sealed
+// message) and on a seq that is not the next one (replayed, dropped or
+// reordered on the path). Nothing is encrypted: run serve on a
 // management network.
-const PeerProtocol = "rig.bench.peer/v1"
+const PeerProtocol = "rig.bench.peer/v2"
 
 // Peer error codes (peerMsg.Code).
 const (
@@ -110,24 +121,103 @@ func (t PeerTimeouts) orDefault() PeerTimeouts {
 }
 
 // peerConn frames messages on a connection: one writer at a time, each
-// read under a deadline and a size limit.
+// read under a deadline and a size limit. Once sess is set (after the
+// start message) every message is sealed (peerSealed).
 type peerConn struct {
-	c  net.Conn
-	r  *bufio.Reader
-	mu sync.Mutex
+	c    net.Conn
+	r    *bufio.Reader
+	mu   sync.Mutex // send: the write and sess.sendSeq
+	sess *peerSession
 }
 
 func newPeerConn(c net.Conn) *peerConn { return &peerConn{c: c, r: bufio.NewReaderSize(c, 64<<10)} }
 
-// send writes one message (within timeout).
+// peerSealed is a message after the handshake: the message (body), its
+// direction's sequence number and their MAC under the session key.
+type peerSealed struct {
+	Seq  uint64          `json:"seq"`
+	Body json.RawMessage `json:"body"`
+	MAC  string          `json:"mac"`
+}
+
+// The two directions, as the MAC of a sealed message names its sender.
+const (
+	sideFar  = "far"
+	sideNear = "near"
+)
+
+// peerSession is one connection's session key and sequence numbers.
+type peerSession struct {
+	key      []byte
+	self     string // sideFar or sideNear: the direction this side sends
+	peer     string
+	sendSeq  uint64 // under peerConn.mu
+	recvSeq  uint64 // the reader's alone
+	received int    // sealed messages received (for errors)
+}
+
+// newPeerSession derives the session key from the token and both nonces.
+func newPeerSession(token []byte, serverNonce, clientNonce, self string) *peerSession {
+	m := hmac.New(sha256.New, token)
+	for i, p := range []string{PeerProtocol + " session", serverNonce, clientNonce} {
+		if i > 0 {
+			m.Write([]byte{0})
+		}
+		m.Write([]byte(p))
+	}
+	peer := sideFar
+	if self == sideFar {
+		peer = sideNear
+	}
+	return &peerSession{key: m.Sum(nil), self: self, peer: peer}
+}
+
+// sealMAC is the MAC of a sealed message from side.
+func (s *peerSession) sealMAC(side string, seq uint64, body []byte) string {
+	return peerMAC(s.key, []byte(side), []byte(strconv.FormatUint(seq, 10)), body)
+}
+
+// PeerAuthError is a sealed message the receiver rejected: altered on
+// the path, from a peer without the token, replayed, dropped or
+// reordered. The session ends.
+type PeerAuthError struct {
+	From string // "far" or "near": the side the message claims to come from
+	N    uint64 // its seq (0: not a sealed message)
+	Want uint64 // the seq expected
+	Why  string
+}
+
+func (e *PeerAuthError) Error() string {
+	switch {
+	case e.Why == "mac":
+		return fmt.Sprintf("message %d from the %s side failed authentication: the path altered it, or the peer does not hold the token", e.N, e.From)
+	case e.Why == "seq":
+		return fmt.Sprintf("message %d from the %s side is out of sequence (want %d): replayed, dropped or reordered on the path", e.N, e.From, e.Want)
+	}
+	return fmt.Sprintf("message %d from the %s side is not authenticated (%s): forged or altered on the path", e.Want, e.From, e.Why)
+}
+
+// send writes one message (within timeout), sealed once the session is set.
 func (p *peerConn) send(m peerMsg, timeout time.Duration) error {
+	return p.sendBy(m, time.Now().Add(timeout))
+}
+
+// sendBy writes one message before deadline.
+func (p *peerConn) sendBy(m peerMsg, deadline time.Time) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_ = p.c.SetWriteDeadline(time.Now().Add(timeout))
+	if s := p.sess; s != nil {
+		s.sendSeq++
+		b, err = json.Marshal(peerSealed{Seq: s.sendSeq, Body: b, MAC: s.sealMAC(s.self, s.sendSeq, b)})
+		if err != nil {
+			return err
+		}
+	}
+	_ = p.c.SetWriteDeadline(deadline)
 	_, err = p.c.Write(append(b, '\n'))
 	return err
 }
@@ -135,32 +225,98 @@ func (p *peerConn) send(m peerMsg, timeout time.Duration) error {
 // errPeerTimeout: nothing arrived in time.
 var errPeerTimeout = errors.New("timed out")
 
-// recv reads one message of at most limit bytes within timeout.
+// recv reads one message of at most limit bytes within timeout; once the
+// session is set, only a sealed message with the next seq and a good MAC.
 func (p *peerConn) recv(timeout time.Duration, limit int) (peerMsg, error) {
-	_ = p.c.SetReadDeadline(time.Now().Add(timeout))
+	line, err := p.readLine(time.Now().Add(timeout), timeout, limit)
+	if err != nil {
+		return peerMsg{}, err
+	}
+	if p.sess == nil {
+		return decodePeerMsg(line)
+	}
+	return p.open(line)
+}
+
+// recvBy reads one plain message before deadline (the handshake).
+func (p *peerConn) recvBy(deadline time.Time, limit int) (peerMsg, error) {
+	line, err := p.readLine(deadline, time.Until(deadline), limit)
+	if err != nil {
+		return peerMsg{}, err
+	}
+	return decodePeerMsg(line)
+}
+
+// recvAfterStart is the near side's read of the answer to start: sealed
+// (ready, or a refusal after authentication), or a plain refusal the far
+// side sends before it (auth, version, protocol: it cannot seal those).
+func (p *peerConn) recvAfterStart(timeout time.Duration, limit int) (m peerMsg, sealed bool, err error) {
+	line, err := p.readLine(time.Now().Add(timeout), timeout, limit)
+	if err != nil {
+		return peerMsg{}, false, err
+	}
+	if m, err := decodePeerMsg(line); err == nil {
+		if m.Type == peerError && (m.Code == PeerCodeAuth || m.Code == PeerCodeVersion || m.Code == PeerCodeProtocol) {
+			return m, false, nil
+		}
+		return peerMsg{}, false, &PeerAuthError{From: p.sess.peer, Want: p.sess.recvSeq + 1, Why: fmt.Sprintf("a plain %q message", m.Type)}
+	}
+	m, err = p.open(line)
+	return m, true, err
+}
+
+// open checks and unwraps a sealed message.
+func (p *peerConn) open(line []byte) (peerMsg, error) {
+	s := p.sess
+	var sm peerSealed
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sm); err != nil || sm.Seq == 0 || len(sm.Body) == 0 {
+		return peerMsg{}, &PeerAuthError{From: s.peer, Want: s.recvSeq + 1, Why: "not a sealed message"}
+	}
+	if !macEqual(sm.MAC, s.sealMAC(s.peer, sm.Seq, sm.Body)) {
+		return peerMsg{}, &PeerAuthError{From: s.peer, N: sm.Seq, Want: s.recvSeq + 1, Why: "mac"}
+	}
+	if sm.Seq != s.recvSeq+1 {
+		return peerMsg{}, &PeerAuthError{From: s.peer, N: sm.Seq, Want: s.recvSeq + 1, Why: "seq"}
+	}
+	s.recvSeq = sm.Seq
+	m, err := decodePeerMsg(sm.Body)
+	if err != nil {
+		return peerMsg{}, err
+	}
+	if m.Type == peerHello || m.Type == peerStart {
+		return peerMsg{}, fmt.Errorf("a %q message inside the session", m.Type)
+	}
+	return m, nil
+}
+
+// readLine reads one line of at most limit bytes before deadline (wait
+// is how long that was, for the error).
+func (p *peerConn) readLine(deadline time.Time, wait time.Duration, limit int) ([]byte, error) {
+	_ = p.c.SetReadDeadline(deadline)
 	var line []byte
 	for {
 		chunk, err := p.r.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > limit {
-			return peerMsg{}, fmt.Errorf("a message longer than %d bytes", limit)
+			return nil, fmt.Errorf("a message longer than %d bytes", limit)
 		}
 		if err == nil {
-			break
+			return line, nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return peerMsg{}, fmt.Errorf("nothing for %v: %w", timeout, errPeerTimeout)
+			return nil, fmt.Errorf("nothing for %v: %w", wait.Round(time.Millisecond), errPeerTimeout)
 		}
 		if errors.Is(err, io.EOF) {
-			return peerMsg{}, errors.New("the connection closed")
+			return nil, errors.New("the connection closed")
 		}
-		return peerMsg{}, err
+		return nil, err
 	}
-	return decodePeerMsg(line)
 }
 
 // decodePeerMsg reads one message line (known fields only).
@@ -174,6 +330,12 @@ func decodePeerMsg(line []byte) (peerMsg, error) {
 	return m, nil
 }
 
+// startMAC is the start message's MAC: version, both nonces and the
+// exact config bytes under the token.
+func startMAC(token []byte, version, serverNonce, clientNonce string, config []byte) string {
+	return peerMAC(token, []byte(peerStart), []byte(version), []byte(serverNonce), []byte(clientNonce), config)
+}
+
 // newNonce is 32 random bytes, hex.
 func newNonce() (string, error) {
 	b := make([]byte, 32)
@@ -181,6 +343,12 @@ func newNonce() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// validNonce: 32 bytes, hex (newNonce's form).
+func validNonce(n string) bool {
+	b, err := hex.DecodeString(n)
+	return err == nil && len(b) == 32
 }
 
 // peerMAC is hex HMAC-SHA256(token, parts joined by NUL).

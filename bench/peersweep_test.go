@@ -65,7 +65,7 @@ func (h *twoHostLoop) far(ctx context.Context, c Config, ready func()) (*Result,
 
 // trial is the near side's RunFunc through a far serve (in memory).
 func (h *twoHostLoop) trial(t *testing.T, tmpl Config) RunFunc {
-	srv := &Server{Token: []byte(testToken), Run: h.far, Log: &syncBuf{}, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: h.far, Log: &syncBuf{}, Timeouts: fastPeer, Policy: testPolicy}
 	return pipePeer(t, srv, testToken).Trial(h.near, FarTemplate(tmpl))
 }
 
@@ -149,7 +149,7 @@ func TestSweepPeerRoles(t *testing.T) {
 		}
 	}
 	far := &fakeFar{rx: 90000}
-	srv := &Server{Token: []byte(testToken), Run: far.run, Log: &syncBuf{}, Timeouts: fastPeer}
+	srv := &Server{Token: []byte(testToken), Run: far.run, Log: &syncBuf{}, Timeouts: fastPeer, Policy: testPolicy}
 	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleGen, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"rig/bench"
 )
@@ -64,8 +64,8 @@ func (p *peerFlags) checkUnused(fl *pflag.FlagSet) error {
 // with the profile's devargs on its PCI ports; its syntax is checked
 // here, the rest on the far host (its CPUs, its devices).
 func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
-	if _, _, err := net.SplitHostPort(p.addr); err != nil {
-		return bench.Config{}, withCode(exitUsage, fmt.Errorf("--peer %s: want HOST:PORT: %w", p.addr, err))
+	if err := checkHostPort("--peer", p.addr, 1, "the far host and the port its rig bench serve listens on (e.g. 10.0.0.2:7400)"); err != nil {
+		return bench.Config{}, err
 	}
 	if p.tokenFile == "" {
 		return bench.Config{}, withCode(exitUsage, errors.New("--peer needs --peer-token-file: the file holding the token the far `rig bench serve` was started with"))
@@ -158,32 +158,43 @@ func peerExit(err error) error {
 // maxTokenFile bounds a token file (a token is a line of random text).
 const maxTokenFile = 4096
 
-// readTokenFile reads a shared token: a regular file no one else may read
-// (mode 0600 or stricter), at least bench.MinTokenLen bytes once trailing
-// white space is trimmed. Errors never show the content.
+// readTokenFile reads a shared token: a regular file of the user running
+// rig that no one else may read or write (mode 0600 or stricter), at most
+// maxTokenFile bytes, at least bench.MinTokenLen bytes once trailing
+// white space is trimmed. It is opened non-blocking (a FIFO cannot hang
+// rig) and checked on the open file (fstat). Errors never show the
+// content.
 func readTokenFile(path string) ([]byte, error) {
 	if path == "" {
 		return nil, errors.New("no token file given")
 	}
-	f, err := os.Open(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	st, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	case st.Mode().Perm()&0o077 != 0:
-		return nil, fmt.Errorf("%s is readable or writable by others (mode %04o): chmod 600 %s", path, st.Mode().Perm(), path)
-	case st.Size() > maxTokenFile:
-		return nil, fmt.Errorf("%s is %d bytes: a token file holds one line (at most %d bytes)", path, st.Size(), maxTokenFile)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile))
+	mode := st.Mode & 0o7777
+	switch euid := os.Geteuid(); {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, fmt.Errorf("%s is not a regular file: write the token into a file (e.g. `head -c 32 /dev/urandom | base64 > F; chmod 600 F`)", path)
+	case int(st.Uid) != euid:
+		return nil, fmt.Errorf("%s is owned by uid %d, not by the user running rig (uid %d): chown %d %s (and chmod 600 %s)", path, st.Uid, euid, euid, path, path)
+	case mode&0o077 != 0:
+		return nil, fmt.Errorf("%s is readable or writable by others (mode %04o): chmod 600 %s", path, mode, path)
+	case st.Size > maxTokenFile:
+		return nil, fmt.Errorf("%s is %d bytes: a token file holds one line (at most %d bytes)", path, st.Size, maxTokenFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxTokenFile {
+		return nil, fmt.Errorf("%s grew past %d bytes while read: a token file holds one line", path, maxTokenFile)
 	}
 	tok := []byte(strings.TrimRight(string(b), " \t\r\n"))
 	if len(tok) < bench.MinTokenLen {

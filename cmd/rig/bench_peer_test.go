@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +112,10 @@ func (h *twoHosts) netnsPids(ns string) []int {
 // address (port 0: it says which), its process and its log.
 func (h *twoHosts) serve() (string, *os.Process, *lockedLog) {
 	h.t.Helper()
-	args := append(append([]string{"netns", "exec", h.far}, h.wrap...), h.bin, "bench", "serve", "--listen", h.farIP+":0", "--token-file", h.token)
+	// the far ports' netdevs allowed; the memif dir in the test's temp dir
+	// (the default /run/rig/serve-<pid> would stay behind a killed serve)
+	args := append(append([]string{"netns", "exec", h.far}, h.wrap...), h.bin, "bench", "serve", "--listen", h.farIP+":0", "--token-file", h.token,
+		"--allow-netdev", "dpf0", "--allow-netdev", "dpf1", "--memif-dir", filepath.Join(h.t.TempDir(), "memif"))
 	cmd := exec.Command("ip", args...)
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -341,15 +345,35 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 	if tok, err := readTokenFile(good); err != nil || string(tok) != "a-secret-of-enough-bytes" {
 		t.Errorf("good token: %q %v", tok, err)
 	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	theirs := write("theirs", "a-secret-of-enough-bytes-theirs\n", 0o600)
+	if os.Geteuid() == 0 {
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct{ path, want string }{
 		{write("open", "a-secret-of-enough-bytes-open\n", 0o644), "readable or writable by others (mode 0644): chmod 600"},
+		{write("group", "a-secret-of-enough-bytes-group\n", 0o640), "readable or writable by others (mode 0640): chmod 600"},
+		{write("big", "a-secret"+strings.Repeat("x", 5000), 0o600), "is 5008 bytes: a token file holds one line (at most 4096 bytes)"},
+		{fifo, "is not a regular file"},
 		{write("short", "short\n", 0o600), "holds 5 bytes of token: want at least 16"},
 		{dir, "is not a regular file"},
 		{filepath.Join(dir, "none"), "no such file"},
 	} {
+		start := time.Now()
 		_, err := readTokenFile(c.path)
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "a-secret") {
-			t.Errorf("%s: %v, want %q", c.path, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "a-secret") || time.Since(start) > time.Second {
+			t.Errorf("%s: %v after %v, want %q", c.path, err, time.Since(start), c.want)
+		}
+	}
+	// a file of another user: root can give it away and must refuse it
+	if os.Geteuid() == 0 {
+		if _, err := readTokenFile(theirs); err == nil || !strings.Contains(err.Error(), "is owned by uid 65534, not by the user running rig (uid 0): chown 0 "+theirs) {
+			t.Errorf("another user's token file: %v", err)
 		}
 	}
 	for _, c := range []struct {
@@ -358,10 +382,26 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 	}{
 		{[]string{"bench", "serve", "--listen", ":7400", "--token-file", good}, "want ADDR:PORT with the address to listen on"},
 		{[]string{"bench", "serve", "--listen", "127.0.0.1", "--token-file", good}, "want ADDR:PORT"},
+		{[]string{"bench", "serve", "--listen", ":99999", "--token-file", good}, `--listen ":99999": want ADDR:PORT with the address to listen on`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:99999", "--token-file", good}, `--listen "127.0.0.1:99999": port "99999": want a number 0..65535`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:http", "--token-file", good}, `port "http": want a number 0..65535`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:-1", "--token-file", good}, `port "-1": want a number 0..65535`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", fifo}, "--token-file: " + fifo + " is not a regular file"},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--allow-netdev", "../p0"}, `--allow-netdev "../p0": not a netdev name`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--allow-netdev", "averyveryverylongname"}, `--allow-netdev "averyveryverylongname": not a netdev name`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--allow-pci", "03:00"}, `--allow-pci "03:00": not a PCI address`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--max-pending", "0"}, "--max-pending 0: want 1..4096"},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--memif-dir", "rel"}, `--memif-dir "rel": want an absolute path`},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--memif-dir", dir}, "--memif-dir " + dir + " exists: serve creates its own directory"},
+		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", good, "--handshake-timeout", "0s"}, "--handshake-timeout 0s: want more than 0"},
 		{[]string{"bench", "serve", "--listen", "127.0.0.1:0", "--token-file", filepath.Join(dir, "open")}, "--token-file: " + dir + "/open is readable"},
 		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:7400", "--peer-vdev", "net_null0"}, "--peer needs --peer-token-file"},
 		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:7400", "--peer-token-file", good}, "--peer needs the far side's ports"},
-		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1", "--peer-token-file", good, "--peer-vdev", "net_null0"}, "--peer 10.0.0.1: want HOST:PORT"},
+		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1", "--peer-token-file", good, "--peer-vdev", "net_null0"}, `--peer "10.0.0.1": want ADDR:PORT`},
+		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", ":7400", "--peer-token-file", good, "--peer-vdev", "net_null0"}, `--peer ":7400": want ADDR:PORT with the far host`},
+		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:0", "--peer-token-file", good, "--peer-vdev", "net_null0"}, `--peer "10.0.0.1:0": port "0": want a number 1..65535`},
+		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:99999", "--peer-token-file", good, "--peer-vdev", "net_null0"}, `port "99999": want a number 1..65535`},
+		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:7400", "--peer-token-file", fifo, "--peer-vdev", "net_null0"}, "--peer-token-file: " + fifo + " is not a regular file"},
 		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:1", "--peer-token-file", good, "--peer-vdev", "net_null0,,x"}, "malformed devargs"},
 		{[]string{"bench", "gen", "--vdev", "net_null0", "--peer", "10.0.0.1:1", "--peer-token-file", filepath.Join(dir, "short"), "--peer-vdev", "net_null0"}, "--peer-token-file: "},
 	} {
@@ -405,7 +445,7 @@ func TestBenchSweepNDRPeerFlags(t *testing.T) {
 	}{
 		{[]string{"bench", "sweep", "--peer", "10.0.0.1:7400", "--peer-vdev", "net_null0"}, "--peer needs --peer-token-file"},
 		{[]string{"bench", "ndr", "--peer", "10.0.0.1:7400", "--peer-token-file", good}, "--peer needs the far side's ports"},
-		{[]string{"bench", "sweep", "--peer", "10.0.0.1", "--peer-token-file", good, "--peer-vdev", "net_null0"}, "--peer 10.0.0.1: want HOST:PORT"},
+		{[]string{"bench", "sweep", "--peer", "10.0.0.1", "--peer-token-file", good, "--peer-vdev", "net_null0"}, `--peer "10.0.0.1": want ADDR:PORT`},
 		{with("bench", "sweep", "--role", "rx"), "--peer is for gen"},
 		{with("bench", "sweep", "--role", "fwd"), "--peer is for gen"},
 		{with("bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--peer-max-rate", "1Mpps"), "--peer-max-rate 1Mpps: caps the far forwarder of a loop"},

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"rig/bench"
+	"rig/internal/testutil"
+)
+
+// serveProc is a real `rig bench serve` on loopback.
+type serveProc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	addr string
+	log  *lockedLog
+	done chan struct{}
+}
+
+// startServe runs bin's serve (under wrap, e.g. prlimit) with args after
+// --listen and --token-file, and waits for its address.
+func startServe(t *testing.T, wrap []string, bin, token string, args ...string) *serveProc {
+	t.Helper()
+	argv := append(append(append([]string(nil), wrap...), bin, "bench", "serve", "--listen", "127.0.0.1:0", "--token-file", token, "--quiet"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &serveProc{t: t, cmd: cmd, log: &lockedLog{}, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		re := regexp.MustCompile(`listening on (\S+) `)
+		for sc.Scan() {
+			s.log.add(sc.Text())
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-s.done
+	})
+	select {
+	case s.addr = <-addr:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not say where it listens:\n%s", s.log.String())
+	}
+	return s
+}
+
+func (s *serveProc) running() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// waitLog waits until the log holds want.
+func (s *serveProc) waitLog(want string, max time.Duration) bool {
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(s.log.String(), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// stop ends serve with SIGINT and waits.
+func (s *serveProc) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.t.Errorf("serve did not stop on SIGINT:\n%s", s.log.String())
+	}
+}
+
+func writeToken(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(p, []byte("serve-test-token-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The real serve: at most 32 callers (the default) in their handshake,
+// one more closed at once and logged once; a caller is served again once
+// the idle ones are gone; with a valid token, the far configs that
+// deleted and overwrote files on a v1 serve (a vhost socket over an
+// existing file, a pcap through DPDK's alias eth_pcap) are refused before
+// any EAL and the files are as they were; the memif dir serve made is
+// root's alone and removed when it stops.
+func TestBenchServeCapsCallersAndRefusesFiles(t *testing.T) {
+	bin := buildRig(t)
+	token := writeToken(t)
+	memif := filepath.Join(t.TempDir(), "memif")
+	s := startServe(t, nil, bin, token, "--handshake-timeout", "3s", "--memif-dir", memif)
+	if st, err := os.Stat(memif); err != nil || st.Mode().Perm() != 0o700 || !st.IsDir() {
+		t.Fatalf("memif dir: %v %v", st, err)
+	}
+	var idle []net.Conn
+	hellos, closed := 0, 0
+	for i := 0; i < bench.DefaultMaxPending+8; i++ {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		l, err := bufio.NewReader(c).ReadString('\n')
+		switch {
+		case err == nil && strings.Contains(l, `"hello"`):
+			hellos++
+		case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+			closed++
+		default:
+			t.Fatalf("caller %d: %q %v", i, l, err)
+		}
+	}
+	if hellos != bench.DefaultMaxPending || closed != 8 {
+		t.Errorf("%d callers got a hello, %d were closed; want %d and 8", hellos, closed, bench.DefaultMaxPending)
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ vdev, want string }{
+		{"net_vhost0,iface=" + victim, "driver net_vhost is not served"},
+		{"eth_pcap0,tx_pcap=" + victim, "driver net_pcap (eth_pcap is DPDK's alias of it) is not served"},
+		{"net_af_packet0,iface=lo", "netdev lo is not one serve was started with (--allow-netdev)"},
+	} {
+		code, _, errOut := runBin(t, bin, "bench", "gen", "--vdev", "net_null0", "--no-huge", "--count", "10", "--peer", s.addr, "--peer-token-file", token,
+			"--peer-vdev", c.vdev, "--peer-no-huge")
+		if code != exitUsage || !strings.Contains(errOut, "peer "+s.addr+": refused (config)") || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "unauthenticated") {
+			t.Errorf("--peer-vdev %s: exit %d\n%s\nserve:\n%s", c.vdev, code, errOut, s.log.String())
+		}
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "keep me\n" {
+		t.Errorf("victim file: %q %v", b, err)
+	}
+	l := s.log.String()
+	if strings.Count(l, " at once: ") != 1 || !strings.Contains(l, " at once: 32 callers are already in their handshake (--max-pending; each has 3s)") ||
+		strings.Count(l, "refused config") != 3 || strings.Contains(l, ": running ") || strings.Contains(l, "serve-test-token") {
+		t.Errorf("serve log:\n%s", l)
+	}
+	s.stop()
+	if _, err := os.Stat(memif); !os.IsNotExist(err) {
+		t.Errorf("memif dir after serve stopped: %v", err)
+	}
+}
+
+// Under fd exhaustion the real serve keeps serving: run with 64 file
+// descriptors (prlimit) and room for 1000 callers, 300 idle connections
+// make accept fail with EMFILE; serve logs it once, backs off and stays
+// up; once they are gone a real near side is served (net_null on both
+// sides, real DPDK).
+func TestPrivilegedBenchServeFDExhaustion(t *testing.T) {
+	testutil.RequirePrivileged(t)
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("needs prlimit (util-linux)")
+	}
+	bin := buildRig(t)
+	token := writeToken(t)
+	memif := filepath.Join(t.TempDir(), "memif")
+	s := startServe(t, []string{"prlimit", "--nofile=64:64", "--"}, bin, token, "--handshake-timeout", "2s", "--max-pending", "1000", "--memif-dir", memif)
+	var idle []net.Conn
+	for i := 0; i < 300; i++ {
+		c, err := net.DialTimeout("tcp", s.addr, 2*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		idle = append(idle, c)
+	}
+	if !s.waitLog("too many open files; retrying", 5*time.Second) {
+		t.Fatalf("no EMFILE logged:\n%s", s.log.String())
+	}
+	time.Sleep(time.Second) // a few backoffs
+	if !s.running() {
+		t.Fatalf("serve exited under fd exhaustion:\n%s", s.log.String())
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	code, out, errOut := runBin(t, bin, "bench", "gen", "--vdev", "net_null0", "--no-huge", "--count", "5000", "--rate", "10kpps", "-o", "json",
+		"--peer", s.addr, "--peer-token-file", token, "--peer-vdev", "net_null0,no-rx=1", "--peer-no-huge")
+	var r bench.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || (code != exitOK && code != exitInvalid) || r.Peer == nil || r.Peer.Addr != s.addr || r.Sent != 5000 || len(r.Ports) != 2 || r.Ports[1].Host != "far" {
+		t.Fatalf("near side after the flood: exit %d %v\n%s\n%s\nserve:\n%s", code, err, out, errOut, s.log.String())
+	}
+	l := s.log.String()
+	// logged once per streak of failed accepts, not once per failure
+	if n := strings.Count(l, "retrying"); n < 1 || n > strings.Count(l, "works again after")+1 || !strings.Contains(l, "works again after") || !strings.Contains(l, ": running rx on net_null0") || !strings.Contains(l, "done: received 0") {
+		t.Errorf("serve log:\n%s", l)
+	}
+	if !s.running() {
+		t.Fatalf("serve exited:\n%s", l)
+	}
+	// a far memif pair: serve puts its socket into its memif dir (a path
+	// socket, not an abstract one), and DPDK brings the pair up there
+	code, out, errOut = runBin(t, bin, "bench", "gen", "--vdev", "net_null0", "--no-huge", "--count", "1000", "--rate", "10kpps", "-o", "json",
+		"--peer", s.addr, "--peer-token-file", token, "--peer-no-huge",
+		"--peer-vdev", "net_memif0,role=server,socket=pair.sock", "--peer-vdev", "net_memif1,role=client,socket=pair.sock")
+	r = bench.Result{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || (code != exitOK && code != exitInvalid) || r.Peer == nil || len(r.Ports) != 3 {
+		t.Fatalf("far memif pair: exit %d %v\n%s\n%s\nserve:\n%s", code, err, out, errOut, s.log.String())
+	}
+	if !strings.Contains(s.log.String(), ": running rx on net_memif0, net_memif1") {
+		t.Errorf("serve log:\n%s", s.log.String())
+	}
+	unix, _ := os.ReadFile("/proc/net/unix")
+	if strings.Contains(string(unix), "@"+memif) || strings.Contains(string(unix), "@pair.sock") {
+		t.Errorf("an abstract memif socket was made")
+	}
+	t.Logf("serve log:\n%s", s.log.String())
+}
