@@ -273,7 +273,7 @@ func cleanChild(t *testing.T, dir string) {
 	}
 
 	mounts := []hugepages.Mount{{Path: dir, PageSizeKB: 2048}}
-	dirs, err := hugepages.FindRuntimeDirs(h, h.Path, hugepages.Users(h))
+	dirs, err := hugepages.FindRuntimeDirs(h, hugepages.Users(h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func cleanChild(t *testing.T, dir string) {
 		t.Fatalf("runtime dirs %q, want %q", states, want)
 	}
 	stale := hugepages.FindStale(h, mounts)
-	rep, err := hugepages.Clean(h, h.Path, dirs, stale)
+	rep, err := hugepages.Clean(h, dirs, stale)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"rig/internal/host"
 )
 
 // DPDKRunDir is where a DPDK process running as root keeps its runtime
@@ -43,15 +45,15 @@ type RuntimeDir struct {
 // e.g. "POSIX WRITE 136 17543 /run/dpdk/<prefix>/config". F_GETLK over the
 // whole file finds it without taking anything. It cannot see the caller's
 // own locks, so never ask about a runtime dir of this process.
-func configLockHolder(full string) (int, error) {
-	f, err := os.Open(full)
+func configLockHolder(fs RuntimeFS, p string) (int, error) {
+	f, err := fs.OpenFile(p, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
-		return 0, fmt.Errorf("F_GETLK %s: %w", full, err)
+		return 0, fmt.Errorf("F_GETLK %s: %w", f.Name(), err)
 	}
 	if lk.Type == unix.F_UNLCK {
 		return 0, nil
@@ -96,13 +98,23 @@ func inodeKey(fi os.FileInfo) (string, bool) {
 	return fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino), true
 }
 
-// FindRuntimeDirs lists DPDK runtime directories under /var/run/dpdk (host
-// path, resolved under the root with resolve) and classifies each: alive
+// RuntimeFS is what finding and cleaning runtime directories needs of the
+// host (internal/host.Host): its files opened, stated and removed under
+// the root (inside it, under a fixture root).
+type RuntimeFS interface {
+	FS
+	OpenFile(p string, flag int, perm os.FileMode) (*os.File, error)
+	Stat(p string) (os.FileInfo, error)
+	Remove(p string) error
+}
+
+// FindRuntimeDirs lists DPDK runtime directories under /var/run/dpdk (a
+// host path under the root) and classifies each: alive
 // when a process holds the config file's lock, holds any lock on a file in
 // it (/proc/locks), or maps/holds a hugepage file with its prefix (users,
 // from Users); dead when none of that and the config file exists; unknown
 // otherwise (no config file: an --in-memory/--no-shconf run or not DPDK's).
-func FindRuntimeDirs(fs FS, resolve func(string) string, users map[string]bool) ([]RuntimeDir, error) {
+func FindRuntimeDirs(fs RuntimeFS, users map[string]bool) ([]RuntimeDir, error) {
 	ents, err := fs.ReadDir(DPDKRunDir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -117,7 +129,7 @@ func FindRuntimeDirs(fs FS, resolve func(string) string, users map[string]bool) 
 			continue
 		}
 		rd := RuntimeDir{Prefix: e.Name(), Path: path.Join(DPDKRunDir, e.Name())}
-		rd.State, rd.Why = classifyRuntimeDir(fs, resolve, rd, locks, users)
+		rd.State, rd.Why = classifyRuntimeDir(fs, rd, locks, users)
 		if files, err := fs.ReadDir(rd.Path); err == nil {
 			rd.Files = len(files)
 		}
@@ -127,9 +139,8 @@ func FindRuntimeDirs(fs FS, resolve func(string) string, users map[string]bool) 
 	return out, nil
 }
 
-func classifyRuntimeDir(fs FS, resolve func(string) string, rd RuntimeDir, locks map[string]int, users map[string]bool) (state, why string) {
-	cfg := resolve(rd.Path + "/config")
-	pid, err := configLockHolder(cfg)
+func classifyRuntimeDir(fs RuntimeFS, rd RuntimeDir, locks map[string]int, users map[string]bool) (state, why string) {
+	pid, err := configLockHolder(fs, rd.Path+"/config")
 	switch {
 	case err == nil && pid > 0:
 		return RuntimeAlive, fmt.Sprintf("pid %d holds the lock on config (DPDK primary running)", pid)
@@ -141,7 +152,7 @@ func classifyRuntimeDir(fs FS, resolve func(string) string, rd RuntimeDir, locks
 		return RuntimeUnknown, fmt.Sprintf("cannot read the directory: %v", ferr)
 	}
 	for _, f := range files {
-		fi, err := os.Stat(resolve(path.Join(rd.Path, f.Name())))
+		fi, err := fs.Stat(path.Join(rd.Path, f.Name()))
 		if err != nil {
 			continue
 		}
@@ -177,8 +188,8 @@ type CleanReport struct {
 // re-checking each right before removing it. A dead runtime dir's config
 // is write-locked (as a DPDK primary would) while its files go, so a DPDK
 // process starting with that prefix meanwhile fails cleanly instead of
-// losing its files. resolve maps host paths under the root.
-func Clean(fs FS, resolve func(string) string, dirs []RuntimeDir, stale []StaleFile) (CleanReport, error) {
+// losing its files. Every path is a host path under fs's root.
+func Clean(fs RuntimeFS, dirs []RuntimeDir, stale []StaleFile) (CleanReport, error) {
 	var rep CleanReport
 	var errs []error
 	users := Users(fs)
@@ -187,11 +198,11 @@ func Clean(fs FS, resolve func(string) string, dirs []RuntimeDir, stale []StaleF
 		if d.State != RuntimeDead {
 			continue
 		}
-		if st, why := classifyRuntimeDir(fs, resolve, d, locks, users); st != RuntimeDead {
+		if st, why := classifyRuntimeDir(fs, d, locks, users); st != RuntimeDead {
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %s now (%s)", d.Path, st, why))
 			continue
 		}
-		if err := removeRuntimeDir(resolve(d.Path)); err != nil {
+		if err := removeRuntimeDir(fs, d.Path); err != nil {
 			errs = append(errs, fmt.Errorf("hugepages: clean %s: %w", d.Path, err))
 			continue
 		}
@@ -202,7 +213,7 @@ func Clean(fs FS, resolve func(string) string, dirs []RuntimeDir, stale []StaleF
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: in use now", f.Path))
 			continue
 		}
-		if err := os.Remove(resolve(f.Path)); err != nil {
+		if err := fs.Remove(f.Path); err != nil {
 			errs = append(errs, fmt.Errorf("hugepages: clean %s: %w", f.Path, err))
 			continue
 		}
@@ -220,13 +231,14 @@ func RemoveDeadRuntimeDir(full string) error {
 	if _, err := os.Stat(full); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	return removeRuntimeDir(full)
+	return removeRuntimeDir(host.New("/"), full)
 }
 
-func removeRuntimeDir(full string) error {
-	f, err := os.OpenFile(full+"/config", os.O_RDWR, 0)
+// removeRuntimeDir removes runtime dir dir (a host path under fs's root).
+func removeRuntimeDir(fs RuntimeFS, dir string) error {
+	f, err := fs.OpenFile(dir+"/config", os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return os.Remove(full) // an empty dir (rmdir fails if a process filled it meanwhile)
+		return fs.Remove(dir) // an empty dir (rmdir fails if a process filled it meanwhile)
 	}
 	if err != nil {
 		return err
@@ -236,7 +248,7 @@ func removeRuntimeDir(full string) error {
 	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
 		return fmt.Errorf("config is locked now (a DPDK process started with this prefix): %w", err)
 	}
-	ents, err := os.ReadDir(full)
+	ents, err := fs.ReadDir(dir)
 	if err != nil {
 		return err
 	}
@@ -249,12 +261,12 @@ func removeRuntimeDir(full string) error {
 		if e.Name() == "config" {
 			continue
 		}
-		if err := os.Remove(full + "/" + e.Name()); err != nil {
+		if err := fs.Remove(dir + "/" + e.Name()); err != nil {
 			return err
 		}
 	}
-	if err := os.Remove(full + "/config"); err != nil {
+	if err := fs.Remove(dir + "/config"); err != nil {
 		return err
 	}
-	return os.Remove(full)
+	return fs.Remove(dir)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -108,7 +109,7 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 	k.Put("/proc/7/maps", "7f0000000000-7f0000200000 rw-s 00000000 00:2c 12 /dev/hugepages/pfxmap_0\n")
 	pid, stop := holdConfigLock(t, k.Path(run+"/rig4242/config"))
 
-	dirs, err := hugepages.FindRuntimeDirs(k, k.Path, hugepages.Users(k))
+	dirs, err := hugepages.FindRuntimeDirs(k, hugepages.Users(k))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 	}
 
 	stale := hugepages.FindStale(k, []hugepages.Mount{{Path: "/dev/hugepages", PageSizeKB: 2048}})
-	rep, err := hugepages.Clean(k, k.Path, dirs, stale)
+	rep, err := hugepages.Clean(k, dirs, stale)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 
 	// once the primary exits the kernel drops its lock: dead, and cleanable
 	stop()
-	dirs, _ = hugepages.FindRuntimeDirs(k, k.Path, hugepages.Users(k))
+	dirs, _ = hugepages.FindRuntimeDirs(k, hugepages.Users(k))
 	for _, d := range dirs {
 		if d.Prefix == "rig4242" && d.State != hugepages.RuntimeDead {
 			t.Fatalf("after exit: %+v", d)
@@ -158,8 +159,52 @@ func TestRuntimeDirsClassifyAndClean(t *testing.T) {
 	k.Put(run+"/rig99/config", "")
 	dead := []hugepages.RuntimeDir{{Prefix: "rig99", Path: run + "/rig99", State: hugepages.RuntimeDead}}
 	pid, _ = holdConfigLock(t, k.Path(run+"/rig99/config"))
-	rep, err = hugepages.Clean(k, k.Path, dead, nil)
+	rep, err = hugepages.Clean(k, dead, nil)
 	if err != nil || len(rep.RuntimeDirs) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], fmt.Sprintf("alive now (pid %d holds the lock on config", pid)) {
 		t.Fatalf("raced clean: %+v %v", rep, err)
+	}
+}
+
+// Under a fixture root, finding and cleaning leftovers stay in the tree: a
+// tree whose /var/run/dpdk and /dev/hugepages are symlinks to directories
+// outside it (this machine's, in an attack) lists nothing there and
+// removes nothing there, even when told to remove a dir or a file by its
+// host path.
+func TestCleanStaysInFixtureRoot(t *testing.T) {
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
+	out := t.TempDir()
+	for _, p := range []string{"rte/config", "rte/fbarray_memzone", "rtemap_0"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(out, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range []string{hugepages.DPDKRunDir, "/dev/hugepages"} {
+		if err := os.MkdirAll(filepath.Dir(k.Path(l)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(out, k.Path(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n")
+	dirs, err := hugepages.FindRuntimeDirs(k, hugepages.Users(k))
+	if err != nil || len(dirs) != 0 {
+		t.Fatalf("found outside the tree: %+v %v", dirs, err)
+	}
+	if stale := hugepages.FindStale(k, []hugepages.Mount{{Path: "/dev/hugepages", PageSizeKB: 2048}}); len(stale) != 0 {
+		t.Fatalf("stale outside the tree: %+v", stale)
+	}
+	rep, err := hugepages.Clean(k, []hugepages.RuntimeDir{{Prefix: "rte", Path: hugepages.DPDKRunDir + "/rte", State: hugepages.RuntimeDead}},
+		[]hugepages.StaleFile{{Path: "/dev/hugepages/rtemap_0", PageSizeKB: 2048, Pages: 1}})
+	if err == nil || len(rep.RuntimeDirs)+len(rep.HugeFiles) != 0 || !strings.Contains(err.Error(), k.Path("/dev/hugepages")) {
+		t.Fatalf("clean: %+v %v", rep, err)
+	}
+	for _, p := range []string{"rte/config", "rte/fbarray_memzone", "rtemap_0"} {
+		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
+			t.Errorf("%s outside the tree: %v", p, err)
+		}
 	}
 }

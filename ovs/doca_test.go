@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
 )
 
 // bf3Root is a host root whose sysfs is the BlueField-3 Arm fixture
@@ -18,13 +19,7 @@ import (
 func bf3Root(t *testing.T, state []byte) *host.Host {
 	t.Helper()
 	h := statusHost(t, state)
-	abs, err := filepath.Abs("../testdata/hosts/bf3-dpu-arm/sys")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(abs, filepath.Join(h.Root, "sys")); err != nil {
-		t.Fatal(err)
-	}
+	sysfstree.Copy(t, "../testdata/hosts/bf3-dpu-arm/sys", filepath.Join(h.Root, "sys"))
 	return h
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/labinfo"
+	"rig/internal/testutil/sysfstree"
 )
 
 func hostFixture(name string) *host.Host {
@@ -104,9 +105,7 @@ func labRoot(t *testing.T, sysFrom string, subs map[string]string) (*host.Host, 
 	t.Helper()
 	root := t.TempDir()
 	if sysFrom != "" {
-		abs, err := filepath.Abs(filepath.Join("..", "testdata", "hosts", sysFrom, "sys"))
-		must(t, err)
-		must(t, os.Symlink(abs, filepath.Join(root, "sys")))
+		sysfstree.Copy(t, filepath.Join("..", "testdata", "hosts", sysFrom, "sys"), filepath.Join(root, "sys"))
 	}
 	must(t, os.MkdirAll(filepath.Join(root, "run/rig"), 0o755))
 	must(t, labinfo.Write(filepath.Join(root, "run/rig"), &labinfo.Info{Name: "a", Kind: "bf2-dpu", NetNS: "rig-lab-a", WireNetNS: "rig-wire-a", Substitutions: subs}))

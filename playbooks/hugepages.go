@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"rig/hugepages"
 )
@@ -77,6 +78,15 @@ func CheckMountPath(p string) string {
 	const fix = "use a dedicated directory such as /dev/hugepages, /mnt/huge or /run/hugepages"
 	if p == "" {
 		return "empty; " + fix
+	}
+	for i, r := range p {
+		if r < 0x20 || r == 0x7f || unicode.IsControl(r) {
+			what := fmt.Sprintf("the control character %U", r)
+			if r == 0 {
+				what = "a NUL byte"
+			}
+			return fmt.Sprintf("%q holds %s at byte %d (the kernel would cut the path there or take it literally); write the path without it", p, what, i)
+		}
 	}
 	if !strings.HasPrefix(p, "/") {
 		return fmt.Sprintf("%q is relative; give an absolute path (%s)", p, fix)
@@ -169,7 +179,7 @@ func (s *HugepagesSpec) Validate() []FieldError {
 		} else {
 			paths[filepath.Clean(m.Path)] = i
 		}
-		if strings.ContainsAny(m.Path, " \t\n,\\") {
+		if strings.ContainsAny(m.Path, " ,\\") { // tabs, line breaks: CheckMountPath
 			errs = append(errs, FieldError{f + ".path", "must not contain spaces, commas or backslashes"})
 		}
 		if m.PageSize != "" {

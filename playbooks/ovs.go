@@ -324,6 +324,8 @@ func (v *ovsValidator) port(pf string, b OVSBridge, p OVSPort) {
 		add(pf+".vhost-server-path", "%s is longer than %d bytes (a unix socket path); use a shorter path", shortValue(p.VhostServerPath), MaxSocketPathLen)
 	case p.VhostServerPath != "" && !filepath.IsAbs(p.VhostServerPath):
 		add(pf+".vhost-server-path", "want an absolute path, got %q", p.VhostServerPath)
+	case strings.ContainsAny(p.VhostServerPath, "\t\n\r"):
+		add(pf+".vhost-server-path", "%s holds a tab or a line break; write the socket path on one line without them", shortValue(p.VhostServerPath))
 	}
 }
 

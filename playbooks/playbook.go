@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -120,8 +122,10 @@ func Load(ref string) (*Playbook, error) {
 const MaxSize = 1 << 20
 
 // readFile reads a playbook file: a regular file of at most MaxSize bytes.
+// It opens non-blocking, so a FIFO given as the playbook is refused at
+// once (a blocking open would wait for a writer for ever).
 func readFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -285,6 +289,9 @@ func yamlErrLine(err error) int {
 // Validate checks values; each error names its field path.
 func (p *Playbook) Validate() []FieldError {
 	var errs []FieldError
+	if strings.ContainsAny(p.Name, "\t\n\r") || controlChar(p.Name) != "" {
+		errs = append(errs, FieldError{"name", fmt.Sprintf("%s holds a tab, a line break or a control character; a playbook's name is one line of text (reports and the state file show it)", shortValue(p.Name))})
+	}
 	add := func(prefix string, fes []FieldError) {
 		for _, fe := range fes {
 			if fe.Field == "" {
@@ -414,7 +421,7 @@ func (w *walker) walkStruct(n *yaml.Node, t reflect.Type, path string) {
 		key := k.Value
 		ft, ok := fields[key]
 		if !ok {
-			w.fail(k, join(path, key), "unknown field (known: %s)", strings.Join(names, ", "))
+			w.fail(k, join(path, fieldKey(key)), "unknown field (known: %s)", strings.Join(names, ", "))
 			continue
 		}
 		if seen[key] {
@@ -447,10 +454,45 @@ func (w *walker) walkCollection(n *yaml.Node, t reflect.Type, path string) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		msg := controlChar(k.Value)
+		if msg == "" && strings.ContainsAny(k.Value, "\t\n") {
+			msg = "contains a tab or a line break"
+		}
+		if msg != "" {
+			w.fail(k, join(path, fieldKey(k.Value)), "key %s; remove it: names rig passes to the kernel and to tools hold printable text only", msg)
+			continue
+		}
 		p := join(path, k.Value)
 		w.lines[p] = k.Line
 		w.walk(v, t.Elem(), p)
 	}
+}
+
+// controlChar says which control character s holds ("" when none): a NUL
+// byte (which ends a path or a name at the kernel, so "/mnt/huge\x00x"
+// would mount at /mnt/huge), or any other C0/C1 control or DEL. Tabs and
+// newlines are left to each field's own check (a description may hold
+// them; a path or a name refuses them there).
+func controlChar(s string) string {
+	for i, r := range s {
+		switch {
+		case r == 0:
+			return fmt.Sprintf("contains a NUL byte (\\x00 at byte %d)", i)
+		case r == '\t' || r == '\n':
+		case unicode.IsControl(r):
+			return fmt.Sprintf("contains the control character %U at byte %d", r, i)
+		}
+	}
+	return ""
+}
+
+// fieldKey is a mapping key for a field path: quoted when it holds a
+// control character, so the message shows it rather than printing it.
+func fieldKey(k string) string {
+	if controlChar(k) != "" || strings.ContainsAny(k, "\t\n") {
+		return strconv.Quote(k)
+	}
+	return k
 }
 
 // checkScalar checks a scalar node against a string, bool or number field.
@@ -459,6 +501,8 @@ func (w *walker) checkScalar(n *yaml.Node, t reflect.Type, path string) {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			w.fail(n, path, "want a string, got %s", kindName(n))
+		} else if msg := controlChar(n.Value); msg != "" {
+			w.fail(n, path, "%s %s; remove it: paths, names and values rig passes to the kernel and to tools hold printable text only", shortValue(n.Value), msg)
 		}
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {

@@ -3,10 +3,15 @@ package playbooks
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+	"unicode"
 )
 
 func TestEmbeddedPlaybooksParse(t *testing.T) {
@@ -126,6 +131,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("\xfe\xff\x00n"))
 	f.Add([]byte("name: x\ndescription: caf\xe9\n"))
 	f.Add([]byte("hugepages:\n  pages:\n    - size: 2M\n      count: 9223372036854775807\n      exact: true\n  mounts:\n    - path: /dev/hugepages/../etc\n"))
+	f.Add([]byte("hugepages:\n  mounts:\n    - path: \"/mnt/huge\\0x\"\n"))
+	f.Add([]byte("ovs:\n  bridges:\n    - name: \"br\\x01\"\nkernel:\n  sysctl:\n    \"vm.a\\0\": 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pb, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -142,7 +149,109 @@ func FuzzParse(f *testing.F) {
 		if errs := pb.Validate(); len(errs) != 0 {
 			t.Fatalf("parsed but invalid: %v", errs)
 		}
+		if where := controlIn(reflect.ValueOf(pb).Elem(), "playbook"); where != "" {
+			t.Fatalf("parsed with a NUL or control character in %s", where)
+		}
 	})
+}
+
+// controlIn returns the first string (value or map key) under v holding a
+// NUL byte or a control character other than a tab or a line break, "".
+func controlIn(v reflect.Value, at string) string {
+	switch v.Kind() {
+	case reflect.String:
+		if strings.IndexFunc(v.String(), func(r rune) bool { return r == 0 || unicode.IsControl(r) && r != '\t' && r != '\n' }) >= 0 {
+			return fmt.Sprintf("%s (%q)", at, v.String())
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return controlIn(v.Elem(), at)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				if w := controlIn(v.Field(i), at+"."+v.Type().Field(i).Name); w != "" {
+					return w
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if w := controlIn(v.Index(i), fmt.Sprintf("%s[%d]", at, i)); w != "" {
+				return w
+			}
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if w := controlIn(k, at+" key"); w != "" {
+				return w
+			}
+			if w := controlIn(v.MapIndex(k), at+"."+fmt.Sprint(k.Interface())); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// A NUL byte (which the kernel and tools take as the end of a path or a
+// name) or another control character in any path or name field is refused
+// with file:line: field: what, and the fix — the hugetlbfs mount path
+// first, the tester's case; tabs and line breaks in a path or a name too.
+func TestControlCharactersRefused(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"name: x\nhugepages:\n  mounts:\n    - path: \"/mnt/huge\\0/x\"\n",
+			`f.yaml:4: hugepages.mounts[0].path: "/mnt/huge\x00/x" contains a NUL byte (\x00 at byte 9); remove it: paths, names and values rig passes to the kernel and to tools hold printable text only`},
+		{"hugepages:\n  mounts:\n    - path: \"/mnt/huge\\x01\"\n", `f.yaml:3: hugepages.mounts[0].path: "/mnt/huge\x01" contains the control character U+0001 at byte 9`},
+		{"hugepages:\n  mounts:\n    - path: \"/mnt/hu\\tge\"\n", `f.yaml:3: hugepages.mounts[0].path: "/mnt/hu\tge" holds the control character U+0009 at byte 7 (the kernel would cut the path there or take it literally); write the path without it`},
+		{"ovs:\n  bridges:\n    - name: \"br\\0\"\n", `f.yaml:3: ovs.bridges[0].name: "br\x00" contains a NUL byte`},
+		{"ovs:\n  bridges:\n    - name: br0\n      ports:\n        - name: \"p\\0\"\n          devargs: net_null0\n", `f.yaml:5: ovs.bridges[0].ports[0].name: "p\x00" contains a NUL byte`},
+		{"ovs:\n  bridges:\n    - name: br0\n      ports:\n        - name: p0\n          devargs: \"net_null0\\0,x=1\"\n", `f.yaml:6: ovs.bridges[0].ports[0].devargs: "net_null0\x00,x=1" contains a NUL byte`},
+		{"ovs:\n  bridges:\n    - name: br0\n      ports:\n        - name: p0\n          netdev: \"p0\\0\"\n", `f.yaml:6: ovs.bridges[0].ports[0].netdev: "p0\x00" contains a NUL byte`},
+		{"ovs:\n  bridges:\n    - name: br0\n      ports:\n        - name: p0\n          type: dpdkvhostuserclient\n          vhost-server-path: \"/run/vm\\0.sock\"\n", `f.yaml:7: ovs.bridges[0].ports[0].vhost-server-path: "/run/vm\x00.sock" contains a NUL byte`},
+		{"ovs:\n  bridges:\n    - name: br0\n      ports:\n        - name: p0\n          type: dpdkvhostuserclient\n          vhost-server-path: \"/run/vm\\n.sock\"\n", `f.yaml:7: ovs.bridges[0].ports[0].vhost-server-path: "/run/vm\n.sock" holds a tab or a line break`},
+		{"kernel:\n  sysctl:\n    \"vm.swappiness\\0\": 10\n", `f.yaml:3: kernel.sysctl."vm.swappiness\x00": key contains a NUL byte (\x00 at byte 13); remove it`},
+		{"kernel:\n  sysctl:\n    vm.swappiness: \"10\\0\"\n", `f.yaml:3: kernel.sysctl.vm.swappiness: "10\x00" contains a NUL byte`},
+		{"kernel:\n  args: [\"iommu=pt\\0\"]\n", `f.yaml:2: kernel.args[0]: "iommu=pt\x00" contains a NUL byte`},
+		{"bind:\n  driver: \"vfio-pci\\0\"\n  devices: [ens5]\n", `f.yaml:2: bind.driver: "vfio-pci\x00" contains a NUL byte`},
+		{"sriov:\n  pfs:\n    - pf: \"p0\\0\"\n      numvfs: 2\n", `f.yaml:3: sriov.pfs[0].pf: "p0\x00" contains a NUL byte`},
+		{"firmware:\n  devices:\n    - device: \"*\"\n      parameters: {\"SRIOV_EN\\0\": 1}\n", `f.yaml:4: firmware.devices[0].parameters."SRIOV_EN\x00": key contains a NUL byte`},
+		{"name: \"a\\nb\"\n", `f.yaml:1: name: "a\nb" holds a tab, a line break or a control character`},
+		{"\"na\\0me\": x\n", `f.yaml:1: "na\x00me": unknown field`},
+	}
+	for _, c := range cases {
+		_, err := Parse("f.yaml", []byte(c.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q:\n got %v\nwant %s", c.yaml, err, c.want)
+		}
+	}
+	// a description may hold tabs and line breaks
+	if _, err := Parse("f.yaml", []byte("name: x\ndescription: |\n  two\n  lines\twith a tab\n")); err != nil {
+		t.Errorf("description: %v", err)
+	}
+	if msg := CheckMountPath("/mnt/huge\x00"); !strings.Contains(msg, "holds a NUL byte at byte 9") {
+		t.Errorf("CheckMountPath: %q", msg)
+	}
+}
+
+// A FIFO given as the playbook is refused at once: the open does not wait
+// for a writer.
+func TestLoadRefusesFIFOAtOnce(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pb.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Load(fifo); done <- err }()
+	select {
+	case err := <-done:
+		var e *Error
+		if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), fifo+": not a regular file (a named pipe)") {
+			t.Fatalf("FIFO: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Load of a FIFO blocked")
+	}
 }
 
 func TestLoadRejectsNonRegularAndOversize(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
 	"rig/internal/testutil/ovstest"
+	"rig/internal/testutil/sysfstree"
 	"rig/ovs"
 	"rig/playbooks"
 )
@@ -52,13 +53,7 @@ func docaEmpty(t *testing.T) []byte {
 func bf3Host(t *testing.T, f *fakeexec.Recorder) *host.Host {
 	t.Helper()
 	h := systemHost(t, f)
-	abs, err := filepath.Abs("../testdata/hosts/bf3-dpu-arm/sys")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(abs, filepath.Join(h.Root, "sys")); err != nil {
-		t.Fatal(err)
-	}
+	sysfstree.Copy(t, "../testdata/hosts/bf3-dpu-arm/sys", filepath.Join(h.Root, "sys"))
 	return h
 }
 

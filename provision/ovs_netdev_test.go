@@ -10,11 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"rig/internal/host"
 	"rig/internal/labinfo"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/ovstest"
+	"rig/internal/testutil/sysfstree"
 	"rig/ovs"
 	"rig/playbooks"
 )
@@ -36,13 +39,7 @@ func netdevSpec() *playbooks.OVSSpec {
 func netdevRoot(t *testing.T, f *fakeexec.Recorder, lab bool) *host.Host {
 	t.Helper()
 	h := systemHost(t, f)
-	abs, err := filepath.Abs("../testdata/hosts/bf2-dpu-arm/sys")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(abs, filepath.Join(h.Root, "sys")); err != nil {
-		t.Fatal(err)
-	}
+	sysfstree.Copy(t, "../testdata/hosts/bf2-dpu-arm/sys", filepath.Join(h.Root, "sys"))
 	if lab {
 		dir := filepath.Join(h.Root, "run/rig")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -202,10 +199,17 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 	d := ovstest.Start(t, live, vmOVS())
 	veth := testNetns(t)
 	root := t.TempDir()
-	for _, d := range []string{"sys", "proc"} { // the live kernel's: the veth, the daemons' pids
-		if err := os.Symlink("/"+d, filepath.Join(root, d)); err != nil {
+	// the live kernel's sysfs and procfs (the veth, the daemons' pids),
+	// bind-mounted: a symlink to /sys would resolve inside the root
+	for _, d := range []string{"sys", "proc"} {
+		mp := filepath.Join(root, d)
+		if err := os.Mkdir(mp, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		if err := unix.Mount("/"+d, mp, "", unix.MS_BIND, ""); err != nil {
+			t.Fatalf("bind-mount /%s on %s: %v", d, mp, err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(mp, unix.MNT_DETACH) })
 	}
 	if err := os.MkdirAll(filepath.Join(root, "run/rig"), 0o755); err != nil {
 		t.Fatal(err)

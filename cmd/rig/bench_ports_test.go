@@ -11,6 +11,7 @@ import (
 	"rig/bench"
 	"rig/internal/labinfo"
 	"rig/internal/testutil"
+	"rig/internal/testutil/sysfstree"
 )
 
 // dryRunPlan runs `rig bench ... --dry-run -o json` and decodes the plan.
@@ -94,10 +95,7 @@ func TestBenchPortNetdevRefusals(t *testing.T) {
 func labRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	abs, _ := filepath.Abs("../../testdata/hosts/bf2-dpu-arm/sys")
-	if err := os.Symlink(abs, filepath.Join(root, "sys")); err != nil {
-		t.Fatal(err)
-	}
+	sysfstree.Copy(t, "../../testdata/hosts/bf2-dpu-arm/sys", filepath.Join(root, "sys"))
 	if err := os.MkdirAll(filepath.Join(root, "run/rig"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ was changed then refuses NV access (as real BlueFields do) until a power cycle.`
 			if a.fwSim == "" {
 				return withCode(exitUsage, fmt.Errorf("fwsim: give the state file with --fw-sim PATH"))
 			}
-			return nil
+			return a.checkFwSim()
 		},
 	}
 	cmd.AddCommand(newFwSimInitCmd(a), newFwSimPowerCycleCmd(a), newFwSimRebootCmd(a), newFwSimRestrictCmd(a), newFwSimShowCmd(a))

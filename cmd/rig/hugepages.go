@@ -130,7 +130,7 @@ func readStateWithLeftovers(h *host.Host) (st *hugepages.State, rdErr, err error
 	}
 	users := hugepages.Users(h)
 	st.Stale = hugepages.FindStale(h, st.Mounts)
-	st.RuntimeDirs, rdErr = hugepages.FindRuntimeDirs(h, h.Path, users)
+	st.RuntimeDirs, rdErr = hugepages.FindRuntimeDirs(h, users)
 	return st, rdErr, nil
 }
 
@@ -176,7 +176,7 @@ undecidable ones are never touched.
 				}
 				return nil
 			}
-			rep, cerr := hugepages.Clean(h, h.Path, dead, st.Stale)
+			rep, cerr := hugepages.Clean(h, dead, st.Stale)
 			if a.json() {
 				if err := a.emitJSON(rep); err != nil {
 					return err

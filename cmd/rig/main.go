@@ -125,7 +125,10 @@ what the path forwards.
 			}
 			a.cmdPath = calledPath(cmd)
 			noInheritedFDs()
-			return a.checkRoot()
+			if err := a.checkRoot(); err != nil {
+				return err
+			}
+			return a.checkFwSim()
 		},
 	}
 	root.SetOut(a.out)
@@ -162,6 +165,22 @@ func (a *app) checkRoot() error {
 		return withCode(exitUsage, fmt.Errorf("--root %s: %w", a.root, err))
 	case !st.IsDir():
 		return withCode(exitUsage, fmt.Errorf("--root %s: not a directory", a.root))
+	}
+	if err := host.New(a.root).CheckRoot(); err != nil {
+		return withCode(exitFailure, fmt.Errorf("--root %s: %w", a.root, err))
+	}
+	return nil
+}
+
+// checkFwSim validates --fw-sim before anything runs: absent is fine
+// (`rig fwsim init` makes it), anything but a regular file is refused (a
+// FIFO would hang the first firmware tool).
+func (a *app) checkFwSim() error {
+	if a.fwSim == "" {
+		return nil
+	}
+	if msg := fwsim.CheckFile(a.fwSim); msg != "" {
+		return withCode(exitUsage, fmt.Errorf("--fw-sim: %s", msg))
 	}
 	return nil
 }

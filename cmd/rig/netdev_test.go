@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rig/internal/labinfo"
+	"rig/internal/testutil/sysfstree"
 )
 
 type planReport struct {
@@ -83,10 +84,7 @@ func TestUpFixtureRootRefusesOVS(t *testing.T) {
 // text and JSON, what stands in for each mlx5 port.
 func TestPlanLabSubstitution(t *testing.T) {
 	root := t.TempDir()
-	abs, _ := filepath.Abs("../../testdata/hosts/bf2-dpu-arm/sys")
-	if err := os.Symlink(abs, filepath.Join(root, "sys")); err != nil {
-		t.Fatal(err)
-	}
+	sysfstree.Copy(t, "../../testdata/hosts/bf2-dpu-arm/sys", filepath.Join(root, "sys"))
 	if err := os.MkdirAll(filepath.Join(root, "run/rig"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,13 @@
 // Package host is rig's seam to the machine: every sysfs/procfs/etc path is
 // resolved under a root directory, every external tool goes through one exec
 // function, and netlink goes through a handle opened per network namespace.
+//
+// Under the root "/" paths are the live machine's. Under any other root (a
+// fixture tree, --root) every read and write resolves inside the tree, its
+// symlinks included (openat2 RESOLVE_IN_ROOT, see inroot.go): nothing in
+// the tree can make rig read or write outside it. Whatever the root, a file
+// rig reads is opened non-blocking and refused unless it is a regular file,
+// and read up to a limit (MaxSysfsRead, MaxProcRead, MaxFileRead).
 package host
 
 import (
@@ -8,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // ExecFunc is the one exec seam. It returns the tool's stdout; on failure
@@ -84,8 +93,37 @@ func (h *Host) Path(p string) string {
 // IsRealRoot reports whether paths resolve to the live system.
 func (h *Host) IsRealRoot() bool { return h.Root == "" || filepath.Clean(h.Root) == "/" }
 
-// ReadFile reads a host path under the root.
-func (h *Host) ReadFile(p string) ([]byte, error) { return os.ReadFile(h.Path(p)) }
+// CheckRoot says whether rig can work under the root: for a root other
+// than "/" it opens the root and resolves "." inside it the way every read
+// and write will, so a kernel without openat2(2) is refused before anything
+// is read (errors.Is ErrNoOpenat2), never worked around.
+func (h *Host) CheckRoot() error {
+	if h.IsRealRoot() {
+		return nil
+	}
+	r, err := h.openRoot()
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	fd, err := r.open("open", "/", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// ReadFile reads a host path under the root: a regular file (a FIFO or a
+// device is refused at once, never read) of at most the path's read limit.
+func (h *Host) ReadFile(p string) ([]byte, error) {
+	f, err := h.openRead(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return h.readBounded(f, p)
+}
 
 // ReadString reads a host path and trims surrounding whitespace.
 func (h *Host) ReadString(p string) (string, error) {
@@ -94,8 +132,12 @@ func (h *Host) ReadString(p string) (string, error) {
 }
 
 // WriteFile writes a sysfs-style attribute (no create, no truncate semantics
-// beyond what the kernel does) or a regular file under the root.
+// beyond what the kernel does) or a regular file under the root. Under a
+// fixture root only a regular file inside the tree is written.
 func (h *Host) WriteFile(p string, data []byte) error {
+	if !h.IsRealRoot() {
+		return h.writeIn(p, data, false, 0)
+	}
 	f, err := os.OpenFile(h.Path(p), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
@@ -109,6 +151,9 @@ func (h *Host) WriteFile(p string, data []byte) error {
 
 // CreateFile writes a regular file under the root, creating parent dirs.
 func (h *Host) CreateFile(p string, data []byte, perm fs.FileMode) error {
+	if !h.IsRealRoot() {
+		return h.writeIn(p, data, true, perm)
+	}
 	full := h.Path(p)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return err
@@ -120,6 +165,9 @@ func (h *Host) CreateFile(p string, data []byte, perm fs.FileMode) error {
 // temporary file in the same directory, synced, then renamed over p, so a
 // crash leaves the old content or the new, never half of it.
 func (h *Host) ReplaceFile(p string, data []byte, perm fs.FileMode) error {
+	if !h.IsRealRoot() {
+		return h.replaceIn(p, data, perm)
+	}
 	full := h.Path(p)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return err
@@ -148,11 +196,20 @@ func (h *Host) ReplaceFile(p string, data []byte, perm fs.FileMode) error {
 	return err
 }
 
-// Remove deletes a file under the root.
-func (h *Host) Remove(p string) error { return os.Remove(h.Path(p)) }
+// Remove deletes a file (or an empty directory) under the root; a symlink
+// is removed, not followed.
+func (h *Host) Remove(p string) error {
+	if !h.IsRealRoot() {
+		return h.removeIn(p)
+	}
+	return os.Remove(h.Path(p))
+}
 
 // Glob expands a host pattern under the root and returns host paths (root stripped).
 func (h *Host) Glob(pattern string) ([]string, error) {
+	if !h.IsRealRoot() {
+		return h.globIn(pattern)
+	}
 	m, err := filepath.Glob(h.Path(pattern))
 	if err != nil {
 		return nil, err
@@ -176,21 +233,41 @@ func (h *Host) Unroot(p string) string {
 	return "/" + rel
 }
 
-// ReadDir lists a host directory under the root.
-func (h *Host) ReadDir(p string) ([]os.DirEntry, error) { return os.ReadDir(h.Path(p)) }
+// ReadDir lists a host directory under the root, sorted by name.
+func (h *Host) ReadDir(p string) ([]os.DirEntry, error) {
+	if !h.IsRealRoot() {
+		return h.readDirIn(p)
+	}
+	return os.ReadDir(h.Path(p))
+}
 
 // Stat stats a host path under the root.
-func (h *Host) Stat(p string) (os.FileInfo, error) { return os.Stat(h.Path(p)) }
+func (h *Host) Stat(p string) (os.FileInfo, error) {
+	if !h.IsRealRoot() {
+		return h.statIn(p, true)
+	}
+	return os.Stat(h.Path(p))
+}
 
 // Lstat lstats a host path under the root.
-func (h *Host) Lstat(p string) (os.FileInfo, error) { return os.Lstat(h.Path(p)) }
+func (h *Host) Lstat(p string) (os.FileInfo, error) {
+	if !h.IsRealRoot() {
+		return h.statIn(p, false)
+	}
+	return os.Lstat(h.Path(p))
+}
 
 // Readlink reads a symlink under the root.
-func (h *Host) Readlink(p string) (string, error) { return os.Readlink(h.Path(p)) }
+func (h *Host) Readlink(p string) (string, error) {
+	if !h.IsRealRoot() {
+		return h.readlinkIn(p)
+	}
+	return os.Readlink(h.Path(p))
+}
 
 // Exists reports whether a host path exists under the root.
 func (h *Host) Exists(p string) bool {
-	_, err := os.Stat(h.Path(p))
+	_, err := h.Stat(p)
 	return err == nil
 }
 
@@ -205,6 +282,9 @@ func (h *Host) Run(ctx context.Context, name string, args ...string) ([]byte, er
 
 // Symlink creates a symlink at host path p (under the root) pointing to target (verbatim).
 func (h *Host) Symlink(target, p string) error {
+	if !h.IsRealRoot() {
+		return h.symlinkIn(target, p)
+	}
 	full := h.Path(p)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return err
@@ -212,12 +292,62 @@ func (h *Host) Symlink(target, p string) error {
 	return os.Symlink(target, full)
 }
 
-// Open opens a host path under the root for reading.
-func (h *Host) Open(p string) (*os.File, error) { return os.Open(h.Path(p)) }
+// Open opens a host path under the root for reading: a regular file (a
+// FIFO or a device is refused at once).
+func (h *Host) Open(p string) (*os.File, error) { return h.openRead(p) }
+
+// OpenFile opens a host path under the root with flag (os.O_RDWR, ...) and
+// perm when it creates. Under a fixture root it resolves inside the tree
+// and opens only a regular file.
+func (h *Host) OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) {
+	if h.IsRealRoot() {
+		return os.OpenFile(h.Path(p), flag, perm)
+	}
+	r, err := h.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	if flag&os.O_CREATE != 0 {
+		if err := r.mkdirAll(filepath.Dir(filepath.Clean("/"+p)), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	fd, err := r.open("open", p, flag|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return h.regularFile(fd, p)
+}
 
 // OpenLive opens a path on the live machine for reading, whatever the root:
 // for files rig made itself at real paths (a private OvS instance's run dir).
 func (h *Host) OpenLive(p string) (*os.File, error) { return os.Open(p) }
+
+// ReadLiveFile reads a file on the live machine named by the user (a flag's
+// value; relative to the working directory), whatever the root: opened
+// non-blocking (a FIFO cannot hold the open), refused unless a regular
+// file (errors.Is ErrNotRegular), and an error (ErrTooLarge) when longer
+// than limit bytes. The errors name the file; the caller adds the fix.
+func ReadLiveFile(name string, limit int64) ([]byte, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	f, err := regularFD(fd, name, "")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: %w: more than %d bytes", name, ErrTooLarge, limit)
+	}
+	return b, nil
+}
 
 // LiveExists reports whether a path exists on the live machine, whatever the root.
 func (h *Host) LiveExists(p string) bool {

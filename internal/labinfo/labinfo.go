@@ -13,6 +13,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"rig/internal/host"
 )
 
 // Path is where the lab's description lives inside the lab.
@@ -41,16 +43,18 @@ type Info struct {
 	Substitutions map[string]string `json:"substitutions,omitempty"`
 }
 
-// Read returns the lab rig runs in, reading root+Path; (nil, nil) when the
-// file does not exist (not in a lab).
+// Read returns the lab rig runs in, reading Path under root (through the
+// host seam: inside the tree under a fixture root, a regular file of
+// bounded size); (nil, nil) when the file does not exist (not in a lab).
 func Read(root string) (*Info, error) {
-	p := filepath.Join(root, Path)
-	b, err := os.ReadFile(p)
+	h := host.New(root)
+	p := h.Path(Path)
+	b, err := h.ReadFile(Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lab: read %s: %w", p, err)
+		return nil, fmt.Errorf("lab: %w", err)
 	}
 	var in Info
 	if err := json.Unmarshal(b, &in); err != nil {

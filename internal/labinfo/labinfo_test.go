@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -45,5 +46,36 @@ func TestReadDamaged(t *testing.T) {
 	os.WriteFile(p, []byte(`{"schemaVersion":"rig.lab/v9"}`), 0o644)
 	if _, err := Read(root); err == nil || !strings.Contains(err.Error(), "rig.lab/v9") {
 		t.Fatalf("Read(other schema) err = %v", err)
+	}
+}
+
+// Under a fixture root the lab file is read inside the tree: a tree whose
+// /run/rig links to a lab's real directory outside it is not a lab (the
+// tree's own /run/rig is empty), and a FIFO there is refused, not waited on.
+func TestReadStaysInTree(t *testing.T) {
+	outside := t.TempDir()
+	if err := Write(outside, &Info{Name: "real"}); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "run/rig")); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := Read(root); in != nil || err != nil {
+		t.Fatalf("read through a link out of the tree: %+v %v", in, err)
+	}
+	root = t.TempDir()
+	p := filepath.Join(root, Path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(root); err == nil || !strings.Contains(err.Error(), p+": not a regular file (a named pipe)") {
+		t.Fatalf("FIFO: %v", err)
 	}
 }

@@ -155,12 +155,54 @@ func NewDevice(id string, m mlxconfig.DPUMode) (*Device, error) {
 	return d, nil
 }
 
-// Load reads the state file.
+// MaxStateSize is the largest state file the simulator reads: a card's
+// functions with their parameters are a few kB, a rack's well under 1 MiB.
+const MaxStateSize = 16 << 20
+
+// CheckFile says what is wrong with the state file at path before anything
+// runs: it may be absent (`rig fwsim init` makes it), else it must be a
+// regular file ("" when fine). A FIFO or a device is never opened.
+func CheckFile(path string) string {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ""
+	case err != nil:
+		return err.Error()
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("%s is not a regular file (%s); give the JSON state file `rig fwsim init` writes", path, describeMode(fi.Mode()))
+	}
+	return ""
+}
+
+func describeMode(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+// Load reads the state file: a regular file (opened non-blocking, so a
+// FIFO cannot hang the firmware tool) of at most MaxStateSize bytes.
 func (s *Sim) Load() (*State, error) {
-	b, err := os.ReadFile(s.Path)
+	b, err := host.ReadLiveFile(s.Path, MaxStateSize)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			return nil, fmt.Errorf("fw-sim: state file %s does not exist; create it with `rig fwsim init`", s.Path)
+		case errors.Is(err, host.ErrNotRegular):
+			return nil, fmt.Errorf("fw-sim: state file %w; give the JSON state file `rig fwsim init` writes", err)
+		case errors.Is(err, host.ErrTooLarge):
+			return nil, fmt.Errorf("fw-sim: state file %w (the most the simulator reads); is this the right file? recreate it with `rig fwsim init`", err)
 		}
 		return nil, fmt.Errorf("fw-sim: %w", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"rig/internal/host"
 	"rig/provision/mlxconfig"
@@ -369,5 +371,41 @@ func TestSimWarmReboot(t *testing.T) {
 	}
 	if p, _ := q.Param(mlxconfig.ParamModel); !p.Current.Equal(1) {
 		t.Errorf("after power cycle: %+v", p)
+	}
+}
+
+// The state file is an input: a FIFO is refused at once (a firmware tool
+// reading it would wait for a writer for ever), /dev/zero at once (never
+// read), one larger than MaxStateSize with an error, not truncated.
+func TestLoadRefusesNonRegularAndOversize(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fw.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := New(fifo).Load(); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != "fw-sim: state file "+fifo+": not a regular file (a named pipe); give the JSON state file `rig fwsim init` writes" {
+			t.Fatalf("FIFO: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Load of a FIFO blocked")
+	}
+	if msg := CheckFile(fifo); !strings.Contains(msg, "is not a regular file (a named pipe)") {
+		t.Fatalf("CheckFile: %q", msg)
+	}
+	if _, err := New("/dev/zero").Load(); err == nil || !strings.Contains(err.Error(), "/dev/zero: not a regular file (a character device)") {
+		t.Fatalf("/dev/zero: %v", err)
+	}
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, make([]byte, MaxStateSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(big).Load(); err == nil || !strings.Contains(err.Error(), "more than 16777216 bytes") {
+		t.Fatalf("big: %v", err)
+	}
+	if msg := CheckFile(filepath.Join(t.TempDir(), "absent.json")); msg != "" {
+		t.Fatalf("absent: %q", msg)
 	}
 }

@@ -111,3 +111,43 @@ func (tr *Tree) File(p, content string) {
 	tr.t.Helper()
 	tr.write(strings.TrimPrefix(p, "/"), content)
 }
+
+// Copy copies the fixture tree src (e.g. ../testdata/hosts/bf2-dpu-arm/sys)
+// to dst inside a test root: directories, regular files and symlinks
+// verbatim (a fixture's links are relative and stay inside the copy). A
+// symlink from the root to the fixture would not do: under a fixture root
+// rig resolves every symlink inside the root (internal/host), so a link
+// pointing out of the tree resolves to nothing.
+func Copy(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, out)
+		case d.IsDir():
+			return os.MkdirAll(out, 0o755)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(out, b, 0o644)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("copy %s to %s: %v", src, dst, err)
+	}
+}
