@@ -6,6 +6,12 @@
 // passing tests' too. It exits with go test's status. make test runs the
 // suite through it.
 //
+// When DPDK's runtime base, /var/run/dpdk, was absent as the run began (a
+// fresh host has none) and is empty at its end, testsummary removes it and
+// says so: each package's TestMain removes it only when it was absent as
+// that package began (testutil.KeepNoRuntimeBase), and with go test -p 2 a
+// package that began while another package's test had made it leaves it.
+//
 //	go run ./internal/cmd/testsummary [-log FILE] [go test flags] [packages]
 package main
 
@@ -160,6 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testsummary: go test: %v\n", err)
 		return 1
 	}
+	removeBase := keepNoDirMade(dpdkRuntimeBase)
 	s := newSummary(stdout, log)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -172,6 +179,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		s.add(e)
 	}
 	err = cmd.Wait()
+	if removeBase() {
+		fmt.Fprintf(stdout, "removed %s: absent when the run began, empty at its end\n", dpdkRuntimeBase)
+	}
 	s.report(time.Since(start))
 	if f, ok := log.(*os.File); ok {
 		fmt.Fprintf(stdout, "every test's output: %s\n", f.Name())
@@ -185,4 +195,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// dpdkRuntimeBase is where DPDK's EAL makes its runtime dirs (as root).
+const dpdkRuntimeBase = "/var/run/dpdk"
+
+// keepNoDirMade returns a func that removes dir when it did not exist as
+// keepNoDirMade was called and is empty now, reporting whether it did.
+func keepNoDirMade(dir string) func() bool {
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		return func() bool { return false }
+	}
+	return func() bool { return os.Remove(dir) == nil }
 }

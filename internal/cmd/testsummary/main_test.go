@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,5 +58,34 @@ func TestSummary(t *testing.T) {
 	}
 	if l := log.String(); !strings.Contains(l, "=== RUN   TestFast\n    a_test.go:3: noise\n") || !strings.Contains(l, "x.go:1:1: syntax error") {
 		t.Errorf("the log lacks a passing test's output or the build error:\n%s", l)
+	}
+}
+
+// A dir made during the run goes when empty; one that was there stays, and
+// so does one made with something in it.
+func TestKeepNoDirMade(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "dpdk")
+	remove := keepNoDirMade(d)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !remove() {
+		t.Fatalf("%s made during the run, empty: not removed", d)
+	}
+	if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s still there: %v", d, err)
+	}
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if keepNoDirMade(d)() {
+		t.Errorf("%s was there as the run began: removed", d)
+	}
+	remove = keepNoDirMade(filepath.Join(d, "x"))
+	if err := os.MkdirAll(filepath.Join(d, "x", "rte"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if remove() {
+		t.Errorf("%s/x holds a runtime dir: removed", d)
 	}
 }
