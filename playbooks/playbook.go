@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"rig/internal/host"
 )
 
 //go:embed *.yaml
@@ -139,7 +141,7 @@ func readFile(name string) ([]byte, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("not a regular file (%s); give the path of a YAML playbook file or an embedded playbook name (%s)",
-			fileKind(fi.Mode()), strings.Join(Names(), ", "))}
+			host.FileKind(fi.Mode()), strings.Join(Names(), ", "))}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
@@ -149,22 +151,6 @@ func readFile(name string) ([]byte, error) {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes (1 MiB), the most a playbook may be; is this the right file? split it or remove what is not a playbook", MaxSize)}
 	}
 	return b, nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a plain file: " + m.Type().String()
 }
 
 // checkEncoding finds what yaml.v3 reports without a line: a UTF-16/UTF-32

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"rig/internal/host"
 )
 
 // DefaultLockPath is where `rig up` takes its host-wide lock. Its directory
@@ -93,7 +95,7 @@ func prepareLockDir(dir string, euid int) error {
 		return &Problem{Object: "lock directory " + dir, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return &Problem{Object: "lock directory " + dir, Err: fmt.Errorf("%w: it is %s, not a directory", ErrLockUntrusted, typeName(st.Mode)),
+		return &Problem{Object: "lock directory " + dir, Err: fmt.Errorf("%w: it is %s, not a directory", ErrLockUntrusted, host.StatKind(st.Mode)),
 			FixText: "choose another --lock-file"}
 	}
 	if st.Uid != 0 && int(st.Uid) != euid {
@@ -147,7 +149,7 @@ func openLockFile(path string, euid int) (*os.File, error) {
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		f.Close()
-		return nil, untrustedLock(path, "is "+typeName(st.Mode)+", not a regular file")
+		return nil, untrustedLock(path, "is "+host.StatKind(st.Mode)+", not a regular file")
 	case int(st.Uid) != euid:
 		f.Close()
 		return nil, untrustedLock(path, fmt.Sprintf("is owned by %s, not by rig's user, %s", userName(st.Uid), userName(uint32(euid))))
@@ -174,24 +176,6 @@ func linkTarget(path string) string {
 		return " to " + t
 	}
 	return ""
-}
-
-func typeName(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a fifo"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR:
-		return "a character device"
-	case unix.S_IFBLK:
-		return "a block device"
-	case unix.S_IFLNK:
-		return "a symbolic link"
-	}
-	return fmt.Sprintf("type %#o", mode&unix.S_IFMT)
 }
 
 // userName names a uid for a message: "uid 65534 (nobody)".

@@ -303,7 +303,7 @@ func readStateFile(path string, euid int) ([]byte, error) {
 	}
 	switch {
 	case ds.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is %s, not a directory", dir, typeName(ds.Mode)), "give another place with --state-file FILE")
+		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is %s, not a directory", dir, host.StatKind(ds.Mode)), "give another place with --state-file FILE")
 	case ds.Uid != 0 && int(ds.Uid) != euid:
 		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is owned by %s, not by root or rig's user", dir, userName(ds.Uid)),
 			"chown root "+dir+" (or remove it: rm -r "+dir+"; rig recreates it), or give another place with --state-file FILE")
@@ -329,7 +329,7 @@ func readStateFile(path string, euid int) ([]byte, error) {
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, untrustedState(obj, "it is "+typeName(st.Mode)+", not a regular file", "remove it (rm "+path+"); rig writes its own file there")
+		return nil, untrustedState(obj, "it is "+host.StatKind(st.Mode)+", not a regular file", "remove it (rm "+path+"); rig writes its own file there")
 	case st.Uid != 0 && int(st.Uid) != euid:
 		return nil, untrustedState(obj, fmt.Sprintf("it is owned by %s, not by root or rig's user (%s)", userName(st.Uid), userName(uint32(euid))),
 			"remove it (rm "+path+") unless you know it is rig's, then chown root "+path)

@@ -44,7 +44,7 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 			if err := unix.Mkfifo(p, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"it is a fifo, not a regular file", "fix: remove it (rm "}},
+		}, []string{"it is a named pipe, not a regular file", "fix: remove it (rm "}},
 		{"symlink", func(t *testing.T, p string) {
 			target := filepath.Join(filepath.Dir(p), "real.json")
 			plantState(t, target, good)
@@ -129,7 +129,7 @@ func TestDownRefusesAFIFOStateFile(t *testing.T) {
 	go func() { done <- runOne(t, s.Down(DownOptions{}), RunApply) }()
 	select {
 	case res := <-done:
-		if res.Status != StatusFailed || !errors.Is(res.Err, ErrStateUntrusted) || !strings.Contains(res.Error, "it is a fifo") || len(k.Writes) != 0 {
+		if res.Status != StatusFailed || !errors.Is(res.Err, ErrStateUntrusted) || !strings.Contains(res.Error, "it is a named pipe") || len(k.Writes) != 0 {
 			t.Fatalf("%s %s writes %q", res.Status, res.Error, k.Writes)
 		}
 	case <-time.After(5 * time.Second):

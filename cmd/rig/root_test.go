@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 )
 
@@ -42,32 +41,6 @@ func runBinWithin(t *testing.T, limit time.Duration, bin string, args ...string)
 		t.Fatalf("%v: %v", args, err)
 	}
 	return 0, o.String(), e.String(), took
-}
-
-// snapshot is every file under dir with its mode, mtime and content.
-func snapshot(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %v %d", p, fi.Mode(), fi.ModTime().UnixNano())
-		if fi.Mode().IsRegular() {
-			c, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %q", c)
-		}
-		b.WriteString("\n")
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // A hostile --root tree: nr_hugepages is an absolute symlink to a file
@@ -106,7 +79,7 @@ func TestUpRootSymlinksStayInTree(t *testing.T) {
 	if err := os.WriteFile(pb, []byte("name: escape\nhugepages:\n  pages:\n    - size: 2M\n      count: 8\nkernel:\n  sysctl:\n    vm.swappiness: 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, out)
+	before := testutil.TreeState(t, out)
 	dir := t.TempDir()
 	common := []string{"--root", tree, "-p", pb, "--state-file", filepath.Join(dir, "state.json"), "--lock-file", filepath.Join(dir, "rig.lock")}
 
@@ -118,7 +91,7 @@ func TestUpRootSymlinksStayInTree(t *testing.T) {
 	if code != exitFailure || !strings.Contains(stdout+stderr, nr+" is a symlink to "+victim) {
 		t.Errorf("up --only hugepages: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if after := snapshot(t, out); after != before {
+	if after := testutil.TreeState(t, out); after != before {
 		t.Fatalf("rig up --root wrote outside the tree:\nbefore\n%s\nafter\n%s", before, after)
 	}
 	// and inside the tree the sysctl it could reach was left alone: the

@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"rig/internal/testutil"
 )
 
 // within runs f and fails the test if it has not returned after d: what a
@@ -52,33 +54,6 @@ func link(t *testing.T, target, p string) {
 	}
 }
 
-// outsideState is what must not change outside the tree: every file's
-// name, content and mtime.
-func outsideState(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %v %d", p, fi.Mode(), fi.ModTime().UnixNano())
-		if fi.Mode().IsRegular() {
-			c, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %q", c)
-		}
-		b.WriteString("\n")
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // escapeTree is a fixture tree whose symlinks point out of it: the
 // attacks of a hostile --root tree.
 //
@@ -102,7 +77,7 @@ func escapeTree(t *testing.T) (h *Host, out string) {
 // (content and mtime).
 func TestFixtureRootWritesStayInside(t *testing.T) {
 	h, out := escapeTree(t)
-	before := outsideState(t, out)
+	before := testutil.TreeState(t, out)
 	nr := "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 	ops := []struct {
 		name, path string
@@ -136,7 +111,7 @@ func TestFixtureRootWritesStayInside(t *testing.T) {
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), h.Path(nr)+" is a symlink to "+out+"/victim, which under --root rig resolves inside the tree, to "+h.Root+out+"/victim") {
 		t.Errorf("WriteFile: %v", err)
 	}
-	if after := outsideState(t, out); after != before {
+	if after := testutil.TreeState(t, out); after != before {
 		t.Fatalf("outside the tree changed:\nbefore\n%s\nafter\n%s", before, after)
 	}
 	// and nothing landed on the real paths the tree's names stand for

@@ -239,9 +239,12 @@ type noteError struct {
 func (e *noteError) Error() string { return e.err.Error() + " (" + e.note + ")" }
 func (e *noteError) Unwrap() error { return e.err }
 
-// fileKind names a non-regular file's type (st_mode) for messages.
-func fileKind(mode uint32) string {
+// StatKind names a file's type from its st_mode (unix.Stat_t.Mode) for
+// messages: "a named pipe", "a character device", ...
+func StatKind(mode uint32) string {
 	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "a regular file"
 	case unix.S_IFDIR:
 		return "a directory"
 	case unix.S_IFCHR:
@@ -253,9 +256,30 @@ func fileKind(mode uint32) string {
 	case unix.S_IFSOCK:
 		return "a socket"
 	case unix.S_IFLNK:
-		return "a symlink"
+		return "a symbolic link"
 	}
 	return fmt.Sprintf("file type %#o", mode&unix.S_IFMT)
+}
+
+// FileKind is StatKind for an fs.FileMode (os.Stat's).
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return StatKind(unix.S_IFREG)
+	case m.IsDir():
+		return StatKind(unix.S_IFDIR)
+	case m&fs.ModeSymlink != 0:
+		return StatKind(unix.S_IFLNK)
+	case m&fs.ModeNamedPipe != 0:
+		return StatKind(unix.S_IFIFO)
+	case m&fs.ModeSocket != 0:
+		return StatKind(unix.S_IFSOCK)
+	case m&fs.ModeCharDevice != 0:
+		return StatKind(unix.S_IFCHR)
+	case m&fs.ModeDevice != 0:
+		return StatKind(unix.S_IFBLK)
+	}
+	return "file type " + m.Type().String()
 }
 
 // regularFD checks that fd, just opened non-blocking as name, is a regular
@@ -269,7 +293,7 @@ func regularFD(fd int, name, fix string) (*os.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		msg := fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, fileKind(st.Mode))
+		msg := fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, StatKind(st.Mode))
 		if fix != "" {
 			msg = fmt.Errorf("%w: %s", msg, fix)
 		}

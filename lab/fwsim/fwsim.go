@@ -170,26 +170,11 @@ func CheckFile(path string) string {
 	case err != nil:
 		return err.Error()
 	case !fi.Mode().IsRegular():
-		return fmt.Sprintf("%s is not a regular file (%s); give the JSON state file `rig fwsim init` writes", path, describeMode(fi.Mode()))
+		return fmt.Sprintf("%s is not a regular file (%s); give the JSON state file `rig fwsim init` writes", path, host.FileKind(fi.Mode()))
 	}
 	return ""
 }
 
-func describeMode(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return m.Type().String()
-}
 
 // Load reads the state file: a regular file (opened non-blocking, so a
 // FIFO cannot hang the firmware tool) of at most MaxStateSize bytes.
