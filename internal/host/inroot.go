@@ -403,6 +403,12 @@ func (h *Host) writeIn(p string, data []byte, create bool, perm fs.FileMode) err
 // replaceIn is ReplaceFile inside the fixture root: a temporary file made
 // in p's directory (resolved inside the root) and renamed over p there.
 func (h *Host) replaceIn(p string, data []byte, perm fs.FileMode) error {
+	return h.inMadeDir("open", p, func(r *rootDir, dfd int, base string) error { return h.replaceAt(r, dfd, base, p, data, perm) })
+}
+
+// inMadeDir runs fn on p's directory, made inside the fixture root when
+// missing (dfd, opened inside it) and p's last name there.
+func (h *Host) inMadeDir(op, p string, fn func(r *rootDir, dfd int, base string) error) error {
 	r, err := h.openRoot()
 	if err != nil {
 		return err
@@ -411,11 +417,18 @@ func (h *Host) replaceIn(p string, data []byte, perm fs.FileMode) error {
 	if err := r.mkdirAll(filepath.Dir(filepath.Clean("/"+p)), 0o755); err != nil {
 		return err
 	}
-	dfd, base, err := r.parent("open", p)
+	dfd, base, err := r.parent(op, p)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dfd)
+	return fn(r, dfd, base)
+}
+
+// replaceAt writes data to a new temporary file in dfd and renames it over
+// base there.
+func (h *Host) replaceAt(r *rootDir, dfd int, base, p string, data []byte, perm fs.FileMode) error {
+	var err error
 	var tmp string
 	var fd int
 	for i := 0; ; i++ {
@@ -478,23 +491,12 @@ func (h *Host) removeIn(p string) error {
 // (made inside the root). target is written verbatim; reads through it
 // resolve inside the root.
 func (h *Host) symlinkIn(target, p string) error {
-	r, err := h.openRoot()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	if err := r.mkdirAll(filepath.Dir(filepath.Clean("/"+p)), 0o755); err != nil {
-		return err
-	}
-	dfd, base, err := r.parent("symlink", p)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
-	if err := unix.Symlinkat(target, dfd, base); err != nil {
-		return r.pathError("symlink", p, err)
-	}
-	return nil
+	return h.inMadeDir("symlink", p, func(r *rootDir, dfd int, base string) error {
+		if err := unix.Symlinkat(target, dfd, base); err != nil {
+			return r.pathError("symlink", p, err)
+		}
+		return nil
+	})
 }
 
 // statIn stats p inside the fixture root; follow=false stats a final
