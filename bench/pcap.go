@@ -4,21 +4,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"rig/internal/host"
 )
+
+// MaxPcapSize bounds the capture file ReadPcap reads: its frames are all
+// held in memory (and copied into mbufs) before the run.
+const MaxPcapSize = 256 << 20
 
 // ReadPcap returns the frames of an Ethernet pcap file (FCS not included,
 // as captured). Frames longer than maxLen are an error: they would not fit
 // an mbuf.
 func ReadPcap(path string, maxLen int) ([][]byte, error) {
-	f, err := os.Open(path)
+	f, err := host.OpenLiveRegular(path) // a FIFO or a device is refused at once
 	if err != nil {
-		return nil, fmt.Errorf("pcap %s: %w", path, err)
+		return nil, fmt.Errorf("pcap %s: %w: give a libpcap capture file", path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("pcap %s: %w", path, err)
+	} else if fi.Size() > MaxPcapSize {
+		return nil, fmt.Errorf("pcap %s: %d bytes, more than the %d MiB rig replays (every frame is held in memory): cut it, e.g. editcap -r %s out.pcap 1-100000", path, fi.Size(), MaxPcapSize>>20, path)
+	}
 	r, err := pcapgo.NewReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("pcap %s: %w (want a libpcap file; pcapng is not supported)", path, err)

@@ -2,12 +2,18 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"rig/internal/host"
 )
 
 // samplePcap is a libpcap file as tcpdump writes it (via pcapgo's writer).
@@ -48,6 +54,24 @@ func TestReadPcap(t *testing.T) {
 	}
 	if _, err := ReadPcap(filepath.Join(dir, "missing.pcap"), 9000); err == nil {
 		t.Error("missing file: want an error")
+	}
+	// a FIFO is refused at once (a blocking open would wait for a writer
+	// for ever), and so is a device
+	fifo := filepath.Join(dir, "fifo.pcap")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadPcap(p, 9000); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, host.ErrNotRegular) || !strings.Contains(err.Error(), "pcap "+p) {
+				t.Errorf("%s: %v, want not a regular file naming it", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadPcap still blocked after 5 s", p)
+		}
 	}
 }
 

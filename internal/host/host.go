@@ -330,11 +330,7 @@ func (h *Host) OpenLive(p string) (*os.File, error) { return os.Open(p) }
 // file (errors.Is ErrNotRegular), and an error (ErrTooLarge) when longer
 // than limit bytes. The errors name the file; the caller adds the fix.
 func ReadLiveFile(name string, limit int64) ([]byte, error) {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	f, err := regularFD(fd, name, "")
+	f, err := OpenLiveRegular(name)
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +343,17 @@ func ReadLiveFile(name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w: more than %d bytes", name, ErrTooLarge, limit)
 	}
 	return b, nil
+}
+
+// OpenLiveRegular opens a file on the live machine named by the user for
+// reading, as ReadLiveFile does (non-blocking open, refused unless a
+// regular file), for a caller that streams it.
+func OpenLiveRegular(name string) (*os.File, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return regularFD(fd, name, "")
 }
 
 // LiveExists reports whether a path exists on the live machine, whatever the root.
