@@ -149,7 +149,7 @@ func TestPrivilegedOVSStatusResolution(t *testing.T) {
 	if err := os.WriteFile(pb, []byte(docaPlaybook), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := rig(t, "up", "-p", pb, "--rundir", d.Dir)
+	code, out, errOut := rig(t, "up", "-p", pb, "--rundir", d.Dir, "--lock-file", d.Dir+"/lock")
 	if code != exitFailure || !strings.Contains(out, "this Open vSwitch is not NVIDIA's OVS-DOCA: its database has no doca_initialized column") {
 		t.Fatalf("up doca: exit %d\n%s%s", code, out, errOut)
 	}
@@ -158,7 +158,7 @@ func TestPrivilegedOVSStatusResolution(t *testing.T) {
 		"  bridges:\n    - name: br-sfc\n      ports:\n        - name: vnull0\n          devargs: net_null0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errOut := rig(t, "up", "-p", vdev, "--rundir", d.Dir); code != exitOK {
+	if code, out, errOut := rig(t, "up", "-p", vdev, "--rundir", d.Dir, "--lock-file", d.Dir+"/lock"); code != exitOK {
 		t.Fatalf("up vdev: exit %d\n%s%s", code, out, errOut)
 	}
 	if out, err := exec.Command("ovs-vsctl", "--db=unix:"+d.Dir+"/db.sock", "--timeout=30", "add-port", "br-sfc", "p0", "--", "set", "Interface", "p0", "type=dpdk").CombinedOutput(); err != nil {
