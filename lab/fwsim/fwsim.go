@@ -175,7 +175,6 @@ func CheckFile(path string) string {
 	return ""
 }
 
-
 // Load reads the state file: a regular file (opened non-blocking, so a
 // FIFO cannot hang the firmware tool) of at most MaxStateSize bytes.
 func (s *Sim) Load() (*State, error) {
