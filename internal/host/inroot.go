@@ -365,27 +365,15 @@ func (h *Host) openRead(p string) (*os.File, error) {
 	return h.regularFile(fd, p)
 }
 
-// writeIn writes data to p inside the fixture root: opened without
-// following out of the root (and created with perm when create), refused
-// unless a regular file, then truncated and written.
+// writeIn writes data to p inside the fixture root: opened as OpenFile
+// opens it there (created with perm when create; refused unless a regular
+// file), then truncated and written.
 func (h *Host) writeIn(p string, data []byte, create bool, perm fs.FileMode) error {
-	r, err := h.openRoot()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	flags := unix.O_WRONLY | unix.O_NONBLOCK | unix.O_NOCTTY
+	flags := os.O_WRONLY
 	if create {
-		if err := r.mkdirAll(filepath.Dir(filepath.Clean("/"+p)), 0o755); err != nil {
-			return err
-		}
-		flags |= unix.O_CREAT
+		flags |= os.O_CREATE
 	}
-	fd, err := r.open("open", p, flags, uint32(perm.Perm()))
-	if err != nil {
-		return err
-	}
-	f, err := h.regularFile(fd, p)
+	f, err := h.OpenFile(p, flags, perm)
 	if err != nil {
 		return err
 	}
@@ -406,16 +394,24 @@ func (h *Host) replaceIn(p string, data []byte, perm fs.FileMode) error {
 	return h.inMadeDir("open", p, func(r *rootDir, dfd int, base string) error { return h.replaceAt(r, dfd, base, p, data, perm) })
 }
 
-// inMadeDir runs fn on p's directory, made inside the fixture root when
-// missing (dfd, opened inside it) and p's last name there.
+// inMadeDir is inDir with p's directory made inside the fixture root
+// when missing.
 func (h *Host) inMadeDir(op, p string, fn func(r *rootDir, dfd int, base string) error) error {
+	return h.inDir(op, p, true, fn)
+}
+
+// inDir runs fn on p's directory (dfd, resolved inside the fixture root;
+// made there first when mkdir) and p's last name there.
+func (h *Host) inDir(op, p string, mkdir bool, fn func(r *rootDir, dfd int, base string) error) error {
 	r, err := h.openRoot()
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	if err := r.mkdirAll(filepath.Dir(filepath.Clean("/"+p)), 0o755); err != nil {
-		return err
+	if mkdir {
+		if err := r.mkdirAll(filepath.Dir(filepath.Clean("/"+p)), 0o755); err != nil {
+			return err
+		}
 	}
 	dfd, base, err := r.parent(op, p)
 	if err != nil {
@@ -467,24 +463,16 @@ func (h *Host) replaceAt(r *rootDir, dfd int, base, p string, data []byte, perm 
 // removeIn is Remove inside the fixture root: unlinkat in p's directory
 // (a symlink is removed, not followed; an empty directory is removed too).
 func (h *Host) removeIn(p string) error {
-	r, err := h.openRoot()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	dfd, base, err := r.parent("remove", p)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
-	err = unix.Unlinkat(dfd, base, 0)
-	if err == unix.EISDIR {
-		err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
-	}
-	if err != nil {
-		return r.pathError("remove", p, err)
-	}
-	return nil
+	return h.inDir("remove", p, false, func(r *rootDir, dfd int, base string) error {
+		err := unix.Unlinkat(dfd, base, 0)
+		if err == unix.EISDIR {
+			err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
+		}
+		if err != nil {
+			return r.pathError("remove", p, err)
+		}
+		return nil
+	})
 }
 
 // symlinkIn is Symlink inside the fixture root: symlinkat in p's directory
@@ -528,21 +516,15 @@ func (h *Host) statIn(p string, follow bool) (os.FileInfo, error) {
 
 // readlinkIn reads the symlink p inside the fixture root.
 func (h *Host) readlinkIn(p string) (string, error) {
-	r, err := h.openRoot()
-	if err != nil {
-		return "", err
-	}
-	defer r.close()
-	dfd, base, err := r.parent("readlink", p)
-	if err != nil {
-		return "", err
-	}
-	defer unix.Close(dfd)
-	t, err := readlinkat(dfd, base)
-	if err != nil {
-		return "", r.pathError("readlink", p, err)
-	}
-	return t, nil
+	var t string
+	err := h.inDir("readlink", p, false, func(r *rootDir, dfd int, base string) error {
+		var err error
+		if t, err = readlinkat(dfd, base); err != nil {
+			return r.pathError("readlink", p, err)
+		}
+		return nil
+	})
+	return t, err
 }
 
 // readDirIn lists directory p inside the fixture root, sorted by name.
