@@ -158,18 +158,12 @@ type peerSession struct {
 
 // newPeerSession derives the session key from the token and both nonces.
 func newPeerSession(token []byte, serverNonce, clientNonce, self string) *peerSession {
-	m := hmac.New(sha256.New, token)
-	for i, p := range []string{PeerProtocol + " session", serverNonce, clientNonce} {
-		if i > 0 {
-			m.Write([]byte{0})
-		}
-		m.Write([]byte(p))
-	}
+	key := hmacParts(token, []byte(PeerProtocol+" session"), []byte(serverNonce), []byte(clientNonce))
 	peer := sideFar
 	if self == sideFar {
 		peer = sideNear
 	}
-	return &peerSession{key: m.Sum(nil), self: self, peer: peer}
+	return &peerSession{key: key, self: self, peer: peer}
 }
 
 // sealMAC is the MAC of a sealed message from side.
@@ -353,14 +347,19 @@ func validNonce(n string) bool {
 
 // peerMAC is hex HMAC-SHA256(token, parts joined by NUL).
 func peerMAC(token []byte, parts ...[]byte) string {
-	m := hmac.New(sha256.New, token)
+	return hex.EncodeToString(hmacParts(token, parts...))
+}
+
+// hmacParts is HMAC-SHA256(key, parts joined by NUL).
+func hmacParts(key []byte, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, key)
 	for i, p := range parts {
 		if i > 0 {
 			m.Write([]byte{0})
 		}
 		m.Write(p)
 	}
-	return hex.EncodeToString(m.Sum(nil))
+	return m.Sum(nil)
 }
 
 // macEqual compares two hex MACs in constant time.

@@ -217,9 +217,7 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg Co
 		return cfg, false
 	}
 	m, err := pc.recvBy(deadline, maxPeerRequest)
-	refuse := func(code string, err error) {
-		_ = pc.sendBy(peerMsg{Type: peerError, Code: code, Error: ptr(NewRunJSONError(err))}, deadline)
-	}
+	refuse := func(code string, err error) { s.refuseBy(pc, deadline, code, err) }
 	switch {
 	case err != nil:
 		s.noStart.logf(s, "%s: no start: %v", who, err)
@@ -240,18 +238,21 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg Co
 	cfg, err = checkFarConfig(m.Config, &s.Policy)
 	if err != nil {
 		s.logf("%s: refused config: %v", who, err)
-		_ = pc.sendBy(peerMsg{Type: peerError, Code: PeerCodeConfig, Error: ptr(NewRunJSONError(err))}, deadline)
+		refuse(PeerCodeConfig, err) // sealed: the session has started
 		return cfg, false
 	}
 	return cfg, true
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// refuse tells the caller why it gets nothing.
+// refuse tells the caller why it gets nothing, within timeout.
 func (s *Server) refuse(pc *peerConn, timeout time.Duration, code string, err error) {
+	s.refuseBy(pc, time.Now().Add(timeout), code, err)
+}
+
+// refuseBy tells the caller why it gets nothing, before deadline.
+func (s *Server) refuseBy(pc *peerConn, deadline time.Time, code string, err error) {
 	e := NewRunJSONError(err)
-	_ = pc.send(peerMsg{Type: peerError, Code: code, Error: &e}, timeout)
+	_ = pc.sendBy(peerMsg{Type: peerError, Code: code, Error: &e}, deadline)
 }
 
 // runOne runs cfg until the caller says stop (or goes away, or the run
