@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,10 +70,8 @@ func matches(re *regexp.Regexp, want string) func(*FarPolicy, string) string {
 
 func oneOf(vals ...string) func(*FarPolicy, string) string {
 	return func(_ *FarPolicy, v string) string {
-		for _, w := range vals {
-			if v == w {
-				return ""
-			}
+		if slices.Contains(vals, v) {
+			return ""
 		}
 		return "want " + strings.Join(vals, " or ")
 	}
@@ -91,10 +90,8 @@ var farDrivers = []farDriver{
 	{name: "net_ring", alias: "eth_ring", opts: map[string]func(*FarPolicy, string) string{}},
 	{name: "net_af_packet", alias: "eth_af_packet", opts: map[string]func(*FarPolicy, string) string{
 		"iface": func(p *FarPolicy, v string) string {
-			for _, n := range p.Netdevs {
-				if v == n {
-					return ""
-				}
+			if slices.Contains(p.Netdevs, v) {
+				return ""
 			}
 			return "netdev " + v + " is not one serve was started with (--allow-netdev)"
 		},
@@ -273,11 +270,7 @@ func checkFarPort(p *FarPolicy, port string, vdevs map[string]bool) error {
 	if !ok {
 		return farRefusal(flag+": names neither a --peer-vdev nor a PCI address", "name a --peer-vdev device or a PCI function the far serve allows (--allow-pci)")
 	}
-	allowed := false
-	for _, a := range p.PCI {
-		allowed = allowed || a == addr
-	}
-	if !allowed {
+	if !slices.Contains(p.PCI, addr) {
 		return farRefusal(fmt.Sprintf("%s: PCI function %s is not one serve was started with (--allow-pci)", flag, addr),
 			"start serve with --allow-pci "+addr+", or run that part on the far host itself")
 	}
