@@ -289,14 +289,21 @@ func (h *fleetHost) sshdStart(bin string) []string {
 	return []string{"-c", `exec "$0" lab exec "$1" -- /usr/sbin/sshd -f "$2" -E "$3"`, bin, h.lab, h.sshdCfg, filepath.Join(h.dir, "sshd.log")}
 }
 
-// waitSSH waits until the DPU's sshd accepts connections.
+// waitSSH waits until the DPU's sshd accepts connections and its pid
+// file names it.
 func (h *fleetHost) waitSSH(t *testing.T) {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", h.ip+":22", time.Second)
 		if err == nil {
 			c.Close()
-			return
+			// sshd binds its listener before it writes its pid file
+			// (OpenSSH's main: server_listen, then the PidFile), so
+			// an answer alone does not mean the pid file is there yet
+			if h.sshdPID() != 0 {
+				return
+			}
+			err = fmt.Errorf("it answers, but its pid file %s names no running sshd", h.pidFile)
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(h.dir, "sshd.log"))
