@@ -14,8 +14,8 @@ import (
 	"rig/internal/labinfo"
 	"rig/lab/card"
 	"rig/lab/fwsim"
-	"rig/provision/mlxconfig"
-	"rig/provision/smartnic"
+	"rig/mlxconfig"
+	"rig/smartnic"
 )
 
 // StatusSchema names Status' and List's JSON shape.

@@ -16,7 +16,7 @@ import (
 	"rig/internal/host"
 	"rig/lab/card"
 	"rig/lab/fwsim"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // Tools are the names the lab's bin dir gives the rig binary: the

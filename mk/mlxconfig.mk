@@ -1,7 +1,7 @@
-# provision/mlxconfig: fuzz the firmware tools' output parsers and the
+# mlxconfig: fuzz the firmware tools' output parsers and the
 # failure classifier.
 .PHONY: fuzz-mlxconfig
 fuzz-mlxconfig: deps
 	for f in FuzzParseQuery FuzzParsePrivHost FuzzClassifyFailure; do \
-	  $(GO) test ./provision/mlxconfig -run '^$$' -fuzz "^$$f$$" -fuzztime 15s || exit 1; \
+	  $(GO) test ./mlxconfig -run '^$$' -fuzz "^$$f$$" -fuzztime 15s || exit 1; \
 	done

@@ -1,8 +1,8 @@
-# SmartNIC inventory (provision/smartnic): fuzz the sysfs attribute parsers.
+# SmartNIC inventory (smartnic): fuzz the sysfs attribute parsers.
 .PHONY: fuzz-smartnic
 fuzz-smartnic: deps
 	for f in FuzzParsePortState FuzzParseLinkSpeed FuzzParseEswitchShow FuzzParseNetFlags; do \
-	  $(GO) test ./provision/smartnic -run '^$$' -fuzz "^$$f$$" -fuzztime 15s || exit 1; \
+	  $(GO) test ./smartnic -run '^$$' -fuzz "^$$f$$" -fuzztime 15s || exit 1; \
 	done
 
 # Regenerate the fixture host roots and the inventory golden files.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"rig/internal/pci"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // validateModeFirmware checks a playbook with both a mode and a firmware

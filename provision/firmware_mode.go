@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // A playbook with both a mode and a firmware section: each parameter is

@@ -10,7 +10,7 @@ import (
 
 	"rig/internal/pci"
 	"rig/playbooks"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // firmwareStep sets any firmware (NV) configuration parameter per device

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"rig/internal/host"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // The firmware (NV) configuration planner: the one code path from a

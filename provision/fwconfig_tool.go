@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"rig/internal/host"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // runTool runs the firmware config tool, trying mstconfig (mstflint) first

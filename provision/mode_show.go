@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // ModeReport is one card's mode as `rig mode show` prints it. A ConnectX

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"rig/playbooks"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // modeStep puts each BlueField into the wanted operation mode (DPU, NIC or

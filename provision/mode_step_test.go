@@ -13,7 +13,7 @@ import (
 	"rig/internal/testutil/fakeexec"
 	"rig/lab/fwsim"
 	"rig/playbooks"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // modeRig is a fake host root with BlueField PCI functions, the firmware

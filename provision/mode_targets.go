@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"rig/internal/host"
-	"rig/provision/mlxconfig"
-	"rig/provision/smartnic"
+	"rig/mlxconfig"
+	"rig/smartnic"
 )
 
 // modeTarget is one card the mode step or `rig mode show` looks at: a NIC

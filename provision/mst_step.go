@@ -10,7 +10,7 @@ import (
 
 	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // mstStep makes the Mellanox devices addressable by the firmware tools.

@@ -10,7 +10,7 @@ import (
 
 	"rig/internal/host"
 	"rig/playbooks"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // rdmaStep makes the playbook's RDMA ports ACTIVE / LinkUp. The one thing it

@@ -18,7 +18,7 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // copyHostRoot copies a fixture host root (testdata/hosts/NAME) so a test

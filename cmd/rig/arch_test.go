@@ -71,7 +71,7 @@ func TestImportRules(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	resources := []string{"rig/hugepages", "rig/ovs", "rig/provision/smartnic", "rig/provision/mlxconfig"}
+	resources := []string{"rig/hugepages", "rig/ovs", "rig/smartnic", "rig/mlxconfig"}
 	for _, n := range names {
 		p := pkgs[n]
 		for _, imp := range p.Imports {

@@ -10,7 +10,7 @@ import (
 	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // netdevPortRequest is what shapes the devargs of the ports named by

@@ -7,7 +7,7 @@ import (
 
 	"rig/ovs"
 	"rig/playbooks"
-	"rig/provision/doctor"
+	"rig/doctor"
 )
 
 // newDoctorCmd is `rig doctor`: read-only tuning findings.

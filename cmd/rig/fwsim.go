@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/lab/fwsim"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // fwsimPowerCycleSchema names `rig fwsim power-cycle -o json`'s shape.

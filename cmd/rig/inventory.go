@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // JSON schema names of the inventory commands.

@@ -9,7 +9,7 @@ import (
 
 	"rig/playbooks"
 	"rig/provision"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 // newModeCmd is `rig mode show|set` (`rig fwsim`, the firmware-config

@@ -13,8 +13,8 @@ import (
 	"rig/internal/host"
 	"rig/lab/fwsim"
 	"rig/provision"
-	"rig/provision/mlxconfig"
-	"rig/provision/smartnic"
+	"rig/mlxconfig"
+	"rig/smartnic"
 )
 
 // End to end through the CLI: a BlueField-2 host root, the firmware
@@ -224,7 +224,7 @@ func TestModeCLIWarmRebootAndConnectX(t *testing.T) {
 // Without a Current column the text shows what was read (Next Boot) and
 // says what was not: no running mode, no current values, pending unknown.
 func TestPrintModesNoCurrentColumn(t *testing.T) {
-	b, err := os.ReadFile("../../provision/mlxconfig/testdata/q-bf3-real.txt")
+	b, err := os.ReadFile("../../mlxconfig/testdata/q-bf3-real.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"sync"
 
 	"rig/internal/host"
-	"rig/provision/mlxconfig"
-	"rig/provision/smartnic"
+	"rig/mlxconfig"
+	"rig/smartnic"
 )
 
 // Sim is a firmware-configuration simulator that behaves like mstflint's

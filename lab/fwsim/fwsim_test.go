@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"rig/internal/host"
-	"rig/provision/mlxconfig"
+	"rig/mlxconfig"
 )
 
 func newTestSim(t *testing.T, devs map[string]string) *Sim {

@@ -19,7 +19,7 @@ import (
 func doctorHost(t *testing.T) *hugetest.FakeKernel {
 	t.Helper()
 	k := hugetest.NewFakeKernel(t, 2048, []int64{2048, 1048576}, []int{0, 1})
-	if out, err := exec.Command("cp", "-a", "../../testdata/hosts/cx6dx-host/.", k.Root).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-a", "../testdata/hosts/cx6dx-host/.", k.Root).CombinedOutput(); err != nil {
 		t.Fatalf("cp fixture: %v: %s", err, out)
 	}
 	k.SetPool(2048, 0, 256)

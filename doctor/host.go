@@ -10,7 +10,7 @@ import (
 	"rig/hugepages"
 	"rig/internal/host"
 	"rig/ovs"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // nics are the NIC physical functions (not VFs, not RShim).

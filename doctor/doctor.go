@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"rig/internal/host"
-	"rig/provision/smartnic"
+	"rig/smartnic"
 )
 
 // SchemaVersion versions the JSON report.

@@ -13,7 +13,7 @@ import (
 	"rig/internal/host"
 )
 
-const hostsDir = "../../testdata/hosts/"
+const hostsDir = "../testdata/hosts/"
 
 func scanFixture(t *testing.T, name string) *Inventory {
 	t.Helper()
