@@ -2,5 +2,5 @@
 # mlx5_args check.
 .PHONY: fuzz-netdev
 fuzz-netdev: deps
-	$(GO) test ./ovs -run '^$$' -fuzz '^FuzzParsePhysPortName$$' -fuzztime 20s
+	$(GO) test ./smartnic -run '^$$' -fuzz '^FuzzParsePhysPortName$$' -fuzztime 20s
 	$(GO) test ./playbooks -run '^$$' -fuzz '^FuzzCheckMLX5Args$$' -fuzztime 20s

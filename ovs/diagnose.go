@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"rig/internal/pci"
+	"rig/smartnic"
 )
 
 // Diagnosis explains why an interface (or DPDK itself) is not working.
@@ -162,80 +162,9 @@ func logMessage(l string) string {
 
 var (
 	// DPDK lib/ethdev/rte_ethdev.c eth_dev_validate_mtu
-	maxFrame   = regexp.MustCompile(`Frame size \((\d+)\) > device max frame size \((\d+)\)`)
-	notEnough  = regexp.MustCompile(`Not enough memory available on socket (\d+)! Requested: (\d+)MB, available: (\d+)MB`)
-	devargsKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	maxFrame  = regexp.MustCompile(`Frame size \((\d+)\) > device max frame size \((\d+)\)`)
+	notEnough = regexp.MustCompile(`Not enough memory available on socket (\d+)! Requested: (\d+)MB, available: (\d+)MB`)
 )
-
-// PCIAddress returns the full BDF (domain added) when devargs name a PCI
-// device ("0000:03:00.0,representor=[65535]" -> "0000:03:00.0").
-func PCIAddress(devargs string) (string, bool) {
-	first, _, _ := strings.Cut(devargs, ",")
-	return pci.Canonical(first)
-}
-
-// CheckDevargs is a syntax check of DPDK devargs: "<device>[,key=value...]"
-// where the device is a PCI address or a vdev name (net_null0), values may
-// hold bracketed lists ("representor=[0-1,65535]"). It returns "" when the
-// syntax is fine.
-func CheckDevargs(devargs string) string {
-	if devargs == "" {
-		return "empty"
-	}
-	if strings.ContainsAny(devargs, " \t\n\"'") {
-		return "contains whitespace or quotes"
-	}
-	parts, err := splitDevargs(devargs)
-	if err != "" {
-		return err
-	}
-	dev := parts[0]
-	if dev == "" {
-		return "no device name before the first comma"
-	}
-	if _, ok := PCIAddress(dev); !ok && !devargsKey.MatchString(dev) {
-		return fmt.Sprintf("device %q is neither a PCI address (0000:03:00.0) nor a vdev name (net_null0)", dev)
-	}
-	for _, kv := range parts[1:] {
-		if kv == "" {
-			return "empty argument (two commas in a row or a trailing comma)"
-		}
-		k, _, found := strings.Cut(kv, "=")
-		if !found {
-			return fmt.Sprintf("argument %q is not key=value", kv)
-		}
-		if !devargsKey.MatchString(k) {
-			return fmt.Sprintf("argument %q has an empty or invalid key", kv)
-		}
-	}
-	return ""
-}
-
-// splitDevargs splits on commas outside brackets.
-func splitDevargs(s string) ([]string, string) {
-	var parts []string
-	depth, start := 0, 0
-	for i, c := range s {
-		switch c {
-		case '[':
-			depth++
-		case ']':
-			depth--
-			if depth < 0 {
-				return nil, "unbalanced ']'"
-			}
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if depth != 0 {
-		return nil, "unbalanced '['"
-	}
-	return append(parts, s[start:]), ""
-}
 
 // DiagnoseDPDK explains dpdk_initialized=false when dpdk-init asks for DPDK.
 func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
@@ -480,7 +409,7 @@ func diagnoseDOCAName(h Host, d *Diagnosis, ifc Interface, log LogTail) {
 	d.Kind = ProblemDOCAName
 	d.Evidence = append(d.Evidence, log.matching(2, "|"+ifc.Name+": ")...)
 	n, err := ResolveDOCAName(h, ifc.Name)
-	var ne *NetdevError
+	var ne *smartnic.NetdevError
 	if errors.As(err, &ne) {
 		d.Cause = fmt.Sprintf("OVS-DOCA resolves a port without devargs by its netdev name, and netdev %s does not resolve: %s (sysfs shows: %s)", ifc.Name, ne.Why, ne.Found)
 		d.Fix = ne.Fix()

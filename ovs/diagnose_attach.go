@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"rig/internal/devargs"
 )
 
 // Diagnosis of "Error attaching device '<devargs>' to DPDK" (OvS 3.1
@@ -30,9 +32,9 @@ import (
 //     '%s' IOVA mode but current mode is '%s', not initializing".
 
 // diagnoseAttach fills d for a failed attach of devargs.
-func diagnoseAttach(h Host, st *State, d *Diagnosis, devargs string, log LogTail) {
+func diagnoseAttach(h Host, st *State, d *Diagnosis, args string, log LogTail) {
 	d.Kind = ProblemAttachFailed
-	dev := strings.SplitN(devargs, ",", 2)[0]
+	dev := devargs.Device(args)
 	// memif: a socket path that another (or a deleted) port still holds
 	if m := log.matching(1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
 		d.Kind = ProblemMemifSocketInUse
@@ -41,22 +43,22 @@ func diagnoseAttach(h Host, st *State, d *Diagnosis, devargs string, log LogTail
 		d.Fix = "use a different socket= path for this memif port, or restart ovs-vswitchd to release it"
 		return
 	}
-	if bdf, ok := PCIAddress(devargs); ok {
+	if bdf, ok := devargs.PCI(args); ok {
 		diagnosePCIAttach(h, st, d, bdf, log)
 		return
 	}
-	diagnoseVdevAttach(d, devargs, dev, log)
+	diagnoseVdevAttach(d, args, dev, log)
 }
 
 // diagnoseVdevAttach tells a malformed devargs, a name no driver takes
 // ("failed to parse device"), a driver that could not open its device
 // (its own error line) and a driver that rejected the arguments apart.
-func diagnoseVdevAttach(d *Diagnosis, devargs, dev string, log LogTail) {
+func diagnoseVdevAttach(d *Diagnosis, args, dev string, log LogTail) {
 	parseFail := log.matching(1, `EAL: failed to parse device "`+dev)
-	if why := CheckDevargs(devargs); why != "" {
+	if why := devargs.Check(args); why != "" {
 		d.Kind = ProblemBadDevargs
 		d.Evidence = append(parseFail, log.matching(2, "Driver cannot attach the device")...)
-		d.Cause = fmt.Sprintf("malformed devargs %q: %s", devargs, why)
+		d.Cause = fmt.Sprintf("malformed devargs %q: %s", args, why)
 		d.Fix = "write devargs as <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0"
 		return
 	}
@@ -71,12 +73,12 @@ func diagnoseVdevAttach(d *Diagnosis, devargs, dev string, log LogTail) {
 		if pmd := pmdErrors(log, dev+":"); len(pmd) > 0 {
 			d.Evidence = append(pmd, m...)
 			d.Cause = fmt.Sprintf("the DPDK driver of %s could not open its device: %s", dev, logText(pmd[len(pmd)-1]))
-			d.Fix = fmt.Sprintf("check what devargs %q point at (net_af_packet: iface= must name a netdev in ovs-vswitchd's network namespace; net_memif: the socket's directory must exist)", devargs)
+			d.Fix = fmt.Sprintf("check what devargs %q point at (net_af_packet: iface= must name a netdev in ovs-vswitchd's network namespace; net_memif: the socket's directory must exist)", args)
 			return
 		}
 		d.Kind = ProblemBadDevargs
 		d.Evidence = append(log.matching(2, dev+"):"), m...)
-		d.Cause = fmt.Sprintf("the DPDK driver for %s rejected the devargs %q (unknown or invalid key=value argument)", dev, devargs)
+		d.Cause = fmt.Sprintf("the DPDK driver for %s rejected the devargs %q (unknown or invalid key=value argument)", dev, args)
 		d.Fix = "check the arguments against the PMD's documented devargs (e.g. doc/guides/nics/<pmd>.rst)"
 		return
 	}
@@ -86,7 +88,7 @@ func diagnoseVdevAttach(d *Diagnosis, devargs, dev string, log LogTail) {
 		d.Fix = "vdev names start with the PMD name (net_null0, net_af_packet0, net_memif0) and PCI addresses look like 0000:03:00.0"
 		return
 	}
-	d.Cause = fmt.Sprintf("DPDK could not attach %q", devargs)
+	d.Cause = fmt.Sprintf("DPDK could not attach %q", args)
 	d.Fix = "see the evidence lines from the ovs-vswitchd log"
 	d.Evidence = log.matching(3, dev)
 }

@@ -142,30 +142,6 @@ func TestDiagnose(t *testing.T) {
 	}
 }
 
-func TestCheckDevargs(t *testing.T) {
-	good := []string{"0000:03:00.0", "03:00.0", "0000:03:00.0,representor=[65535]", "0000:08:00.0,representor=vf3",
-		"0000:03:00.0,representor=[0-1,65535],dv_xmeta_en=1", "net_null0", "net_af_packet0,iface=veth0,qpairs=1",
-		"net_memif0,role=server,socket=/tmp/x/m.sock", "0000:03:00.0,representor=sf[0-1023]"}
-	for _, g := range good {
-		if why := CheckDevargs(g); why != "" {
-			t.Errorf("%q: %s", g, why)
-		}
-	}
-	bad := []string{"", "net_null1,foo=bar,,=", ",x=1", "net_null0,", "net_null0,novalue", "net null0", "0000:03:00.0,representor=[1",
-		"0000:03:00.0,representor=1]", "net_null0,=1", "dev/x"}
-	for _, b := range bad {
-		if CheckDevargs(b) == "" {
-			t.Errorf("%q: want a syntax error", b)
-		}
-	}
-	if bdf, ok := PCIAddress("0000:03:00.0,representor=[65535]"); !ok || bdf != "0000:03:00.0" {
-		t.Errorf("PCIAddress: %s %v", bdf, ok)
-	}
-	if _, ok := PCIAddress("net_null0"); ok {
-		t.Error("net_null0 is not PCI")
-	}
-}
-
 func TestReadLogTailFromLastStart(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "ovs-vswitchd.log")

@@ -2,6 +2,8 @@ package ovs
 
 import (
 	"fmt"
+
+	"rig/smartnic"
 )
 
 // NVIDIA's OVS-DOCA (the Open vSwitch that DOCA installs on BlueField Arm
@@ -63,21 +65,21 @@ func (s *State) DOCANameUsable() (bool, string) {
 
 // DOCAName is what OVS-DOCA makes of a port named by its netdev.
 type DOCAName struct {
-	Function NetdevFunction
-	Port     PhysPort
+	Function smartnic.NetdevFunction
+	Port     smartnic.PhysPort
 }
 
 // String says what the name resolves to: "uplink p0 of 0000:03:00.0".
 func (n DOCAName) String() string {
 	f := n.Function
 	switch n.Port.Kind {
-	case PortUplink:
+	case smartnic.PortUplink:
 		return fmt.Sprintf("uplink (phys_port_name %s) of %s", f.PhysPortName, f.BDF)
-	case PortHostPF:
+	case smartnic.PortHostPF:
 		return fmt.Sprintf("host-PF representor (phys_port_name %s) on %s", f.PhysPortName, f.BDF)
-	case PortVFRep:
+	case smartnic.PortVFRep:
 		return fmt.Sprintf("VF %d representor (phys_port_name %s) on %s", n.Port.Index, f.PhysPortName, f.BDF)
-	case PortSFRep:
+	case smartnic.PortSFRep:
 		return fmt.Sprintf("SF %d representor (phys_port_name %s) on %s", n.Port.Index, f.PhysPortName, f.BDF)
 	}
 	return f.String()
@@ -89,13 +91,13 @@ func (n DOCAName) String() string {
 // representor. A name it cannot resolve is a *NetdevError that says why
 // and what to write instead.
 func ResolveDOCAName(h Host, name string) (DOCAName, error) {
-	f, err := ReadNetdevFunction(h, name)
+	f, err := smartnic.ReadNetdevFunction(h, name)
 	if err != nil {
-		return DOCAName{}, &NetdevError{Netdev: name, Found: "nothing", Why: err.Error(),
+		return DOCAName{}, &smartnic.NetdevError{Netdev: name, Found: "nothing", Why: err.Error(),
 			FixText: "OVS-DOCA resolves a port's name as a kernel netdev: name the port after a netdev `ip link` shows (p0, pf0hpf, pf0vf0, en3f0pf0sf0), or give it devargs"}
 	}
 	fail := func(why, fix string) (DOCAName, error) {
-		return DOCAName{}, &NetdevError{Netdev: name, Found: f.String(), Why: why, FixText: fix}
+		return DOCAName{}, &smartnic.NetdevError{Netdev: name, Found: f.String(), Why: why, FixText: fix}
 	}
 	devargsFix := "give the port devargs (e.g. devargs: \"0000:03:00.0\") or netdev: NAME of an mlx5 uplink or representor"
 	switch {
@@ -104,14 +106,14 @@ func ResolveDOCAName(h Host, name string) (DOCAName, error) {
 	case f.BDF == "":
 		return fail("OVS-DOCA cannot resolve it: its device is not a PCI function (an SF's own netdev sits on an auxiliary device)",
 			"name the SF's representor (en3f0pf0sf0) instead, or give devargs")
-	case f.Driver != mlx5Driver:
-		return fail("OVS-DOCA drives NVIDIA mlx5 functions only, and this one is not bound to "+mlx5Driver, devargsFix)
+	case f.Driver != smartnic.MLX5Driver:
+		return fail("OVS-DOCA drives NVIDIA mlx5 functions only, and this one is not bound to "+smartnic.MLX5Driver, devargsFix)
 	}
-	pp := ParsePhysPortName(f.PhysPortName)
+	pp := smartnic.ParsePhysPortName(f.PhysPortName)
 	switch pp.Kind {
-	case PortUplink, PortHostPF, PortVFRep, PortSFRep:
+	case smartnic.PortUplink, smartnic.PortHostPF, smartnic.PortVFRep, smartnic.PortSFRep:
 		return DOCAName{Function: f, Port: pp}, nil
-	case PortNone:
+	case smartnic.PortNone:
 		return fail("OVS-DOCA cannot resolve it: it has no phys_port_name (the eswitch is not in switchdev mode, or it is a VF's own netdev)",
 			"put the eswitch in switchdev mode (devlink dev eswitch set pci/"+f.BDF+" mode switchdev), name a representor, or give devargs")
 	}

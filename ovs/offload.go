@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"rig/internal/devargs"
 	"rig/internal/labinfo"
+	"rig/smartnic"
 )
 
 // Whether the datapath flows that carried a port's traffic were offloaded
@@ -67,15 +69,15 @@ type OffloadPort struct {
 // mlx5_core as OVS-DOCA resolves ports by name) with its eSwitch's mode,
 // or something else (a vhost-user, memif, tap or kernel port).
 func PortOffloadFacts(h Host, lab *labinfo.Info, ifc Interface) OffloadPort {
-	devargs := ifc.Devargs()
-	port := OffloadPort{Name: ifc.Name, Kind: strings.TrimSpace(ifc.Type + " " + devargs)}
-	if lab != nil && strings.HasPrefix(devargs, AFPacketDriver) {
+	args := ifc.Devargs()
+	port := OffloadPort{Name: ifc.Name, Kind: strings.TrimSpace(ifc.Type + " " + args)}
+	if lab != nil && strings.HasPrefix(args, smartnic.AFPacketDriver) {
 		port.Lab = true
 		return port
 	}
-	bdf, isPCI := PCIAddress(devargs)
-	if !isPCI && devargs == "" {
-		if f, err := ReadNetdevFunction(h, ifc.Name); err == nil && f.Driver == "mlx5_core" && f.BDF != "" {
+	bdf, isPCI := devargs.PCI(args)
+	if !isPCI && args == "" {
+		if f, err := smartnic.ReadNetdevFunction(h, ifc.Name); err == nil && f.Driver == "mlx5_core" && f.BDF != "" {
 			bdf, isPCI = f.BDF, true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/labinfo"
+	"rig/smartnic"
 )
 
 // ovs31Log is an ovs-vswitchd log since its start, each line as OvS 3.1
@@ -130,7 +131,7 @@ func TestActionNames(t *testing.T) {
 // af_packet stand-in, and a vhost-user port (nothing of a card).
 func TestPortOffloadFacts(t *testing.T) {
 	h := host.New("../testdata/hosts/bf2-dpu-arm")
-	lab := &labinfo.Info{Name: "a", Substitutions: map[string]string{"mlx5": AFPacketDriver}}
+	lab := &labinfo.Info{Name: "a", Substitutions: map[string]string{"mlx5": smartnic.AFPacketDriver}}
 	dpdk := func(name, devargs string) Interface {
 		return Interface{Name: name, Type: "dpdk", Options: map[string]string{"dpdk-devargs": devargs}}
 	}

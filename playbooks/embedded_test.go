@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/ovs"
+	"rig/internal/devargs"
 )
 
 // The embedded playbooks that replay the seeds: each parses and
@@ -136,7 +136,7 @@ func FuzzCheckMLX5Args(f *testing.F) {
 			return
 		}
 		d := "0000:03:00.0," + a
-		if msg := ovs.CheckDevargs(d); msg != "" {
+		if msg := devargs.Check(d); msg != "" {
 			t.Fatalf("%q accepted, but %q: %s", a, d, msg)
 		}
 		if strings.Contains(","+a, ",representor=") {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"rig/internal/devargs"
 	"rig/ovs"
 )
 
@@ -39,7 +40,7 @@ import (
 //	          devargs: "0000:03:00.0,representor=[65535]"
 //	        - name: p1
 //	          netdev: p1              # instead of devargs: rig resolves the netdev's
-//	                                  # mlx5 devargs at check time (ovs.ResolveNetdev)
+//	                                  # mlx5 devargs at check time (smartnic.ResolveNetdev)
 //	          mlx5_args: "txq_inline_max=1024"  # with netdev: appended mlx5 PMD options
 //
 // NVIDIA's OVS-DOCA (BlueField Arm images, DOCA hosts) takes dpdk ports
@@ -395,7 +396,7 @@ func CheckMLX5Args(a string) string {
 	if len(a) > MaxDevargsLen {
 		return fmt.Sprintf("longer than %d bytes", MaxDevargsLen)
 	}
-	if msg := ovs.CheckDevargs("net_x," + a); msg != "" {
+	if msg := devargs.Check("net_x," + a); msg != "" {
 		return msg
 	}
 	for _, kv := range strings.Split(a, ",") {
@@ -408,7 +409,7 @@ func CheckMLX5Args(a string) string {
 
 // rawDevargs checks raw devargs.
 func (v *ovsValidator) rawDevargs(pf, t string, p OVSPort) {
-	add, devargs := v.add, v.devargs
+	add, seen := v.add, v.devargs
 	switch {
 	case t != "dpdk" && p.Devargs != "":
 		add(pf+".devargs", "only dpdk ports take devargs")
@@ -416,14 +417,14 @@ func (v *ovsValidator) rawDevargs(pf, t string, p OVSPort) {
 		add(pf+".devargs", "%s is longer than %d bytes; devargs are <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535]", shortValue(p.Devargs), MaxDevargsLen)
 	case strings.ContainsAny(p.Devargs, devargsBad):
 		add(pf+".devargs", "must not contain whitespace or quotes")
-	case len(strings.SplitN(p.Devargs, ",", 2)[0]) > MaxDevNameLen:
-		add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(strings.SplitN(p.Devargs, ",", 2)[0]), MaxDevNameLen)
-	case p.Devargs != "" && ovs.CheckDevargs(p.Devargs) != "":
-		add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), ovs.CheckDevargs(p.Devargs))
+	case len(devargs.Device(p.Devargs)) > MaxDevNameLen:
+		add(pf+".devargs", "device name %s is longer than %d bytes (DPDK's RTE_DEV_NAME_MAX_LEN); use a PCI address or a short vdev name", shortValue(devargs.Device(p.Devargs)), MaxDevNameLen)
+	case p.Devargs != "" && devargs.Check(p.Devargs) != "":
+		add(pf+".devargs", "malformed devargs %s: %s; write <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0", shortValue(p.Devargs), devargs.Check(p.Devargs))
 	case p.Devargs != "":
-		if other, dup := devargs[p.Devargs]; dup {
+		if other, dup := seen[p.Devargs]; dup {
 			add(pf+".devargs", "same devargs as %s (one device cannot back two ports)", other)
 		}
-		devargs[p.Devargs] = pf
+		seen[p.Devargs] = pf
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"rig/bench"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/smartnic"
 )
 
 // checkPath is what a check sends through: the two bridge ports, their
@@ -254,7 +255,7 @@ func (s *checkStep) setupPorts(ctx context.Context) (*checkPath, error) {
 // afPacketVdev is rig's port i on the far end netdev of a through-ports
 // path.
 func afPacketVdev(i int, netdev string) string {
-	return fmt.Sprintf("net_af_packet%d,iface=%s,qpairs=1,framecnt=%d", i, netdev, ovs.AFPacketRingFrames(2048))
+	return fmt.Sprintf("net_af_packet%d,iface=%s,qpairs=1,framecnt=%d", i, netdev, smartnic.AFPacketRingFrames(2048))
 }
 
 // FarEndNetdev is the netdev at the far end of a port's cable: the same

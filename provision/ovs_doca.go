@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"rig/ovs"
+	"rig/smartnic"
 )
 
 // The ovs step's part for NVIDIA's OVS-DOCA: a playbook with
@@ -21,7 +22,7 @@ import (
 func (s *ovsStep) checkByNames(plan *Plan) error {
 	for _, name := range s.byNamePorts() {
 		n, err := ovs.ResolveDOCAName(s.h, name)
-		var ne *ovs.NetdevError
+		var ne *smartnic.NetdevError
 		if errors.As(err, &ne) {
 			return &Problem{Object: "ovs port " + name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
 		} else if err != nil {

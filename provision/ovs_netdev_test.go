@@ -18,8 +18,8 @@ import (
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/ovstest"
 	"rig/internal/testutil/sysfstree"
-	"rig/ovs"
 	"rig/playbooks"
+	"rig/smartnic"
 )
 
 // netdevSpec is vdevSpec's config with its two ports named by netdev
@@ -46,7 +46,7 @@ func netdevRoot(t *testing.T, f *fakeexec.Recorder, lab bool) *host.Host {
 			t.Fatal(err)
 		}
 		if err := labinfo.Write(dir, &labinfo.Info{Name: "a", Kind: "bf2-dpu", NetNS: "rig-a", WireNetNS: "rig-a-wire",
-			Substitutions: map[string]string{"mlx5": ovs.AFPacketDriver}}); err != nil {
+			Substitutions: map[string]string{"mlx5": smartnic.AFPacketDriver}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,7 +214,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "run/rig"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := labinfo.Write(filepath.Join(root, "run/rig"), &labinfo.Info{Name: "t", Substitutions: map[string]string{"mlx5": ovs.AFPacketDriver}}); err != nil {
+	if err := labinfo.Write(filepath.Join(root, "run/rig"), &labinfo.Info{Name: "t", Substitutions: map[string]string{"mlx5": smartnic.AFPacketDriver}}); err != nil {
 		t.Fatal(err)
 	}
 	h := &host.Host{Root: root, Exec: rec.Exec}

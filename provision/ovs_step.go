@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	"rig/internal/devargs"
 	"rig/internal/host"
 	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/smartnic"
 )
 
 // ovsStep applies the `ovs` section: DPDK other_config (restarting
@@ -210,7 +212,7 @@ func (s *ovsStep) refuseFixture(c Change) error {
 }
 
 // resolvePorts returns every port's devargs: given, or resolved from its
-// netdev (ovs.ResolveNetdev: mlx5 devargs from sysfs, or the af_packet
+// netdev (smartnic.ResolveNetdev: mlx5 devargs from sysfs, or the af_packet
 // vdev a virtual lab puts in their place, which goes into the plan's
 // notes and substitutions). Two ports on one device are refused.
 func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
@@ -233,8 +235,8 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 						return nil, &Problem{Object: "ovs port " + p.Name, Err: err, FixText: "recreate the lab: `rig lab down NAME`, `rig lab up KIND --name NAME`"}
 					}
 				}
-				np, err := ovs.ResolveNetdev(s.h, lab, ovs.NetdevRequest{Netdev: p.Netdev, MLX5Args: p.MLX5Args, NRxq: p.NRxq, MTU: p.MTURequest})
-				var ne *ovs.NetdevError
+				np, err := smartnic.ResolveNetdev(s.h, lab, smartnic.NetdevRequest{Netdev: p.Netdev, MLX5Args: p.MLX5Args, NRxq: p.NRxq, MTU: p.MTURequest})
+				var ne *smartnic.NetdevError
 				if errors.As(err, &ne) {
 					return nil, &Problem{Object: "ovs port " + p.Name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
 				} else if err != nil {
@@ -578,4 +580,4 @@ func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings, byName bool) ([]Change
 	return ch, fix
 }
 
-func isPCI(dev string) bool { _, ok := ovs.PCIAddress(dev); return ok }
+func isPCI(dev string) bool { _, ok := devargs.PCI(dev); return ok }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"rig/bench"
+	"rig/internal/devargs"
 	"rig/internal/labinfo"
-	"rig/ovs"
 	"rig/playbooks"
 	"rig/smartnic"
 )
@@ -23,7 +23,7 @@ type netdevPortRequest struct {
 }
 
 // addNetdevPorts resolves ports named by their netdev (--port-netdev p0)
-// the way a playbook's OvS ports are (ovs.ResolveNetdev: the mlx5 devargs
+// the way a playbook's OvS ports are (smartnic.ResolveNetdev: the mlx5 devargs
 // of the netdev's function on hardware; in a virtual lab net_af_packet on
 // the same netdev, said so), names each by the role rig's inventory gives
 // it, and adds them to cfg.
@@ -50,8 +50,8 @@ func (a *app) addNetdevPorts(ctx context.Context, cfg *bench.Config, req netdevP
 			return withCode(exitUsage, fmt.Errorf("--port-netdev %s: given twice; one netdev backs one port", nd))
 		}
 		seen[nd] = true
-		np, err := ovs.ResolveNetdev(h, lab, ovs.NetdevRequest{Netdev: nd, MLX5Args: req.mlx5Args, MTU: req.frameSize - 18})
-		var ne *ovs.NetdevError
+		np, err := smartnic.ResolveNetdev(h, lab, smartnic.NetdevRequest{Netdev: nd, MLX5Args: req.mlx5Args, MTU: req.frameSize - 18})
+		var ne *smartnic.NetdevError
 		if errors.As(err, &ne) {
 			fix := ne.Fix() + "; or give the port's devargs with --port instead of --port-netdev"
 			if ne.Cause() == "nothing in this host" || lab != nil && ne.Cause() == "nothing in virtual lab "+lab.Name {
@@ -127,7 +127,7 @@ func checkPortDevargs(cfg *bench.Config) error {
 		args []string
 	}{{"--port", cfg.Ports}, {"--vdev", cfg.VDevs}} {
 		for _, d := range list.args {
-			msg := ovs.CheckDevargs(d)
+			msg := devargs.Check(d)
 			if msg == "" && len(d) > playbooks.MaxDevargsLen {
 				msg = fmt.Sprintf("longer than %d bytes", playbooks.MaxDevargsLen)
 			}

@@ -1,4 +1,4 @@
-package ovs
+package smartnic
 
 import (
 	"errors"
@@ -16,9 +16,18 @@ import (
 // carries real frames over a kernel netdev (the lab's veths).
 const AFPacketDriver = "net_af_packet"
 
-// mlx5Driver is the kernel driver of every mlx5 PCI function; the mlx5
+// NetdevReader is what resolving a netdev reads of the machine: sysfs under
+// the host root (internal/host.Host is one).
+type NetdevReader interface {
+	Exists(p string) bool
+	Path(p string) string
+	Readlink(p string) (string, error)
+	ReadFile(p string) ([]byte, error)
+}
+
+// MLX5Driver is the kernel driver of every mlx5 PCI function; the mlx5
 // PMD is bifurcated and needs it bound (hardware-formats.md §8).
-const mlx5Driver = "mlx5_core"
+const MLX5Driver = "mlx5_core"
 
 // PortKind is what a netdev's phys_port_name says it is (§4, §11.4).
 type PortKind int
@@ -135,7 +144,7 @@ func (f NetdevFunction) String() string {
 // ReadNetdevFunction reads /sys/class/net/NETDEV under the host root: the
 // `device` link (its target names the PCI function), the function's
 // `driver` link and phys_port_name (absent or unreadable: "").
-func ReadNetdevFunction(h Host, netdev string) (NetdevFunction, error) {
+func ReadNetdevFunction(h NetdevReader, netdev string) (NetdevFunction, error) {
 	f := NetdevFunction{Netdev: netdev}
 	if netdev == "" || netdev == "." || netdev == ".." || strings.ContainsAny(netdev, "/\x00") {
 		return f, fmt.Errorf("%q is not a netdev name", netdev)
@@ -199,8 +208,8 @@ func MLX5Devargs(f NetdevFunction) (string, error) {
 		return fail("not an mlx5 port: it has no PCI function", rawFix)
 	case f.BDF == "":
 		return fail("not an mlx5 port rig can name: its device is not a PCI function", "for an SF, name its representor (en3f0pf0sf0) in raw devargs: \"<PF BDF>,representor=sf<N>\"")
-	case f.Driver != mlx5Driver:
-		return fail("its PCI function is not driven by "+mlx5Driver+", so the mlx5 PMD cannot drive it", rawFix+"; for another NIC bind it to vfio-pci and use its PCI address")
+	case f.Driver != MLX5Driver:
+		return fail("its PCI function is not driven by "+MLX5Driver+", so the mlx5 PMD cannot drive it", rawFix+"; for another NIC bind it to vfio-pci and use its PCI address")
 	}
 	pp := ParsePhysPortName(f.PhysPortName)
 	switch pp.Kind {
@@ -267,7 +276,7 @@ type NetdevRequest struct {
 // net_af_packet for mlx5 it is an af_packet vdev on the same netdev
 // (AFPacketDevargs), with the mlx5 devargs the hardware would take, when
 // the lab's sysfs shows them, kept for the report.
-func ResolveNetdev(h Host, lab *labinfo.Info, req NetdevRequest) (NetdevPort, error) {
+func ResolveNetdev(h NetdevReader, lab *labinfo.Info, req NetdevRequest) (NetdevPort, error) {
 	fn, err := ReadNetdevFunction(h, req.Netdev)
 	if err != nil {
 		where := "this host"

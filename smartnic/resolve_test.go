@@ -1,13 +1,13 @@
-package ovs
+package smartnic
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"rig/internal/devargs"
 	"rig/internal/host"
 	"rig/internal/labinfo"
 	"rig/internal/testutil/sysfstree"
@@ -37,7 +37,7 @@ func TestResolveNetdevFixtures(t *testing.T) {
 			t.Errorf("%s %s: %v", c.root, c.netdev, err)
 			continue
 		}
-		if np.Devargs != c.want || np.Substituted || CheckDevargs(np.Devargs) != "" {
+		if np.Devargs != c.want || np.Substituted || devargs.Check(np.Devargs) != "" {
 			t.Errorf("%s %s: %+v, want devargs %s", c.root, c.netdev, np, c.want)
 		}
 	}
@@ -92,13 +92,6 @@ func TestResolveNetdevNotMLX5(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // labRoot is a fake lab root: the fixture's sysfs (or none) and the
 // lab's run/rig/lab.json written by labinfo.Write.
 func labRoot(t *testing.T, sysFrom string, subs map[string]string) (*host.Host, *labinfo.Info) {
@@ -131,7 +124,7 @@ func TestResolveNetdevLabSubstitutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if np.Devargs != "net_af_packet_pf0hpf,iface=pf0hpf,blocksz=16384,framesz=16384,framecnt=1024" || np.Hardware != "0000:03:00.0,representor=[65535]" ||
-		!strings.HasSuffix(np.String(), "; mlx5_args dv_xmeta_en=1 not applied (af_packet has no such options)") || CheckDevargs(np.Devargs) != "" {
+		!strings.HasSuffix(np.String(), "; mlx5_args dv_xmeta_en=1 not applied (af_packet has no such options)") || devargs.Check(np.Devargs) != "" {
 		t.Fatalf("got %+v\n%s", np, np)
 	}
 	// a lab netdev with no PCI function behind it (a bare veth) still
@@ -167,7 +160,7 @@ func TestAFPacketDevargsNames(t *testing.T) {
 	} {
 		got := AFPacketDevargs(NetdevRequest{Netdev: in})
 		name, _, _ := strings.Cut(got, ",")
-		if got != want || len(name) > 63 || CheckDevargs(got) != "" || !strings.HasPrefix(name, AFPacketDriver) {
+		if got != want || len(name) > 63 || devargs.Check(got) != "" || !strings.HasPrefix(name, AFPacketDriver) {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
@@ -211,8 +204,8 @@ func FuzzParsePhysPortName(f *testing.F) {
 		d, err := MLX5Devargs(NetdevFunction{Netdev: "x", Device: "0000:03:00.0", BDF: "0000:03:00.0", Driver: "mlx5_core", PhysPortName: s})
 		var ne *NetdevError
 		switch {
-		case err == nil && CheckDevargs(d) != "":
-			t.Fatalf("%q: devargs %q: %s", s, d, CheckDevargs(d))
+		case err == nil && devargs.Check(d) != "":
+			t.Fatalf("%q: devargs %q: %s", s, d, devargs.Check(d))
 		case err != nil && !errors.As(err, &ne):
 			t.Fatalf("%q: %v", s, err)
 		case err == nil && p.Kind != PortUplink && p.Kind != PortHostPF && p.Kind != PortVFRep:
@@ -238,8 +231,6 @@ func formatPhysPort(p PhysPort) string {
 	}
 	return ""
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // leadingZeros: "pf00" parses as pf0; the kernel never prints that.
 func leadingZeros(s string) bool {
