@@ -384,7 +384,7 @@ func TestModeUnknownGeneration(t *testing.T) {
 // mlxSample reads a real-format tool output from mlxconfig/testdata.
 func mlxSample(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("mlxconfig", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "mlxconfig", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
