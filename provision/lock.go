@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -90,78 +91,56 @@ func prepareLockDir(dir string, euid int) error {
 		return &Problem{Object: "lock directory " + dir, Err: err,
 			FixText: "create it (mkdir -m 0700 " + dir + ") or choose another --lock-file"}
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return &Problem{Object: "lock directory " + dir, Err: err}
+	err := host.CheckTrustedDir(dir, host.Trust{EUID: euid})
+	var u *host.Untrusted
+	if err == nil || !errors.As(err, &u) {
+		if err != nil {
+			return &Problem{Object: "lock directory " + dir, Err: err}
+		}
+		return nil
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return &Problem{Object: "lock directory " + dir, Err: fmt.Errorf("%w: it is %s, not a directory", ErrLockUntrusted, host.StatKind(st.Mode)),
+	switch u.Why {
+	case host.WhyDirKind:
+		return &Problem{Object: "lock directory " + dir, Err: fmt.Errorf("%w: it is %s, not a directory", ErrLockUntrusted, u.Kind),
 			FixText: "choose another --lock-file"}
-	}
-	if st.Uid != 0 && int(st.Uid) != euid {
+	case host.WhyDirOwner:
 		return &Problem{Object: "lock directory " + dir,
-			Err:       fmt.Errorf("%w: owned by %s, not root", ErrLockUntrusted, userName(st.Uid)),
+			Err:       fmt.Errorf("%w: owned by %s, not root", ErrLockUntrusted, userName(u.UID)),
 			CauseText: "another user made the directory, so it can replace the lock file in it",
 			FixText:   "remove it (rm -r " + dir + ") so rig recreates it root-only, or choose a root-owned --lock-file directory"}
 	}
-	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
-		return &Problem{Object: "lock directory " + dir,
-			Err:       fmt.Errorf("%w: writable by group or others (mode %#o) without the sticky bit", ErrLockUntrusted, st.Mode&0o7777),
-			CauseText: "any user who can write it can replace the lock file",
-			FixText:   "chmod go-w " + dir + ", or use the default --lock-file " + DefaultLockPath}
-	}
-	return nil
+	return &Problem{Object: "lock directory " + dir,
+		Err:       fmt.Errorf("%w: writable by group or others (mode %#o) without the sticky bit", ErrLockUntrusted, u.Mode),
+		CauseText: "any user who can write it can replace the lock file",
+		FixText:   "chmod go-w " + dir + ", or use the default --lock-file " + DefaultLockPath}
 }
 
 // openLockFile opens path for the lock without following a symlink, creating
 // it (exclusively, so it is rig's own) when missing, and verifies the open
 // file: regular, owned by euid, exactly one link. It never writes.
 func openLockFile(path string, euid int) (*os.File, error) {
-	const flags = unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	var fd int
-	for attempt := 0; ; attempt++ {
-		var err error
-		fd, err = unix.Open(path, flags, 0)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, unix.ENOENT) && attempt < 3 {
-			fd, err = unix.Open(path, flags|unix.O_CREAT|unix.O_EXCL, 0o644)
-			if err == nil {
-				break
+	f, err := host.OpenTrusted(path, host.Trust{Flags: unix.O_RDWR, Create: 0o644, OneLink: true, EUID: euid})
+	var u *host.Untrusted
+	if err == nil || !errors.As(err, &u) {
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Op == "open" {
+				err = pe.Err
 			}
-			if errors.Is(err, unix.EEXIST) {
-				continue // created by someone else meanwhile: inspect that one
-			}
+			return nil, &Problem{Object: "lock " + path, Err: err,
+				FixText: "check the path, or remove it (rm " + path + ") if another user created it"}
 		}
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
-			return nil, untrustedLock(path, "is a symbolic link"+linkTarget(path)+"; rig does not follow it")
-		}
-		return nil, &Problem{Object: "lock " + path, Err: err,
-			FixText: "check the path, or remove it (rm " + path + ") if another user created it"}
+		return f, nil
 	}
-	f := os.NewFile(uintptr(fd), path)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, &Problem{Object: "lock " + path, Err: err}
+	switch u.Why {
+	case host.WhySymlink:
+		return nil, untrustedLock(path, "is a symbolic link"+linkTarget(path)+"; rig does not follow it")
+	case host.WhyKind:
+		return nil, untrustedLock(path, "is "+u.Kind+", not a regular file")
+	case host.WhyOwner:
+		return nil, untrustedLock(path, fmt.Sprintf("is owned by %s, not by rig's user, %s", userName(u.UID), userName(uint32(euid))))
 	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		f.Close()
-		return nil, untrustedLock(path, "is "+host.StatKind(st.Mode)+", not a regular file")
-	case int(st.Uid) != euid:
-		f.Close()
-		return nil, untrustedLock(path, fmt.Sprintf("is owned by %s, not by rig's user, %s", userName(st.Uid), userName(uint32(euid))))
-	case st.Nlink != 1:
-		f.Close()
-		return nil, untrustedLock(path, fmt.Sprintf("has %d hard links; it may be a link to another file", st.Nlink))
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		f.Close()
-		return nil, &Problem{Object: "lock " + path, Err: err}
-	}
-	return f, nil
+	return nil, untrustedLock(path, fmt.Sprintf("has %d hard links; it may be a link to another file", u.N))
 }
 
 func untrustedLock(path, what string) error {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -294,61 +293,56 @@ var ErrStateUntrusted = errors.New("untrusted state file")
 func readStateFile(path string, euid int) ([]byte, error) {
 	obj := "rig state " + path
 	dir := filepath.Dir(path)
-	var ds unix.Stat_t
-	if err := unix.Stat(dir, &ds); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, fs.ErrNotExist
-		}
-		return nil, &Problem{Object: obj, Err: fmt.Errorf("directory %s: %w", dir, err), FixText: "give another place with --state-file FILE"}
-	}
-	switch {
-	case ds.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is %s, not a directory", dir, host.StatKind(ds.Mode)), "give another place with --state-file FILE")
-	case ds.Uid != 0 && int(ds.Uid) != euid:
-		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is owned by %s, not by root or rig's user", dir, userName(ds.Uid)),
-			"chown root "+dir+" (or remove it: rm -r "+dir+"; rig recreates it), or give another place with --state-file FILE")
-	case ds.Mode&0o022 != 0 && ds.Mode&unix.S_ISVTX == 0:
-		return nil, untrustedState(obj, fmt.Sprintf("its directory %s is writable by group or others (mode %#o) without the sticky bit: any user who can write it can replace the file", dir, ds.Mode&0o7777),
-			"chmod go-w "+dir+", or give another place with --state-file FILE")
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
+	b, err := host.ReadTrusted(path, host.Trust{Flags: unix.O_RDONLY, RootOwner: true, Forbidden: 0o022, OneLink: true, MaxSize: maxStateFile, CheckDir: true, EUID: euid})
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fs.ErrNotExist
 	}
-	if errors.Is(err, unix.ELOOP) {
-		return nil, untrustedState(obj, "it is a symbolic link"+linkTarget(path)+"; rig does not follow it", "remove it (rm "+path+"); rig writes its own file there")
+	var u *host.Untrusted
+	if err == nil || !errors.As(err, &u) {
+		if err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == dir {
+				return nil, &Problem{Object: obj, Err: fmt.Errorf("directory %s: %w", dir, pe.Err), FixText: "give another place with --state-file FILE"}
+			}
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
+				err = pe.Err
+			}
+			return nil, &Problem{Object: obj, Err: err, FixText: "check the path, or give another place with --state-file FILE"}
+		}
+		return b, nil
 	}
-	if err != nil {
-		return nil, &Problem{Object: obj, Err: err, FixText: "check the path, or give another place with --state-file FILE"}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &Problem{Object: obj, Err: err}
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, untrustedState(obj, "it is "+host.StatKind(st.Mode)+", not a regular file", "remove it (rm "+path+"); rig writes its own file there")
-	case st.Uid != 0 && int(st.Uid) != euid:
-		return nil, untrustedState(obj, fmt.Sprintf("it is owned by %s, not by root or rig's user (%s)", userName(st.Uid), userName(uint32(euid))),
+	return nil, untrustedStateFile(obj, path, dir, euid, u)
+}
+
+// untrustedStateFile words what u found wrong with the state file at path
+// (or its directory dir), with the fix.
+func untrustedStateFile(obj, path, dir string, euid int, u *host.Untrusted) error {
+	rmFix := "remove it (rm " + path + "); rig writes its own file there"
+	switch u.Why {
+	case host.WhyDirKind:
+		return untrustedState(obj, fmt.Sprintf("its directory %s is %s, not a directory", dir, u.Kind), "give another place with --state-file FILE")
+	case host.WhyDirOwner:
+		return untrustedState(obj, fmt.Sprintf("its directory %s is owned by %s, not by root or rig's user", dir, userName(u.UID)),
+			"chown root "+dir+" (or remove it: rm -r "+dir+"; rig recreates it), or give another place with --state-file FILE")
+	case host.WhyDirMode:
+		return untrustedState(obj, fmt.Sprintf("its directory %s is writable by group or others (mode %#o) without the sticky bit: any user who can write it can replace the file", dir, u.Mode),
+			"chmod go-w "+dir+", or give another place with --state-file FILE")
+	case host.WhySymlink:
+		return untrustedState(obj, "it is a symbolic link"+linkTarget(path)+"; rig does not follow it", rmFix)
+	case host.WhyKind:
+		return untrustedState(obj, "it is "+u.Kind+", not a regular file", rmFix)
+	case host.WhyOwner:
+		return untrustedState(obj, fmt.Sprintf("it is owned by %s, not by root or rig's user (%s)", userName(u.UID), userName(uint32(euid))),
 			"remove it (rm "+path+") unless you know it is rig's, then chown root "+path)
-	case st.Mode&0o022 != 0:
-		return nil, untrustedState(obj, fmt.Sprintf("it is writable by group or others (mode %#o)", st.Mode&0o7777),
+	case host.WhyMode:
+		return untrustedState(obj, fmt.Sprintf("it is writable by group or others (mode %#o)", u.Mode),
 			"chmod go-w "+path+" (rig writes it 0600), after checking that its records are rig's")
-	case st.Nlink != 1:
-		return nil, untrustedState(obj, fmt.Sprintf("it has %d hard links; it may be a link to another file", st.Nlink), "remove it (rm "+path+"); rig writes its own file there")
-	case st.Size > maxStateFile:
-		return nil, untrustedState(obj, fmt.Sprintf("it is %d bytes, more than the %d a state file of rig's can be", st.Size, maxStateFile), "remove it (rm "+path+") and restore by hand what rig changed")
+	case host.WhyLinks:
+		return untrustedState(obj, fmt.Sprintf("it has %d hard links; it may be a link to another file", u.N), rmFix)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
-	if err != nil {
-		return nil, &Problem{Object: obj, Err: err}
+	if u.Grew {
+		return untrustedState(obj, fmt.Sprintf("it grew past %d bytes while read", maxStateFile), "remove it (rm "+path+") and restore by hand what rig changed")
 	}
-	if len(b) > maxStateFile {
-		return nil, untrustedState(obj, fmt.Sprintf("it grew past %d bytes while read", maxStateFile), "remove it (rm "+path+") and restore by hand what rig changed")
-	}
-	return b, nil
+	return untrustedState(obj, fmt.Sprintf("it is %d bytes, more than the %d a state file of rig's can be", u.N, maxStateFile), "remove it (rm "+path+") and restore by hand what rig changed")
 }
 
 func untrustedState(obj, what, fix string) error {
