@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"rig/internal/host"
 	"rig/mlxconfig"
 	"rig/smartnic"
@@ -215,31 +217,59 @@ func (s *Sim) Load() (*State, error) {
 	return &st, nil
 }
 
-// Save writes the state file atomically.
+// Save writes the state file atomically (temporary file, synced, renamed
+// over it). Callers hold s.lock, so that no other rig process's update
+// lands between their Load and Save.
 func (s *Sim) Save(st *State) error {
 	st.SchemaVersion = Schema
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
-		return fmt.Errorf("fw-sim: %w", err)
-	}
-	tmp := s.Path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("fw-sim: %w", err)
-	}
-	if err := os.Rename(tmp, s.Path); err != nil {
-		os.Remove(tmp)
+	if err := host.New("/").ReplaceFile(s.Path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("fw-sim: %w", err)
 	}
 	return nil
 }
 
+// lock takes s.mu and an exclusive flock on the state file's lock file
+// (Path + ".lock", made 0600 by the first rig process that needs it, and
+// opened as a trusted file), shared by every rig process that uses this
+// state file: a lab's firmware tools and two rig runs never interleave a
+// load and a save. The returned func releases both.
+func (s *Sim) lock() (func(), error) {
+	s.mu.Lock()
+	f, err := s.openLock()
+	if err == nil {
+		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("fw-sim: lock %s.lock: %w", s.Path, err)
+	}
+	return func() {
+		f.Close() // releases the flock
+		s.mu.Unlock()
+	}, nil
+}
+
+// openLock opens (making when missing) the lock file beside the state.
+func (s *Sim) openLock() (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return nil, err
+	}
+	return host.OpenTrusted(s.Path+".lock", host.Trust{Flags: unix.O_RDWR, Create: 0o600, OneLink: true, EUID: os.Geteuid()})
+}
+
 // Init replaces the state with devs (by BDF).
 func (s *Sim) Init(devs map[string]*Device) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st := &State{Devices: map[string]*Device{}}
 	for bdf, d := range devs {
 		st.Devices[mlxconfig.NormalizeBDF(bdf)] = d
@@ -251,8 +281,11 @@ func (s *Sim) Init(devs map[string]*Device) error {
 // power cycle does; a warm host reboot does not reload NIC firmware in DPU
 // mode). It returns the BDFs whose Current changed, sorted.
 func (s *Sim) PowerCycle() ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, err := s.Load()
 	if err != nil {
 		return nil, err
@@ -282,8 +315,11 @@ func (s *Sim) PowerCycle() ([]string, error) {
 // fails with "-E- Error when trying to check if NV access registers are
 // supported" until a power cycle. It returns those BDFs, sorted.
 func (s *Sim) WarmReboot() ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, err := s.Load()
 	if err != nil {
 		return nil, err
@@ -306,8 +342,11 @@ func (s *Sim) WarmReboot() ([]string, error) {
 // SetRestricted marks the host zero-trust (restricted) or privileged for
 // the device at bdf ("" = every device).
 func (s *Sim) SetRestricted(bdf string, restricted bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := s.Load()
 	if err != nil {
 		return err
@@ -358,8 +397,11 @@ func (s *Sim) Run(name string, args ...string) (string, int) {
 			return VersionLine + "\n", 0
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return "-E- " + err.Error() + "\n", 1
+	}
+	defer unlock()
 	st, err := s.Load()
 	if err != nil {
 		return "-E- " + err.Error() + "\n", 1

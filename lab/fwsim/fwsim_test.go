@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -407,5 +408,49 @@ func TestLoadRefusesNonRegularAndOversize(t *testing.T) {
 	}
 	if msg := CheckFile(filepath.Join(t.TempDir(), "absent.json")); msg != "" {
 		t.Fatalf("absent: %q", msg)
+	}
+}
+
+// Two rig processes on one state file (each its own Sim, as two processes
+// have) must not lose each other's updates: every update takes the flock
+// on the state's lock file between its Load and its Save.
+func TestSimConcurrentUpdatesAcrossSims(t *testing.T) {
+	devs := map[string]string{}
+	for i := 0; i < 16; i++ {
+		devs[fmt.Sprintf("0000:%02x:00.0", 3+i)] = "a2d6:dpu"
+	}
+	first := newTestSim(t, devs)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(devs))
+	for bdf := range devs {
+		wg.Add(1)
+		go func(s *Sim) {
+			defer wg.Done()
+			errs <- s.SetRestricted(bdf, true)
+		}(New(first.Path))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := first.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []string
+	for bdf, d := range st.Devices {
+		if !d.Restricted {
+			lost = append(lost, bdf)
+		}
+	}
+	if len(lost) > 0 {
+		t.Errorf("updates lost for %v: two Sims on one state file overwrote each other", lost)
+	}
+	fi, err := os.Stat(first.Path + ".lock")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock file %s.lock: %v, mode %v; want a 0600 file", first.Path, err, fi)
 	}
 }
