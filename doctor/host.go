@@ -2,8 +2,9 @@ package doctor
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -133,7 +134,7 @@ func checkIOMMU(h *host.Host) []Finding {
 		return append(fs, Finding{Check: "iommu", Severity: OK, Object: "IOMMU", Evidence: fmt.Sprintf("%d IOMMU unit(s), passthrough (identity domains / iommu=pt)", len(units))})
 	}
 	return append(fs, Finding{Check: "iommu", Severity: Warning, Object: "IOMMU",
-		Evidence: fmt.Sprintf("%d IOMMU unit(s) translating DMA (no iommu=pt / iommu.passthrough=1 on /proc/cmdline, group types %s): every NIC DMA goes through the IOTLB", len(units), strings.Join(sortedKeys(types), ",")),
+		Evidence: fmt.Sprintf("%d IOMMU unit(s) translating DMA (no iommu=pt / iommu.passthrough=1 on /proc/cmdline, group types %s): every NIC DMA goes through the IOTLB", len(units), strings.Join(slices.Sorted(maps.Keys(types)), ",")),
 		Fix:      "kernel section args [iommu=pt] (x86) or [iommu.passthrough=1] (Arm), then reboot"})
 }
 
@@ -144,15 +145,6 @@ func hasArg(cmdline, arg string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // checkGovernor: polling CPUs below the performance governor clock down

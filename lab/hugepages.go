@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,7 +122,7 @@ func restorePools(sysDir, recPath string, settle time.Duration) ([]string, error
 	}
 	var out []string
 	var errs []error
-	for _, size := range sortedKeys(rec.Pools) {
+	for _, size := range slices.Sorted(maps.Keys(rec.Pools)) {
 		line, err := restorePool(filepath.Join(sysDir, size), size, rec.Pools[size], rec.Lab, settle)
 		if line != "" {
 			out = append(out, line)

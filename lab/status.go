@@ -2,10 +2,11 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -160,7 +161,7 @@ func (l Lab) firmwareStatus(problems *[]string) []FirmwareStatus {
 		return []FirmwareStatus{}
 	}
 	out := []FirmwareStatus{}
-	for _, bdf := range sortedKeys(fs.Devices) {
+	for _, bdf := range slices.Sorted(maps.Keys(fs.Devices)) {
 		d := fs.Devices[bdf]
 		f := FirmwareStatus{BDF: bdf, DeviceID: d.DeviceID}
 		cur, next := map[string]int64{}, map[string]int64{}
@@ -175,15 +176,6 @@ func (l Lab) firmwareStatus(problems *[]string) []FirmwareStatus {
 		}
 		out = append(out, f)
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

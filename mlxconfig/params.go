@@ -10,7 +10,8 @@ package mlxconfig
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -80,7 +81,7 @@ func ParseSetValue(param, s string) (int64, error) {
 		}
 	}
 	var names []string
-	for _, n := range sortedKeys(e) {
+	for _, n := range slices.Sorted(maps.Keys(e)) {
 		names = append(names, e[n])
 	}
 	return 0, fmt.Errorf("bad value %q for %s (want %s)", s, param, strings.Join(names, "|"))
@@ -93,15 +94,6 @@ func FormatValue(param string, v int64) string {
 		return fmt.Sprintf("%s(%d)", name, v)
 	}
 	return fmt.Sprint(v)
-}
-
-func sortedKeys(e map[int64]string) []int64 {
-	var ks []int64
-	for k := range e {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
 }
 
 // ValueMatches reports whether a printed value holds what a playbook asks

@@ -5,8 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -217,7 +218,7 @@ func (c Counters) Sub(before Counters) Counters {
 			names[u] = true
 		}
 	}
-	for _, k := range sortedKeys(names) {
+	for _, k := range slices.Sorted(maps.Keys(names)) {
 		a, okA := c.Get(k)
 		b, okB := before.Get(k)
 		if !okA || !okB || a < b {
@@ -241,17 +242,8 @@ func readded(c, before Counters) Counters {
 	for k := range before.Custom {
 		names[k] = true
 	}
-	d.Unknown = append(d.Unknown, sortedKeys(names)...)
+	d.Unknown = append(d.Unknown, slices.Sorted(maps.Keys(names))...)
 	return d
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func mergeNames(a, b []string) []string {
@@ -262,7 +254,7 @@ func mergeNames(a, b []string) []string {
 	if len(set) == 0 {
 		return nil
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // ---- ovs-ofctl dump-ports ----
@@ -647,7 +639,7 @@ func (c *Client) PortCounters(ctx context.Context, bridge string) (map[string]Co
 // mergeStale adds to live the custom keys of col (the statistics column)
 // live lacks, and names them in Stale.
 func mergeStale(live, col Counters) Counters {
-	for _, k := range sortedKeys(col.Custom) {
+	for _, k := range slices.Sorted(maps.Keys(col.Custom)) {
 		if _, have := live.Custom[k]; have || live.field(k) != nil || live.isUnknown(k) {
 			continue
 		}

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,16 +125,7 @@ func labFiles(t *testing.T, bin, name string) string {
 		}
 	}
 	delete(rec, "version")
-	return fmt.Sprintf("files:\n%srig state records: %v\n", list, sortedKeysOf(rec))
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	out := []string{}
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return fmt.Sprintf("files:\n%srig state records: %v\n", list, slices.Sorted(maps.Keys(rec)))
 }
 
 // labLinks is the lab's netdevs and RDMA ports as `rig lab status` shows
@@ -226,7 +219,7 @@ func labHostState(t *testing.T, bin, name string) map[string]string {
 // diffState names the sections of got that differ from want.
 func diffState(t *testing.T, what string, want, got map[string]string) {
 	t.Helper()
-	for _, k := range sortedKeysOf(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if want[k] != got[k] {
 			t.Errorf("%s: %s differs.\nbefore up:\n%s\nnow:\n%s", what, k, want[k], got[k])
 		}
