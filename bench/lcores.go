@@ -2,10 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"rig/internal/cpuset"
+	"rig/internal/host"
 )
 
 // LcoreMap is what an EAL -l or --lcores value asks for: the main lcore and
@@ -61,13 +63,13 @@ func ParseLcores(s string, mainLcore int) (LcoreMap, error) {
 	for _, e := range elems {
 		lhs, rhs, hasAt := strings.Cut(e, "@")
 		group := strings.HasPrefix(lhs, "(")
-		lcores, err := parseIntSet(strings.Trim(lhs, "()"))
+		lcores, err := lcoreSet(strings.Trim(lhs, "()"))
 		if err != nil {
 			return bad(err.Error())
 		}
 		var cpus []int
 		if hasAt {
-			if cpus, err = parseIntSet(strings.Trim(rhs, "()")); err != nil {
+			if cpus, err = lcoreSet(strings.Trim(rhs, "()")); err != nil {
 				return bad(err.Error())
 			}
 		}
@@ -104,34 +106,13 @@ func ParseLcores(s string, mainLcore int) (LcoreMap, error) {
 	return m, nil
 }
 
-// parseIntSet reads "1", "1-3", "1,3-4" into sorted unique ints.
-func parseIntSet(s string) ([]int, error) {
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		a, b, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		lo, err := strconv.Atoi(a)
-		if err != nil || lo < 0 {
-			return nil, fmt.Errorf("%q is not a number or range", part)
-		}
-		hi := lo
-		if isRange {
-			if hi, err = strconv.Atoi(b); err != nil || hi < lo {
-				return nil, fmt.Errorf("%q is not a number or range", part)
-			}
-		}
-		if hi-lo > 4096 {
-			return nil, fmt.Errorf("range %q too large", part)
-		}
-		for v := lo; v <= hi; v++ {
-			seen[v] = true
-		}
+// lcoreSet reads one side of a core-list element ("1", "1-3", "1,3-4"):
+// a CPU list that names at least one.
+func lcoreSet(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("%q is not a number or range", s)
 	}
-	out := make([]int, 0, len(seen))
-	for v := range seen {
-		out = append(out, v)
-	}
-	sort.Ints(out)
-	return out, nil
+	return cpuset.ParseList(s)
 }
 
 // mainLcoreArg returns the --main-lcore value among extra EAL args, or -1.
@@ -157,11 +138,7 @@ func mainLcoreArg(eal []string) (int, error) {
 
 // onlineCPUs reads the host's online CPUs; nil when unknown.
 func onlineCPUs() []int {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return nil
-	}
-	cpus, err := parseIntSet(strings.TrimSpace(string(b)))
+	cpus, err := cpuset.Online(host.New("/"))
 	if err != nil {
 		return nil
 	}
