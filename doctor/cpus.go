@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"rig/internal/cpuset"
 	"rig/internal/host"
-	"rig/ovs"
 )
 
 // cpuInfo is the host's CPUs as the kernel lists them.
@@ -28,7 +28,7 @@ func readCPUList(h *host.Host, p string) ([]int, error) {
 	if s == "" || s == "(null)" {
 		return nil, nil
 	}
-	return ovs.ParseCPUList(s)
+	return cpuset.ParseCPUList(s)
 }
 
 func setOf(xs []int) map[int]bool {
@@ -42,7 +42,7 @@ func setOf(xs []int) map[int]bool {
 func readCPUs(h *host.Host) (cpuInfo, error) {
 	var c cpuInfo
 	var err error
-	if c.online, err = readCPUList(h, ovs.OnlineCPUsFile); err != nil {
+	if c.online, err = readCPUList(h, cpuset.OnlineCPUsFile); err != nil {
 		return c, fmt.Errorf("doctor: online CPUs: %w", err)
 	}
 	c.isOnline = setOf(c.online)
@@ -75,7 +75,7 @@ func maskCPUs(o *OVS, key string) (cpus []int, mask string, ok bool, err error) 
 		return nil, "", false, nil
 	}
 	mask = o.OtherConfig[key]
-	cpus, err = ovs.ParseCPUMask(mask)
+	cpus, err = cpuset.ParseCPUMask(mask)
 	return cpus, mask, true, err
 }
 
@@ -105,7 +105,7 @@ func missing(cpus []int, have map[int]bool) []int {
 // (warning).
 func checkCPUs(in Input, c cpuInfo) []Finding {
 	var fs []Finding
-	online := ovs.FormatCPUList(c.online)
+	online := cpuset.FormatCPUList(c.online)
 	pmd := []int(nil)
 	for _, key := range []string{"pmd-cpu-mask", "dpdk-lcore-mask"} {
 		cpus, mask, ok, err := maskCPUs(in.OVS, key)
@@ -120,8 +120,8 @@ func checkCPUs(in Input, c cpuInfo) []Finding {
 		}
 		if miss := missing(cpus, c.isOnline); len(miss) > 0 {
 			fs = append(fs, Finding{Check: "cpus", Severity: Error, Object: obj,
-				Evidence: fmt.Sprintf("%s %s (%s) selects CPU(s) %s, which are not online (online: %s, %s)", key, mask, in.OVS.Source, ovs.FormatCPUList(miss), online, ovs.OnlineCPUsFile),
-				Fix:      fmt.Sprintf("set %s to online CPUs only, e.g. %s", key, ovs.MaskFor(dropMissing(cpus, c.isOnline, c.online)))})
+				Evidence: fmt.Sprintf("%s %s (%s) selects CPU(s) %s, which are not online (online: %s, %s)", key, mask, in.OVS.Source, cpuset.FormatCPUList(miss), online, cpuset.OnlineCPUsFile),
+				Fix:      fmt.Sprintf("set %s to online CPUs only, e.g. %s", key, cpuset.MaskFor(dropMissing(cpus, c.isOnline, c.online)))})
 		}
 		if key == "pmd-cpu-mask" {
 			pmd = cpus
@@ -129,12 +129,12 @@ func checkCPUs(in Input, c cpuInfo) []Finding {
 	}
 	if len(in.Cores) > 0 {
 		if miss := missing(in.Cores, c.isOnline); len(miss) > 0 {
-			fs = append(fs, Finding{Check: "cpus", Severity: Error, Object: "rig lcores " + ovs.FormatCPUList(in.Cores),
-				Evidence: fmt.Sprintf("CPU(s) %s are not online (online: %s)", ovs.FormatCPUList(miss), online), Fix: "give --cores from the online CPUs"})
+			fs = append(fs, Finding{Check: "cpus", Severity: Error, Object: "rig lcores " + cpuset.FormatCPUList(in.Cores),
+				Evidence: fmt.Sprintf("CPU(s) %s are not online (online: %s)", cpuset.FormatCPUList(miss), online), Fix: "give --cores from the online CPUs"})
 		}
 		if both := intersect(in.Cores, pmd); len(both) > 0 {
-			fs = append(fs, Finding{Check: "cpus", Severity: Error, Object: "rig lcores " + ovs.FormatCPUList(in.Cores),
-				Evidence: fmt.Sprintf("CPU(s) %s are also in OvS's pmd-cpu-mask (%s): two pollers on one CPU each get about half, so a check measures the sharing", ovs.FormatCPUList(both), in.OVS.Source),
+			fs = append(fs, Finding{Check: "cpus", Severity: Error, Object: "rig lcores " + cpuset.FormatCPUList(in.Cores),
+				Evidence: fmt.Sprintf("CPU(s) %s are also in OvS's pmd-cpu-mask (%s): two pollers on one CPU each get about half, so a check measures the sharing", cpuset.FormatCPUList(both), in.OVS.Source),
 				Fix:      "give rig's dataplane CPUs outside pmd-cpu-mask (the check step picks them so by itself)"})
 		}
 	}
@@ -173,18 +173,18 @@ func isolation(c cpuInfo, what string, cpus []int) []Finding {
 	if len(cpus) == 0 {
 		return nil
 	}
-	obj := what + " " + ovs.FormatCPUList(cpus)
+	obj := what + " " + cpuset.FormatCPUList(cpus)
 	notIso := missing(cpus, c.isolated)
 	if len(notIso) == 0 {
 		ev := "isolated (isolcpus: /sys/devices/system/cpu/isolated)"
 		if m := missing(cpus, c.nohz); len(m) > 0 {
-			ev += "; not nohz_full: " + ovs.FormatCPUList(m)
+			ev += "; not nohz_full: " + cpuset.FormatCPUList(m)
 		}
 		return []Finding{{Check: "cpus", Severity: OK, Object: obj, Evidence: ev}}
 	}
-	list := ovs.FormatCPUList(notIso)
+	list := cpuset.FormatCPUList(notIso)
 	return []Finding{{Check: "cpus", Severity: Warning, Object: obj,
-		Evidence: fmt.Sprintf("CPU(s) %s are not isolated (/sys/devices/system/cpu/isolated: %q): the scheduler runs other tasks there and a poller loses cycles", list, strings.TrimSpace(ovs.FormatCPUList(keys(c.isolated)))),
+		Evidence: fmt.Sprintf("CPU(s) %s are not isolated (/sys/devices/system/cpu/isolated: %q): the scheduler runs other tasks there and a poller loses cycles", list, strings.TrimSpace(cpuset.FormatCPUList(keys(c.isolated)))),
 		Fix:      fmt.Sprintf("kernel section args [isolcpus=%s, nohz_full=%s, rcu_nocbs=%s], then reboot", list, list, list)}}
 }
 

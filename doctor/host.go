@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"rig/hugepages"
+	"rig/internal/cpuset"
 	"rig/internal/host"
-	"rig/ovs"
 	"rig/smartnic"
 )
 
@@ -69,7 +69,7 @@ func checkNUMA(h *host.Host, inv *smartnic.Inventory, in Input, c cpuInfo) []Fin
 			}
 			if len(far) > 0 {
 				fs = append(fs, Finding{Check: "numa", Severity: Warning, Object: f.BDF,
-					Evidence: fmt.Sprintf("%s (node %d) is polled by %s %s on another node", f.Model, f.NUMANode, g.what, ovs.FormatCPUList(far)),
+					Evidence: fmt.Sprintf("%s (node %d) is polled by %s %s on another node", f.Model, f.NUMANode, g.what, cpuset.FormatCPUList(far)),
 					Fix:      fmt.Sprintf("use CPUs of node %d (/sys/devices/system/node/node%d/cpulist)", f.NUMANode, f.NUMANode)})
 			}
 		}
@@ -173,7 +173,7 @@ func checkGovernor(h *host.Host, cpus []int) []Finding {
 			slow = append(slow, fmt.Sprintf("cpu%d=%s", cpu, g))
 		}
 	}
-	obj := "CPUs " + ovs.FormatCPUList(cpus)
+	obj := "CPUs " + cpuset.FormatCPUList(cpus)
 	switch {
 	case seen == 0:
 		return []Finding{{Check: "governor", Severity: Info, Object: obj, Evidence: "no cpufreq (scaling_governor absent): a VM or firmware-controlled frequency"}}
@@ -223,7 +223,7 @@ func checkIrqbalance(h *host.Host, c cpuInfo) []Finding {
 		return []Finding{{Check: "irqbalance", Severity: Warning, Object: "irqbalance", Evidence: "running, and no CPU is isolated: NIC interrupts land on the CPUs the pollers use",
 			Fix: "isolate the polling CPUs (kernel section isolcpus=), or IRQBALANCE_BANNED_CPULIST=<polling CPUs> in /etc/default/irqbalance, or stop irqbalance"}}
 	}
-	return []Finding{{Check: "irqbalance", Severity: Info, Object: "irqbalance", Evidence: "running; it leaves the isolated CPUs " + ovs.FormatCPUList(keys(c.isolated)) + " alone"}}
+	return []Finding{{Check: "irqbalance", Severity: Info, Object: "irqbalance", Evidence: "running; it leaves the isolated CPUs " + cpuset.FormatCPUList(keys(c.isolated)) + " alone"}}
 }
 
 // checkHugepages: OvS with DPDK needs its dpdk-socket-mem free per node

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"rig/internal/cpuset"
 	"rig/internal/devargs"
-	"rig/ovs"
 )
 
 // OVSSpec is the `ovs` section: DPDK settings of ovs-vswitchd and the
@@ -258,7 +258,7 @@ func (v *ovsValidator) config(c OVSConfig) {
 		}
 		if !hexMaskRe.MatchString(kv.v) {
 			add(kv.f, "want a hex CPU mask like 0x6, got %s", shortValue(kv.v))
-		} else if _, err := ovs.ParseCPUMask(kv.v); err != nil {
+		} else if _, err := cpuset.ParseCPUMask(kv.v); err != nil {
 			add(kv.f, "%v; write a mask of the CPUs to use, e.g. 0x6 for CPUs 1 and 2", err)
 		} else if strings.Trim(strings.TrimPrefix(strings.TrimPrefix(kv.v, "0x"), "0X"), "0") == "" {
 			add(kv.f, "mask %q selects no CPU", kv.v)

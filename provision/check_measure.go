@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/internal/cpuset"
 	"rig/ovs"
 	"rig/playbooks"
 )
@@ -464,13 +465,13 @@ func summarizePMD(stats []ovs.PMDStats) string {
 // (pmd-cpu-mask): every lcore of rig on the free CPUs, round-robin. With
 // no free CPU it shares them, and says so.
 func (s *checkStep) lcores(ctx context.Context) (string, string, error) {
-	raw, err := s.env.Host.ReadString(ovs.OnlineCPUsFile)
+	raw, err := s.env.Host.ReadString(cpuset.OnlineCPUsFile)
 	if err != nil {
 		return "", "", fmt.Errorf("check: online CPUs: %w", err)
 	}
-	online, err := ovs.ParseCPUList(strings.TrimSpace(raw))
+	online, err := cpuset.ParseCPUList(strings.TrimSpace(raw))
 	if err != nil || len(online) == 0 {
-		return "", "", fmt.Errorf("check: %s: %q: %v", ovs.OnlineCPUsFile, raw, err)
+		return "", "", fmt.Errorf("check: %s: %q: %v", cpuset.OnlineCPUsFile, raw, err)
 	}
 	st, err := s.o.ReadState(ctx)
 	if err != nil {
@@ -478,7 +479,7 @@ func (s *checkStep) lcores(ctx context.Context) (string, string, error) {
 	}
 	pmd := map[int]bool{}
 	if m := st.OtherConfig["pmd-cpu-mask"]; m != "" {
-		cpus, _ := ovs.ParseCPUMask(m)
+		cpus, _ := cpuset.ParseCPUMask(m)
 		for _, c := range cpus {
 			pmd[c] = true
 		}
@@ -504,7 +505,7 @@ func (s *checkStep) pmdThreads(ctx context.Context) int {
 	if err != nil {
 		return 1
 	}
-	cpus, err := ovs.ParseCPUMask(st.OtherConfig["pmd-cpu-mask"])
+	cpus, err := cpuset.ParseCPUMask(st.OtherConfig["pmd-cpu-mask"])
 	if err != nil || len(cpus) == 0 {
 		return 1
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rig/internal/cpuset"
 	"rig/internal/devargs"
 	"rig/internal/host"
 	"rig/internal/labinfo"
@@ -472,13 +473,13 @@ func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 		}
 		if err != nil {
 			return &Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
-				CauseText: "the host's online CPU list is unreadable", FixText: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
+				CauseText: "the host's online CPU list is unreadable", FixText: "check that " + s.h.Path(cpuset.OnlineCPUsFile) + " is readable (sysfs mounted)"}
 		}
 		if why == "" {
 			continue
 		}
 		fix := "set ovs.config." + key + " in the playbook to a mask of online CPUs"
-		if cpus, err := ovs.ParseCPUMask(mask); err == nil {
+		if cpus, err := cpuset.ParseCPUMask(mask); err == nil {
 			if online, err := s.onlineCPUs(); err == nil {
 				var keep []int
 				for _, c := range cpus {
@@ -487,7 +488,7 @@ func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 					}
 				}
 				if len(keep) > 0 {
-					fix += fmt.Sprintf(" (e.g. %s keeps CPU(s) %s)", ovs.MaskFor(keep), ovs.FormatCPUList(keep))
+					fix += fmt.Sprintf(" (e.g. %s keeps CPU(s) %s)", cpuset.MaskFor(keep), cpuset.FormatCPUList(keep))
 				} else {
 					var all []int
 					for c := range online {
@@ -496,7 +497,7 @@ func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 						}
 					}
 					sort.Ints(all)
-					fix += fmt.Sprintf(" (e.g. %s selects CPU(s) %s)", ovs.MaskFor(all), ovs.FormatCPUList(all))
+					fix += fmt.Sprintf(" (e.g. %s selects CPU(s) %s)", cpuset.MaskFor(all), cpuset.FormatCPUList(all))
 				}
 			}
 		}
@@ -507,11 +508,11 @@ func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 }
 
 func (s *ovsStep) onlineCPUs() (map[int]bool, error) {
-	raw, err := s.h.ReadString(ovs.OnlineCPUsFile)
+	raw, err := s.h.ReadString(cpuset.OnlineCPUsFile)
 	if err != nil {
 		return nil, err
 	}
-	cpus, err := ovs.ParseCPUList(raw)
+	cpus, err := cpuset.ParseCPUList(raw)
 	m := map[int]bool{}
 	for _, c := range cpus {
 		m[c] = true

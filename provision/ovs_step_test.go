@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"rig/internal/cpuset"
 	"rig/internal/host"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
@@ -441,7 +442,7 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 	f := fakeOVS(sample(t, "state-attached.json"), nil)
 	h := systemHost(t, f)
-	online := h.Path(ovs.OnlineCPUsFile)
+	online := h.Path(cpuset.OnlineCPUsFile)
 	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
 		t.Fatal(err)
 	}

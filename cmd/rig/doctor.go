@@ -5,9 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rig/doctor"
+	"rig/internal/cpuset"
 	"rig/ovs"
 	"rig/playbooks"
-	"rig/doctor"
 )
 
 // newDoctorCmd is `rig doctor`: read-only tuning findings.
@@ -27,7 +28,7 @@ dataplane CPUs. It writes nothing. Exit 1 when a finding is an error.`,
 			h := a.host()
 			in := doctor.Input{Host: h}
 			if cores != "" {
-				cpus, err := ovs.ParseCPUList(cores)
+				cpus, err := cpuset.ParseCPUList(cores)
 				if err != nil {
 					return withCode(exitUsage, fmt.Errorf("--cores %q: %w (a CPU list like 2,3 or 2-5)", cores, err))
 				}

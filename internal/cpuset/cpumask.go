@@ -1,4 +1,6 @@
-package ovs
+// Package cpuset reads and writes CPU sets: hex masks (OvS other_config
+// pmd-cpu-mask, dpdk-lcore-mask) and the kernel's cpulist format.
+package cpuset
 
 import (
 	"fmt"
@@ -85,39 +87,6 @@ func FormatCPUList(cpus []int) string {
 
 // OnlineCPUsFile is where the kernel lists the online CPUs.
 const OnlineCPUsFile = "/sys/devices/system/cpu/online"
-
-// CheckCPUMask checks that every CPU mask (other_config key key) selects
-// is online on host h. It returns "" when it is, else what is wrong and the
-// online set.
-func CheckCPUMask(h Host, key, mask string) (string, error) {
-	cpus, err := ParseCPUMask(mask)
-	if err != nil {
-		return "", err
-	}
-	raw, err := readString(h, OnlineCPUsFile)
-	if err != nil {
-		return "", fmt.Errorf("read the online CPUs: %w", err)
-	}
-	online, err := ParseCPUList(raw)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", h.Path(OnlineCPUsFile), err)
-	}
-	on := map[int]bool{}
-	for _, c := range online {
-		on[c] = true
-	}
-	var missing []int
-	for _, c := range cpus {
-		if !on[c] {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) == 0 {
-		return "", nil
-	}
-	return fmt.Sprintf("%s %s selects CPU(s) %s, which this host does not have online (online CPUs: %s, from %s)",
-		key, mask, FormatCPUList(missing), FormatCPUList(online), OnlineCPUsFile), nil
-}
 
 // MaskFor returns the smallest hex mask selecting cpus ("0x6" for 1,2).
 func MaskFor(cpus []int) string {
