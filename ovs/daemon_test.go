@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"rig/internal/host"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 )
 
 // A real private instance: every file in its dir, status by pid, stop by

@@ -11,8 +11,8 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 )
 
 // For real against a private ovs-vswitchd-dpdk 3.1 (DPDK 22.11, --no-pci):

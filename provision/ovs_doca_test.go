@@ -12,9 +12,9 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/internal/testutil/sysfstree"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 	"rig/playbooks"
 )
 

@@ -18,8 +18,8 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 	"rig/playbooks"
 )
 
