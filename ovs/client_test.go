@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
 )
 
 // A write that ovs-vsctl's --timeout killed (SIGALRM, as recorded from a
@@ -64,7 +65,7 @@ func TestTargetForDBChecksLiveFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := fakeRoot(t, map[string]string{"/srv/ovs/conf.db": "x", "/srv/ovs/ovsdb-server.pid": "1\n"})
+	h := sysfstree.FakeRoot(t, map[string]string{"/srv/ovs/conf.db": "x", "/srv/ovs/ovsdb-server.pid": "1\n"})
 	if got := TargetFor(h, "", "unix:"+live+"/db.sock"); !got.Private || got.RunDir != live || got.LogFile != live+"/ovs-vswitchd.log" {
 		t.Errorf("live private dir: %+v", got)
 	}
@@ -79,7 +80,7 @@ func TestTargetForDBChecksLiveFiles(t *testing.T) {
 // /etc/openvswitch) → the system instance.
 func TestDefaultTargetRecognisesRigStartedInstance(t *testing.T) {
 	dir := t.TempDir()
-	h := fakeRoot(t, nil)
+	h := sysfstree.FakeRoot(t, nil)
 	if got := defaultTarget(h, dir); got.Private || got.DB != "" || got.LogFile != SystemLogFile || got.RunDir != dir {
 		t.Errorf("empty rundir: %+v, want the system instance", got)
 	}

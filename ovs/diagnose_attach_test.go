@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
 )
 
 // Log lines of attach failures, exactly as ovs-vswitchd-dpdk 3.1.0 with
@@ -131,7 +132,7 @@ func attachHost(t testing.TB, cmdline string, groups bool) *host.Host {
 		files["/sys/kernel/iommu_groups/7/devices"] = "<dir>"
 		files["/sys/kernel/iommu_groups/12/devices"] = "<dir>"
 	}
-	h := fakeRoot(t, files)
+	h := sysfstree.FakeRoot(t, files)
 	link(t, h, "../../../bus/pci/drivers/virtio-pci", "/sys/bus/pci/devices/0000:00:03.0/driver")
 	link(t, h, "../../../bus/pci/drivers/vfio-pci", "/sys/bus/pci/devices/0000:01:00.1/driver")
 	link(t, h, "../../../bus/pci/drivers/ixgbe", "/sys/bus/pci/devices/0000:01:00.0/driver")
@@ -211,7 +212,7 @@ func TestDiagnoseAttachCauses(t *testing.T) {
 // mempool lines: the MTU the device does not take, named with its limit;
 // with only the generic configure error, that error.
 func TestDiagnoseOfprotoAddWithoutMempool(t *testing.T) {
-	h := fakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
+	h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
 	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
 	ifc := Interface{Name: "afm", Type: "dpdk", OFPort: -1, MTURequest: 9000, Error: "could not add network device afm to ofproto (Invalid argument)",
 		Options: map[string]string{"dpdk-devargs": "net_af_packet3,iface=h13a"}}
@@ -244,7 +245,7 @@ func TestDiagnoseOfprotoAddWithoutMempool(t *testing.T) {
 // Older OvS leave Interface.error empty: the log line OvS wrote for the
 // interface stands in for it, and the diagnosis follows from it.
 func TestDiagnoseEmptyErrorFromLog(t *testing.T) {
-	h := fakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
+	h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
 	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
 	d := Diagnose(h, up, Interface{Name: "eth9", Type: "system", OFPort: -1}, recordedAttach["no-netdev"])
 	if d.Kind != ProblemNoSuchNetdev || d.Error != "ofport is -1; Interface.error is empty (older OvS), the ovs-vswitchd log says: could not open network device eth9 (No such device)" ||
@@ -286,7 +287,7 @@ func TestEALExclusion(t *testing.T) {
 // probe failed: the PMD's own error is the cause, not the binding or the
 // IOMMU (the recorded virtio lines, the NIC here on vfio-pci).
 func TestDiagnoseAttachPMDProbeFailed(t *testing.T) {
-	h := fakeRoot(t, map[string]string{"/sys/bus/pci/devices/0000:00:03.0/vendor": "0x1af4\n", "/proc/cmdline": "intel_iommu=on\n"})
+	h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices/0000:00:03.0/vendor": "0x1af4\n", "/proc/cmdline": "intel_iommu=on\n"})
 	link(t, h, "../../../../bus/pci/drivers/vfio-pci", "/sys/bus/pci/devices/0000:00:03.0/driver")
 	link(t, h, "../../../../kernel/iommu_groups/3", "/sys/bus/pci/devices/0000:00:03.0/iommu_group")
 	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}

@@ -7,29 +7,8 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
 )
-
-// fakeRoot builds a host root with files (path -> content; content "<dir>" makes a directory).
-func fakeRoot(t testing.TB, files map[string]string) *host.Host {
-	t.Helper()
-	root := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(root, p)
-		if c == "<dir>" {
-			if err := os.MkdirAll(full, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &host.Host{Root: root}
-}
 
 // Log lines recorded from ovs-vswitchd-dpdk 3.1.0 / DPDK 22.11.11 on this VM.
 var recorded = map[string]LogTail{
@@ -64,7 +43,7 @@ var recorded = map[string]LogTail{
 }
 
 func TestDiagnose(t *testing.T) {
-	h := fakeRoot(t, map[string]string{
+	h := sysfstree.FakeRoot(t, map[string]string{
 		"/sys/bus/pci/devices/0000:03:00.0/vendor":      "0x15b3\n",
 		"/sys/bus/pci/devices/0000:03:00.1/vendor":      "0x15b3\n",
 		"/sys/bus/pci/devices/0000:03:00.1/infiniband":  "<dir>",
@@ -161,7 +140,7 @@ func TestReadLogTailFromLastStart(t *testing.T) {
 	}
 	// the system instance's log is a host path: it is read under --root,
 	// a private instance's is the real path whatever the root
-	h := fakeRoot(t, map[string]string{SystemLogFile: log})
+	h := sysfstree.FakeRoot(t, map[string]string{SystemLogFile: log})
 	if tail := ReadLogTail(h, TargetFor(h, "", "")); len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
 		t.Fatalf("system log under the root: %q", tail)
 	}
@@ -171,7 +150,7 @@ func TestReadLogTailFromLastStart(t *testing.T) {
 }
 
 func TestProcessStatusStale(t *testing.T) {
-	h := fakeRoot(t, map[string]string{
+	h := sysfstree.FakeRoot(t, map[string]string{
 		"/var/run/openvswitch/ovs-vswitchd.pid": "4242\n",
 		"/proc/4242/stat":                       "4242 (ovs-vswitchd-dp) S 1 4242 4242 0 -1 4194624",
 		"/run/b/ovs-vswitchd.pid":               "77\n",
@@ -211,7 +190,7 @@ func TestInterfaceAttached(t *testing.T) {
 // The exact hints for an attached-but-failing mlx5 device (stays on
 // mlx5_core) and for a non-mlx5 NIC (vfio-pci, naming its current driver).
 func TestDiagnoseAttachHints(t *testing.T) {
-	h := fakeRoot(t, map[string]string{
+	h := sysfstree.FakeRoot(t, map[string]string{
 		"/sys/bus/pci/devices/0000:03:00.1/vendor":     "0x15b3\n",
 		"/sys/bus/pci/devices/0000:03:00.1/infiniband": "<dir>",
 		"/sys/bus/pci/devices/0000:04:00.0/vendor":     "0x8086\n",

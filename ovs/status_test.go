@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
 )
 
 // statusHost is a fake root where the system ovs-vswitchd (pid 4242) is
 // alive, and ovs-vsctl answers with state.
 func statusHost(t *testing.T, state []byte) *host.Host {
 	t.Helper()
-	h := fakeRoot(t, map[string]string{
+	h := sysfstree.FakeRoot(t, map[string]string{
 		SystemRunDir + "/ovs-vswitchd.pid": "4242\n",
 		"/proc/4242/stat":                  "4242 (ovs-vswitchd) S 1 4242 4242 0 -1 4194560",
 	})
