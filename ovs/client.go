@@ -90,6 +90,10 @@ type Client struct {
 // NewClient returns a client for target t.
 func NewClient(h Host, t Target) *Client { return &Client{host: h, Target: t} }
 
+// Host is the host seam the client reads and runs through (for what
+// looks at the host beside OvS: the diagnosis reads sysfs through it).
+func (c *Client) Host() Host { return c.host }
+
 func (c *Client) timeout() int {
 	if c.Timeout > 0 {
 		return c.Timeout

@@ -14,7 +14,7 @@ func CheckCPUMask(h Host, key, mask string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	raw, err := readString(h, cpuset.OnlineCPUsFile)
+	raw, err := ReadString(h, cpuset.OnlineCPUsFile)
 	if err != nil {
 		return "", fmt.Errorf("read the online CPUs: %w", err)
 	}

@@ -2,7 +2,6 @@ package ovs
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -49,8 +48,8 @@ import (
 // ovs-vswitchd log to hold the evidence for what the database shows.
 const DefaultLogWait = 2 * time.Second
 
-// logPollInterval is how often WaitLogTail reads the log again.
-const logPollInterval = 50 * time.Millisecond
+// LogPollInterval is how often WaitLogTail reads the log again.
+const LogPollInterval = 50 * time.Millisecond
 
 // WaitLogTail reads t's log since the last start (ReadLogTail) until
 // complete(tail) holds, again every 50 ms, for at most bound or until ctx
@@ -64,7 +63,7 @@ func WaitLogTail(ctx context.Context, h Host, t Target, bound time.Duration, com
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	tick := time.NewTicker(logPollInterval)
+	tick := time.NewTicker(LogPollInterval)
 	defer tick.Stop()
 	for {
 		select {
@@ -82,73 +81,14 @@ func WaitLogTail(ctx context.Context, h Host, t Target, bound time.Duration, com
 	}
 }
 
-// EvidenceComplete returns the test WaitLogTail waits for before st and
-// its failed interfaces are diagnosed: the tail holds, for each failed
-// interface, the line carrying its Interface.error (an older OvS that
-// leaves the column empty: the line errorFromLog takes in its place), and,
-// when DPDK was asked for but dpdk_initialized is false, the line that
-// ends DPDK's init (dpdkInitEnded).
-func EvidenceComplete(st *State, failed []Interface) func(LogTail) bool {
-	return func(tail LogTail) bool {
-		if st != nil && dpdkRequested(st) && !st.DPDKInitialized && !dpdkInitEnded(tail) {
-			return false
-		}
-		for _, ifc := range failed {
-			if ifc.Error == "" {
-				if errorFromLog(ifc, tail) == "" {
-					return false
-				}
-				continue
-			}
-			if len(tail.matching(1, ifc.Error)) == 0 {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// EvidenceLog reads the vswitchd log since its last start for diagnosing
-// st and its failed interfaces: it waits, up to c.LogWait
-// (DefaultLogWait when 0), for the lines EvidenceComplete names.
-func (c *Client) EvidenceLog(ctx context.Context, st *State, failed ...Interface) LogTail {
+// WaitLog is WaitLogTail for this instance: it reads the vswitchd log
+// since its last start until complete holds, waiting up to c.LogWait
+// (DefaultLogWait when 0). The diagnosis (ovs/diagnose EvidenceLog) says
+// what complete is.
+func (c *Client) WaitLog(ctx context.Context, complete func(LogTail) bool) LogTail {
 	bound := c.LogWait
 	if bound == 0 {
 		bound = DefaultLogWait
 	}
-	return WaitLogTail(ctx, c.host, c.Target, bound, EvidenceComplete(st, failed))
-}
-
-// dpdkRequested: other_config asks ovs-vswitchd for DPDK (dpdk-init true or
-// try; OVS-DOCA's doca-init=true, lib/ovs-doca.c ovs_doca_init__).
-func dpdkRequested(st *State) bool {
-	init := st.OtherConfig["dpdk-init"]
-	return init == "true" || init == "try" || (st.DOCA && st.OtherConfig["doca-init"] == "true")
-}
-
-// DPDK init lines of lib/dpdk.c dpdk_init and dpdk_init__ (OvS 3.1).
-const (
-	dpdkInitStart    = "|dpdk|INFO|DPDK Enabled - initializing..."
-	dpdkInitOK       = "|dpdk|INFO|DPDK Enabled - initialized"
-	dpdkInitDisabled = "|dpdk|INFO|DPDK Disabled - Use other_config:dpdk-init to enable"
-	dpdkInitEALFail  = "|dpdk|EMER|Unable to initialize DPDK: "
-	dpdkInitMPFail   = "|dpdk|EMER|Could not disable multiprocess"
-	dpdkInitFailed   = "|dpdk|ERR|DPDK Initialization Failed."
-)
-
-// dpdkInitEnded says whether the last DPDK init line of the tail ends an
-// attempt (failed, done, or DPDK not asked for at start) rather than
-// starting one, or there being none yet.
-func dpdkInitEnded(tail LogTail) bool {
-	for i := len(tail) - 1; i >= 0; i-- {
-		l := tail[i]
-		switch {
-		case strings.Contains(l, dpdkInitStart):
-			return false
-		case strings.Contains(l, dpdkInitEALFail), strings.Contains(l, dpdkInitMPFail), strings.Contains(l, dpdkInitFailed),
-			strings.Contains(l, dpdkInitOK), strings.Contains(l, dpdkInitDisabled):
-			return true
-		}
-	}
-	return false
+	return WaitLogTail(ctx, c.host, c.Target, bound, complete)
 }

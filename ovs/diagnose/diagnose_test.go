@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"os"
@@ -8,10 +8,11 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/testutil/sysfstree"
+	"rig/ovs"
 )
 
 // Log lines recorded from ovs-vswitchd-dpdk 3.1.0 / DPDK 22.11.11 on this VM.
-var recorded = map[string]LogTail{
+var recorded = map[string]ovs.LogTail{
 	"bad-pci": {
 		"2026-11-30T13:35:36.885Z|00098|dpdk|ERR|EAL: Cannot find device (0000:99:00.0)",
 		"2026-11-30T13:35:36.885Z|00099|dpdk|ERR|EAL: Failed to attach device on primary process",
@@ -50,46 +51,46 @@ func TestDiagnose(t *testing.T) {
 		"/sys/bus/pci/devices/0000:04:00.0/vendor":      "0x8086\n",
 		"/sys/bus/pci/devices/0000:03:00.1/infiniband/": "<dir>",
 	})
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "32", "dpdk-socket-limit": "48"}}
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "32", "dpdk-socket-limit": "48"}}
 	attach := func(d string) string { return "Error attaching device '" + d + "' to DPDK" }
 	cases := []struct {
 		name, log string
-		st        *State
-		ifc       Interface
+		st        *ovs.State
+		ifc       ovs.Interface
 		kind      string
 		cause     string
 	}{
-		{"bad pci", "bad-pci", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:99:00.0"), Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}},
+		{"bad pci", "bad-pci", up, ovs.Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:99:00.0"), Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}},
 			ProblemPCIAbsent, "PCI device 0000:99:00.0 does not exist"},
-		{"short bdf", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("99:00.0"), Options: map[string]string{"dpdk-devargs": "99:00.0"}},
+		{"short bdf", "", up, ovs.Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("99:00.0"), Options: map[string]string{"dpdk-devargs": "99:00.0"}},
 			ProblemPCIAbsent, "0000:99:00.0 does not exist"},
-		{"mlx5 no rdma", "mlx5", up, Interface{Name: "pf0hpf", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0,representor=[65535]"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0,representor=[65535]"}},
+		{"mlx5 no rdma", "mlx5", up, ovs.Interface{Name: "pf0hpf", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0,representor=[65535]"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0,representor=[65535]"}},
 			ProblemMlx5NoRDMA, "has no RDMA device"},
-		{"mlx5 no rdma, sysfs only", "", up, Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0"}},
+		{"mlx5 no rdma, sysfs only", "", up, ovs.Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.0"), Options: map[string]string{"dpdk-devargs": "0000:03:00.0"}},
 			ProblemMlx5NoRDMA, "mlx5_ib"},
-		{"mlx5 with rdma", "", up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.1"), Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}},
+		{"mlx5 with rdma", "", up, ovs.Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: attach("0000:03:00.1"), Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}},
 			ProblemAttachFailed, "the mlx5 PMD could not attach 0000:03:00.1; mlx5 is bifurcated (the device stays bound to mlx5_core"},
-		{"intel", "", up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: attach("0000:04:00.0"), Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}},
+		{"intel", "", up, ovs.Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: attach("0000:04:00.0"), Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}},
 			ProblemWrongDriver, "could not attach PCI device 0000:04:00.0: it is bound to no driver; a non-mlx5 NIC must be bound to vfio-pci"},
-		{"malformed", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar,,="), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar,,="}},
+		{"malformed", "malformed", up, ovs.Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar,,="), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar,,="}},
 			ProblemBadDevargs, "malformed devargs"},
-		{"unknown key", "malformed", up, Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar"), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar"}},
+		{"unknown key", "malformed", up, ovs.Interface{Name: "mal", Type: "dpdk", OFPort: -1, Error: attach("net_null1,foo=bar"), Options: map[string]string{"dpdk-devargs": "net_null1,foo=bar"}},
 			ProblemBadDevargs, "rejected the devargs"},
-		{"memif in use", "memif", up, Interface{Name: "m1", Type: "dpdk", OFPort: -1, Error: attach("net_memif1,role=server,socket=/tmp/ovsx/memif.sock"), Options: map[string]string{"dpdk-devargs": "net_memif1,role=server,socket=/tmp/ovsx/memif.sock"}},
+		{"memif in use", "memif", up, ovs.Interface{Name: "m1", Type: "dpdk", OFPort: -1, Error: attach("net_memif1,role=server,socket=/tmp/ovsx/memif.sock"), Options: map[string]string{"dpdk-devargs": "net_memif1,role=server,socket=/tmp/ovsx/memif.sock"}},
 			ProblemMemifSocketInUse, "memif socket is already in use"},
-		{"mempool", "mempool", up, Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
+		{"mempool", "mempool", up, ovs.Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
 			ProblemMempool, "dpdk-socket-mem=32 dpdk-socket-limit=48 MB is too small"},
-		{"dpdk not initialised: hugepages", "nomem", &State{OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "4096"}},
-			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
+		{"dpdk not initialised: hugepages", "nomem", &ovs.State{OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-socket-mem": "4096"}},
+			ovs.Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)", Options: map[string]string{"dpdk-devargs": "net_null0"}},
 			ProblemNoHugepages, "asks for 4096 MB on socket 0 but only 1024 MB"},
-		{"dpdk-init unset", "", &State{OtherConfig: map[string]string{}},
-			Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"},
+		{"dpdk-init unset", "", &ovs.State{OtherConfig: map[string]string{}},
+			ovs.Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"},
 			ProblemDPDKNotRequested, "dpdk-init is unset, so ovs-vswitchd never initialises DPDK"},
-		{"in use", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is trying to use device 'net_null0' which is already in use by 'a'"},
+		{"in use", "", up, ovs.Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is trying to use device 'net_null0' which is already in use by 'a'"},
 			ProblemDevargsInUse, "same DPDK device"},
-		{"no devargs", "", up, Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"},
+		{"no devargs", "", up, ovs.Interface{Name: "b", Type: "dpdk", OFPort: -1, Error: "'b' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"},
 			ProblemNoDevargs, "needs options:dpdk-devargs"},
-		{"kernel port", "", up, Interface{Name: "eth9", Type: "system", OFPort: -1, Error: "could not open network device eth9 (No such device)"},
+		{"kernel port", "", up, ovs.Interface{Name: "eth9", Type: "system", OFPort: -1, Error: "could not open network device eth9 (No such device)"},
 			ProblemNoSuchNetdev, "no network device eth9"},
 	}
 	for _, c := range cases {
@@ -131,20 +132,20 @@ func TestReadLogTailFromLastStart(t *testing.T) {
 	if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tail := ReadLogTail(&host.Host{Root: "/"}, Target{LogFile: p, Private: true})
+	tail := ovs.ReadLogTail(&host.Host{Root: "/"}, ovs.Target{LogFile: p, Private: true})
 	if len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
 		t.Fatalf("tail: %q", tail)
 	}
-	if got := ReadLogTail(&host.Host{Root: "/"}, Target{LogFile: filepath.Join(dir, "none.log"), Private: true}); got != nil {
+	if got := ovs.ReadLogTail(&host.Host{Root: "/"}, ovs.Target{LogFile: filepath.Join(dir, "none.log"), Private: true}); got != nil {
 		t.Fatalf("missing log: %q", got)
 	}
 	// the system instance's log is a host path: it is read under --root,
 	// a private instance's is the real path whatever the root
-	h := sysfstree.FakeRoot(t, map[string]string{SystemLogFile: log})
-	if tail := ReadLogTail(h, TargetFor(h, "", "")); len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
+	h := sysfstree.FakeRoot(t, map[string]string{ovs.SystemLogFile: log})
+	if tail := ovs.ReadLogTail(h, ovs.TargetFor(h, "", "")); len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
 		t.Fatalf("system log under the root: %q", tail)
 	}
-	if tail := ReadLogTail(h, Target{LogFile: p, Private: true}); len(tail) != 2 {
+	if tail := ovs.ReadLogTail(h, ovs.Target{LogFile: p, Private: true}); len(tail) != 2 {
 		t.Fatalf("private log under a fixture root: %q", tail)
 	}
 }
@@ -160,12 +161,12 @@ func TestProcessStatusStale(t *testing.T) {
 		"/run/g/ovs-vswitchd.pid":               "79\n",
 		"/run/j/ovs-vswitchd.pid":               "junk\n",
 	})
-	if ps := ProcessStatus(h, TargetFor(h, "", ""), "ovs-vswitchd"); !ps.Alive || ps.PID != 4242 {
+	if ps := ovs.ProcessStatus(h, ovs.TargetFor(h, "", ""), "ovs-vswitchd"); !ps.Alive || ps.PID != 4242 {
 		t.Errorf("alive: %+v", ps)
 	}
 	for p, note := range map[string]string{"/run/b": "is \"bash\" now", "/run/z": "zombie", "/run/g": "not running",
 		"/run/j": "not a pid", "/run/none": "no pidfile"} {
-		ps := ProcessStatus(h, Target{RunDir: p}, "ovs-vswitchd")
+		ps := ovs.ProcessStatus(h, ovs.Target{RunDir: p}, "ovs-vswitchd")
 		if ps.Alive || !strings.Contains(ps.Note, note) {
 			t.Errorf("%s: %+v, want note %q", p, ps, note)
 		}
@@ -181,7 +182,7 @@ func TestInterfaceAttached(t *testing.T) {
 		err    string
 		want   bool
 	}{{1, "", true}, {65534, "", true}, {0, "", false}, {-1, "", false}, {3, "could not open network device x (No such device)", false}} {
-		if got := (Interface{Name: "x", OFPort: c.ofport, Error: c.err}).Attached(); got != c.want {
+		if got := (ovs.Interface{Name: "x", OFPort: c.ofport, Error: c.err}).Attached(); got != c.want {
 			t.Errorf("ofport %d error %q: Attached() = %v, want %v", c.ofport, c.err, got, c.want)
 		}
 	}
@@ -199,13 +200,13 @@ func TestDiagnoseAttachHints(t *testing.T) {
 	if err := os.Symlink("../../../bus/pci/drivers/ixgbe", h.Path("/sys/bus/pci/devices/0000:04:00.0/driver")); err != nil {
 		t.Fatal(err)
 	}
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
-	d := Diagnose(h, up, Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:03:00.1' to DPDK",
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	d := Diagnose(h, up, ovs.Interface{Name: "p1", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:03:00.1' to DPDK",
 		Options: map[string]string{"dpdk-devargs": "0000:03:00.1"}}, nil)
 	if want := "keep 0000:03:00.1 bound to mlx5_core (do not bind it to vfio-pci); check that `rdma link` lists it, that `devlink dev eswitch show pci/0000:03:00.1` says mode switchdev when the devargs name a representor, and read the evidence lines from the ovs-vswitchd log"; d.Fix != want {
 		t.Errorf("mlx5 fix:\n got %s\nwant %s", d.Fix, want)
 	}
-	d = Diagnose(h, up, Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:04:00.0' to DPDK",
+	d = Diagnose(h, up, ovs.Interface{Name: "p2", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:04:00.0' to DPDK",
 		Options: map[string]string{"dpdk-devargs": "0000:04:00.0"}}, nil)
 	if d.Kind != ProblemWrongDriver || d.Cause != "DPDK could not attach PCI device 0000:04:00.0: it is bound to the kernel driver ixgbe, which DPDK cannot use; a non-mlx5 NIC must be bound to vfio-pci for DPDK" ||
 		d.Fix != "bind 0000:04:00.0 to vfio-pci: dpdk-devbind.py --bind=vfio-pci 0000:04:00.0 (modprobe vfio-pci first), then `rig up`" {

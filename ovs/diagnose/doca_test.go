@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"bytes"
@@ -9,26 +9,16 @@ import (
 	"testing"
 
 	"rig/internal/host"
-	"rig/internal/testutil/sysfstree"
+	"rig/ovs"
+	"rig/ovs/ovstest"
 )
-
-// bf3Root is a host root whose sysfs is the BlueField-3 Arm fixture
-// (testdata/hosts/bf3-dpu-arm: p0, pf0hpf, en3f0pf0sf0, tmfifo_net0 ...)
-// and whose system ovs-vswitchd (pid 4242) is alive; ovs-vsctl answers
-// with state.
-func bf3Root(t *testing.T, state []byte) *host.Host {
-	t.Helper()
-	h := statusHost(t, state)
-	sysfstree.Copy(t, "../testdata/hosts/bf3-dpu-arm/sys", filepath.Join(h.Root, "sys"))
-	return h
-}
 
 // The recorded upstream OvS 3.1 state (ports p0 and pf0hpf type=dpdk
 // without devargs, doca-init=true set and ignored) and OVS-DOCA's (the same
 // with the doca columns lib/ovs-doca.c writes): which OvS it is, and how
 // each DPDK port is resolved.
 func TestParseStateTellsOVSDOCA(t *testing.T) {
-	up, err := ParseState(readSample(t, "state-upstream-byname.json"))
+	up, err := ovs.ParseState(readSample(t, "state-upstream-byname.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,17 +26,17 @@ func TestParseStateTellsOVSDOCA(t *testing.T) {
 		t.Fatalf("upstream: %+v", up)
 	}
 	p0, _ := up.Interface("p0")
-	if p0.OFPort != -1 || p0.Error != "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported" || p0.Resolution != ResolutionNone {
+	if p0.OFPort != -1 || p0.Error != "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported" || p0.Resolution != ovs.ResolutionNone {
 		t.Fatalf("upstream p0: %+v", p0)
 	}
-	doca, err := ParseState(readSample(t, "state-doca-byname.json"))
+	doca, err := ovs.ParseState(readSample(t, "state-doca-byname.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !doca.DOCA || !doca.DOCAInitialized || doca.DOCAVersion != "3.2.0" || !doca.DPDKInitialized {
 		t.Fatalf("doca: %+v", doca)
 	}
-	for name, want := range map[string]string{"p0": ResolutionName, "pf0hpf": ResolutionName, "vnull0": ResolutionDevargs, "br-sfc": ""} {
+	for name, want := range map[string]string{"p0": ovs.ResolutionName, "pf0hpf": ovs.ResolutionName, "vnull0": ovs.ResolutionDevargs, "br-sfc": ""} {
 		if ifc, ok := doca.Interface(name); !ok || ifc.Resolution != want {
 			t.Errorf("doca %s: %+v, want resolution %q", name, ifc, want)
 		}
@@ -64,14 +54,14 @@ func TestParseStateTellsOVSDOCA(t *testing.T) {
 // uplink, host-PF and SF representors resolve; a netdev without a PCI
 // function, a platform device or no netdev at all does not.
 func TestResolveDOCAName(t *testing.T) {
-	h := bf3Root(t, nil)
+	h := ovstest.BF3Root(t, nil)
 	for name, want := range map[string]string{
 		"p0":          "uplink (phys_port_name p0) of 0000:03:00.0",
 		"pf0hpf":      "host-PF representor (phys_port_name c1pf0) on 0000:03:00.0",
 		"pf1hpf":      "host-PF representor (phys_port_name c1pf1) on 0000:03:00.1",
 		"en3f0pf0sf0": "SF 0 representor (phys_port_name pf0sf0) on 0000:03:00.0",
 	} {
-		n, err := ResolveDOCAName(h, name)
+		n, err := ovs.ResolveDOCAName(h, name)
 		if err != nil || n.String() != want {
 			t.Errorf("%s: %v %q, want %q", name, err, n, want)
 		}
@@ -81,7 +71,7 @@ func TestResolveDOCAName(t *testing.T) {
 		"oob_net0":    "netdev oob_net0: OVS-DOCA cannot resolve it: it has no PCI function",
 		"nosuch0":     "netdev nosuch0: no netdev nosuch0",
 	} {
-		if _, err := ResolveDOCAName(h, name); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ovs.ResolveDOCAName(h, name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
@@ -111,18 +101,18 @@ func TestStatusResolution(t *testing.T) {
 			"|netdev_dpdk|WARN|'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported\n"}},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
-			h := bf3Root(t, readSample(t, c.fixture))
+			h := ovstest.BF3Root(t, readSample(t, c.fixture))
 			log, err := os.ReadFile(filepath.Join("testdata", "log-upstream-byname.log"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.MkdirAll(filepath.Dir(h.Path(SystemLogFile)), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(h.Path(ovs.SystemLogFile)), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(h.Path(SystemLogFile), log, 0o644); err != nil {
+			if err := os.WriteFile(h.Path(ovs.SystemLogFile), log, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewClient(h, TargetFor(host.New("/"), "", "")).ReadStatus(context.Background())
+			s, err := ReadStatus(context.Background(), ovs.NewClient(h, ovs.TargetFor(host.New("/"), "", "")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,23 +136,23 @@ func TestStatusResolution(t *testing.T) {
 // and what other_config says; and an OVS-DOCA port whose name does not
 // resolve, from lib/netdev-doca.c's texts and the fixture's sysfs.
 func TestDiagnoseByNamePorts(t *testing.T) {
-	h := bf3Root(t, nil)
-	log := LogTail{
+	h := ovstest.BF3Root(t, nil)
+	log := ovs.LogTail{
 		"2026-12-02T01:06:15.318Z|00089|netdev_dpdk|WARN|'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported",
 		"2026-12-02T01:06:15.318Z|00090|netdev|WARN|p0: could not set configuration (Invalid argument)",
 	}
-	p0 := Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"}
+	p0 := ovs.Interface{Name: "p0", Type: "dpdk", OFPort: -1, Error: "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported"}
 	for _, c := range []struct {
 		name       string
-		st         *State
+		st         *ovs.State
 		cause, fix string
 	}{
-		{"upstream, plain", &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}},
+		{"upstream, plain", &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}},
 			"a type=dpdk port needs options:dpdk-devargs in upstream Open vSwitch; resolving a port by its netdev name alone is NVIDIA OVS-DOCA's extension",
 			"on OVS-DOCA set ovs.config.doca-init: true instead"},
-		{"upstream with doca-init", &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "doca-init": "true"}},
+		{"upstream with doca-init", &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "doca-init": "true"}},
 			"it ignores doca-init and needs options:dpdk-devargs for every type=dpdk port", "or run NVIDIA's OVS-DOCA"},
-		{"OVS-DOCA without doca-init", &State{DPDKInitialized: true, DOCA: true, OtherConfig: map[string]string{"dpdk-init": "try"}},
+		{"OVS-DOCA without doca-init", &ovs.State{DPDKInitialized: true, DOCA: true, OtherConfig: map[string]string{"dpdk-init": "try"}},
 			"this is NVIDIA's OVS-DOCA, but doca_initialized is false", "set ovs.config.doca-init: true"},
 	} {
 		d := Diagnose(h, c.st, p0, log)
@@ -173,9 +163,9 @@ func TestDiagnoseByNamePorts(t *testing.T) {
 	// OVS-DOCA: "%s: Could not generate DPDK devargs" (VLOG_WARN in
 	// netdev_doca_set_config), then lib/netdev.c's "could not set
 	// configuration (No such device)" (ENODEV) in Interface.error
-	doca := &State{DPDKInitialized: true, DOCA: true, DOCAInitialized: true, OtherConfig: map[string]string{"doca-init": "true"}}
-	tm := Interface{Name: "tmfifo_net0", Type: "dpdk", OFPort: -1, Error: "tmfifo_net0: could not set configuration (No such device)"}
-	d := Diagnose(h, doca, tm, LogTail{
+	doca := &ovs.State{DPDKInitialized: true, DOCA: true, DOCAInitialized: true, OtherConfig: map[string]string{"doca-init": "true"}}
+	tm := ovs.Interface{Name: "tmfifo_net0", Type: "dpdk", OFPort: -1, Error: "tmfifo_net0: could not set configuration (No such device)"}
+	d := Diagnose(h, doca, tm, ovs.LogTail{
 		"2026-12-02T02:00:00.000Z|00070|netdev_doca|WARN|tmfifo_net0: Could not generate DPDK devargs",
 		"2026-12-02T02:00:00.000Z|00071|netdev|WARN|tmfifo_net0: could not set configuration (No such device)",
 	})
@@ -188,11 +178,11 @@ func TestDiagnoseByNamePorts(t *testing.T) {
 // doca-init=true on upstream OvS does not start DPDK: said so instead of
 // "started before dpdk-init was set".
 func TestDiagnoseDPDKDOCAInitOnUpstream(t *testing.T) {
-	d := DiagnoseDPDK(&State{OtherConfig: map[string]string{"doca-init": "true"}}, nil)
+	d := DiagnoseDPDK(&ovs.State{OtherConfig: map[string]string{"doca-init": "true"}}, nil)
 	if d.Kind != ProblemDPDKNotRequested || d.Error != "doca-init=true but dpdk_initialized=false" || !strings.Contains(d.Cause, "it ignores doca-init and never initialises DPDK") {
 		t.Fatalf("%+v", d)
 	}
-	d = DiagnoseDPDK(&State{DOCA: true, OtherConfig: map[string]string{"doca-init": "true"}}, nil)
+	d = DiagnoseDPDK(&ovs.State{DOCA: true, OtherConfig: map[string]string{"doca-init": "true"}}, nil)
 	if d.Kind != ProblemDPDKNotInit || !strings.Contains(d.Cause, "started before") {
 		t.Fatalf("OVS-DOCA: %+v", d)
 	}
