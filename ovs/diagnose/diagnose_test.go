@@ -2,11 +2,9 @@ package diagnose
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"rig/internal/host"
 	"rig/internal/testutil/sysfstree"
 	"rig/ovs"
 )
@@ -119,72 +117,6 @@ func TestDiagnose(t *testing.T) {
 				seen[e] = true
 			}
 		})
-	}
-}
-
-func TestReadLogTailFromLastStart(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "ovs-vswitchd.log")
-	log := "2026-11-30T13:00:00.000Z|00001|vlog|INFO|opened log file " + p + "\n" +
-		"2026-11-30T13:00:01.000Z|00002|dpdk|ERR|EAL: Cannot find device (0000:99:00.0)\n" +
-		"2026-11-30T13:01:00.000Z|00001|vlog|INFO|opened log file " + p + "\n" +
-		"2026-11-30T13:01:01.000Z|00002|dpdk|INFO|DPDK Enabled - initialized\n"
-	if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tail := ovs.ReadLogTail(&host.Host{Root: "/"}, ovs.Target{LogFile: p, Private: true})
-	if len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
-		t.Fatalf("tail: %q", tail)
-	}
-	if got := ovs.ReadLogTail(&host.Host{Root: "/"}, ovs.Target{LogFile: filepath.Join(dir, "none.log"), Private: true}); got != nil {
-		t.Fatalf("missing log: %q", got)
-	}
-	// the system instance's log is a host path: it is read under --root,
-	// a private instance's is the real path whatever the root
-	h := sysfstree.FakeRoot(t, map[string]string{ovs.SystemLogFile: log})
-	if tail := ovs.ReadLogTail(h, ovs.TargetFor(h, "", "")); len(tail) != 2 || !strings.Contains(tail[1], "initialized") {
-		t.Fatalf("system log under the root: %q", tail)
-	}
-	if tail := ovs.ReadLogTail(h, ovs.Target{LogFile: p, Private: true}); len(tail) != 2 {
-		t.Fatalf("private log under a fixture root: %q", tail)
-	}
-}
-
-func TestProcessStatusStale(t *testing.T) {
-	h := sysfstree.FakeRoot(t, map[string]string{
-		"/var/run/openvswitch/ovs-vswitchd.pid": "4242\n",
-		"/proc/4242/stat":                       "4242 (ovs-vswitchd-dp) S 1 4242 4242 0 -1 4194624",
-		"/run/b/ovs-vswitchd.pid":               "77\n",
-		"/proc/77/stat":                         "77 (bash) S 1 77 77 0 -1",
-		"/run/z/ovs-vswitchd.pid":               "78\n",
-		"/proc/78/stat":                         "78 (ovs-vswitchd-dp) Z 1 78 78 0 -1",
-		"/run/g/ovs-vswitchd.pid":               "79\n",
-		"/run/j/ovs-vswitchd.pid":               "junk\n",
-	})
-	if ps := ovs.ProcessStatus(h, ovs.TargetFor(h, "", ""), "ovs-vswitchd"); !ps.Alive || ps.PID != 4242 {
-		t.Errorf("alive: %+v", ps)
-	}
-	for p, note := range map[string]string{"/run/b": "is \"bash\" now", "/run/z": "zombie", "/run/g": "not running",
-		"/run/j": "not a pid", "/run/none": "no pidfile"} {
-		ps := ovs.ProcessStatus(h, ovs.Target{RunDir: p}, "ovs-vswitchd")
-		if ps.Alive || !strings.Contains(ps.Note, note) {
-			t.Errorf("%s: %+v, want note %q", p, ps, note)
-		}
-	}
-}
-
-// Attached is the one rule rig ovs status and the ovs step share: a port is
-// attached only with an ofport above 0 and no error (0 = not yet/never
-// added, -1 = failed).
-func TestInterfaceAttached(t *testing.T) {
-	for _, c := range []struct {
-		ofport int64
-		err    string
-		want   bool
-	}{{1, "", true}, {65534, "", true}, {0, "", false}, {-1, "", false}, {3, "could not open network device x (No such device)", false}} {
-		if got := (ovs.Interface{Name: "x", OFPort: c.ofport, Error: c.err}).Attached(); got != c.want {
-			t.Errorf("ofport %d error %q: Attached() = %v, want %v", c.ofport, c.err, got, c.want)
-		}
 	}
 }
 
