@@ -55,7 +55,7 @@ func readLogTail(h Host, t Target) (tail LogTail, ok bool) {
 
 // LogSinceStart is this instance's ovs-vswitchd log since its last start
 // (ReadLogTail), read once, now: for evidence that is in the log already
-// (a diagnosis that waits for a failure's line uses EvidenceLog).
+// (a diagnosis that waits for a failure's line uses diagnose.EvidenceLog).
 func (c *Client) LogSinceStart() LogTail { return ReadLogTail(c.host, c.Target) }
 
 // LastStartLines returns up to max lines of the log since the last start that pass keep.

@@ -1,3 +1,9 @@
+// Package diagnose explains what the ovs driver reads: why an interface
+// did not attach or DPDK did not initialise (Diagnose, DiagnoseDPDK, from
+// the database, sysfs and the vswitchd log since its start, waited for by
+// EvidenceLog), `rig ovs status` (ReadStatus, ReadFlows), and whether a
+// port's datapath flows were offloaded to the NIC and why not
+// (AnalyzeOffload). It imports package ovs; ovs never imports it.
 package diagnose
 
 import (

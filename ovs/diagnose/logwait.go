@@ -7,7 +7,7 @@ import (
 	"rig/ovs"
 )
 
-// EvidenceComplete returns the test WaitLogTail waits for before st and
+// EvidenceComplete returns the test ovs.WaitLogTail waits for before st and
 // its failed interfaces are diagnosed: the tail holds, for each failed
 // interface, the line carrying its Interface.error (an older OvS that
 // leaves the column empty: the line errorFromLog takes in its place), and,
@@ -35,7 +35,7 @@ func EvidenceComplete(st *ovs.State, failed []ovs.Interface) func(ovs.LogTail) b
 
 // EvidenceLog reads the vswitchd log since its last start for diagnosing
 // st and its failed interfaces: it waits, up to c.LogWait
-// (DefaultLogWait when 0), for the lines EvidenceComplete names.
+// (ovs.DefaultLogWait when 0), for the lines EvidenceComplete names.
 func EvidenceLog(ctx context.Context, c *ovs.Client, st *ovs.State, failed ...ovs.Interface) ovs.LogTail {
 	return c.WaitLog(ctx, EvidenceComplete(st, failed))
 }
