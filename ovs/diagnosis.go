@@ -1,11 +1,8 @@
 package ovs
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-
-	"rig/internal/host"
 )
 
 // Diagnosis explains why an interface (or DPDK itself) is not working.
@@ -26,45 +23,9 @@ func (d Diagnosis) String() string {
 // Diagnosis kinds of the driver's own failures (Diagnosis.Kind, stable ids
 // in JSON); package ovs/diagnose has the kinds of what it diagnoses.
 const (
-	ProblemVswitchdDown     = "vswitchd-not-running"
-	ProblemOVSDBUnreachable = "ovsdb-unreachable"
-	ProblemOVSDBRead        = "ovsdb-read-failed"
-	ProblemVswitchdDied     = "vswitchd-died"
+	ProblemVswitchdDown = "vswitchd-not-running"
+	ProblemVswitchdDied = "vswitchd-died"
 )
-
-// DiagnoseReadError explains a failed read of the database: the cause and
-// fix `rig up`'s ovs step and `rig ovs status` both give.
-func (c *Client) DiagnoseReadError(err error) Diagnosis {
-	d := Diagnosis{Object: "ovs: ovsdb", Kind: ProblemOVSDBUnreachable, Error: err.Error()}
-	var te *host.ToolError
-	if errors.As(err, &te) {
-		// what the tool said; its argv goes to JSON, not into the sentence
-		d.Argv = te.Argv
-		out := strings.TrimSpace(te.Stderr)
-		if out == "" {
-			out = strings.TrimSpace(te.Stdout)
-		}
-		if out != "" {
-			d.Error = out + " (" + te.Err.Error() + ")"
-		}
-	}
-	if !Unreachable(err) {
-		d.Kind = ProblemOVSDBRead
-	}
-	t := c.Target
-	if t.Private {
-		d.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
-		d.Fix = "rig ovs daemon start --rundir " + t.RunDir
-	} else {
-		db := t.DB
-		if db == "" {
-			db = "the default socket " + SystemRunDir + "/db.sock"
-		}
-		d.Cause = "ovsdb-server is not running or not reachable at " + db
-		d.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
-	}
-	return d
-}
 
 // VswitchdStatus checks the vswitchd of target via its pidfile.
 func (c *Client) VswitchdStatus() ProcStatus {

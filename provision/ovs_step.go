@@ -99,7 +99,7 @@ func (s *ovsStep) Check(ctx context.Context) (Plan, error) {
 
 func (s *ovsStep) unreachable(err error) error {
 	// the same cause and fix `rig ovs status` gives
-	d := s.c.DiagnoseReadError(err)
+	d := diagnose.DiagnoseReadError(s.c, err)
 	return &Problem{Object: "ovs", Err: err, CauseText: d.Cause, FixText: d.Fix}
 }
 

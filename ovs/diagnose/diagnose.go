@@ -21,6 +21,8 @@ import (
 const (
 	ProblemDPDKNotInit      = "dpdk-not-initialized"
 	ProblemDPDKNotRequested = "dpdk-not-requested"
+	ProblemOVSDBUnreachable = "ovsdb-unreachable"
+	ProblemOVSDBRead        = "ovsdb-read-failed"
 	ProblemNoHugepages      = "hugepages-insufficient"
 	ProblemMempool          = "socket-mem-too-small"
 	ProblemPCIAbsent        = "pci-device-absent"
@@ -40,6 +42,43 @@ const (
 	ProblemDOCAName         = "doca-name-unresolved"
 	ProblemUnknown          = "port-error"
 )
+
+// matching returns the distinct lines containing every needle (last max).
+func matching(t ovs.LogTail, max int, needles ...string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range t {
+		ok := true
+		for _, n := range needles {
+			if !strings.Contains(l, n) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		msg := logMessage(l)
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		out = append(out, l)
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// logMessage strips the "time|seq|" prefix so repeats compare equal.
+func logMessage(l string) string {
+	parts := strings.SplitN(l, "|", 3)
+	if len(parts) == 3 {
+		return parts[2]
+	}
+	return l
+}
 
 var (
 	// DPDK lib/ethdev/rte_ethdev.c eth_dev_validate_mtu
@@ -75,7 +114,7 @@ func DiagnoseDPDK(st *ovs.State, log ovs.LogTail) ovs.Diagnosis {
 		d.Fix = "set ovs.config.dpdk-init: try (or true) in the playbook and run `rig up` (it restarts ovs-vswitchd)"
 		return d
 	}
-	if m := log.Matching(1, "Not enough memory available on socket"); len(m) > 0 {
+	if m := matching(log, 1, "Not enough memory available on socket"); len(m) > 0 {
 		d.Kind = ProblemNoHugepages
 		d.Evidence = m
 		if sm := notEnough.FindStringSubmatch(m[0]); sm != nil {
@@ -86,22 +125,22 @@ func DiagnoseDPDK(st *ovs.State, log ovs.LogTail) ovs.Diagnosis {
 		d.Fix = "reserve more hugepages (hugepages section, e.g. 2M x 512) or lower ovs.config.dpdk-socket-mem, then `rig up`"
 		return d
 	}
-	if m := log.Matching(2, "EAL:", "hugepage"); len(m) > 0 && len(log.Matching(1, "Cannot init memory")) > 0 ||
-		len(log.Matching(1, "No available hugepages")) > 0 || len(log.Matching(1, "Cannot get hugepage information")) > 0 {
+	if m := matching(log, 2, "EAL:", "hugepage"); len(m) > 0 && len(matching(log, 1, "Cannot init memory")) > 0 ||
+		len(matching(log, 1, "No available hugepages")) > 0 || len(matching(log, 1, "Cannot get hugepage information")) > 0 {
 		d.Kind = ProblemNoHugepages
-		d.Evidence = append(log.Matching(2, "hugepage"), log.Matching(1, "Cannot init memory")...)
+		d.Evidence = append(matching(log, 2, "hugepage"), matching(log, 1, "Cannot init memory")...)
 		d.Cause = "no free hugepages for DPDK (none reserved, or all in use)"
 		d.Fix = "reserve hugepages (hugepages section of the playbook; `rig up -p hugepages-2m`), then restart ovs-vswitchd with `rig up`"
 		return d
 	}
-	if m := log.Matching(3, "|dpdk|"); len(m) > 0 {
-		ev := log.Matching(3, "Unable to initialize DPDK")
+	if m := matching(log, 3, "|dpdk|"); len(m) > 0 {
+		ev := matching(log, 3, "Unable to initialize DPDK")
 		if len(ev) == 0 {
-			ev = ovs.LogTail(m).Matching(3, "ERR")
+			ev = matching(ovs.LogTail(m), 3, "ERR")
 		}
 		if len(ev) > 0 {
 			d.Evidence = ev
-			d.Cause = "DPDK's EAL failed to initialise: " + ovs.LogMessage(ev[len(ev)-1])
+			d.Cause = "DPDK's EAL failed to initialise: " + logMessage(ev[len(ev)-1])
 			d.Fix = "check ovs.config (dpdk-extra, dpdk-lcore-mask, dpdk-socket-mem) against the EAL error, then `rig up`"
 			return d
 		}
@@ -130,7 +169,7 @@ func Diagnose(h ovs.Host, st *ovs.State, ifc ovs.Interface, log ovs.LogTail) ovs
 	case (strings.HasPrefix(ifc.Type, "dpdk") || ifc.IsDPDKPort()) && (!st.DPDKInitialized || strings.Contains(e, "Address family not supported")):
 		dd := DiagnoseDPDK(st, log)
 		d.Kind, d.Cause, d.Fix, d.Evidence = dd.Kind, "DPDK is not initialised in ovs-vswitchd (dpdk_initialized=false): "+dd.Cause, dd.Fix, dd.Evidence
-		d.Evidence = append(d.Evidence, log.Matching(1, "could not create netdev "+ifc.Name+" of unknown type")...)
+		d.Evidence = append(d.Evidence, matching(log, 1, "could not create netdev "+ifc.Name+" of unknown type")...)
 	case strings.Contains(e, "Error attaching device"):
 		diagnoseAttach(h, st, &d, ifc.Devargs(), log)
 	case strings.Contains(e, "could not add network device"):
@@ -141,17 +180,17 @@ func Diagnose(h ovs.Host, st *ovs.State, ifc ovs.Interface, log ovs.LogTail) ovs
 		d.Fix = "give each port its own devargs, or delete the other port"
 	case strings.Contains(e, "is missing 'options:dpdk-devargs'"):
 		diagnoseNoDevargs(st, &d, ifc, log)
-	case strings.Contains(e, "could not set configuration") && len(log.Matching(1, ifc.Name+": Could not generate DPDK devargs")) > 0:
+	case strings.Contains(e, "could not set configuration") && len(matching(log, 1, ifc.Name+": Could not generate DPDK devargs")) > 0:
 		diagnoseDOCAName(h, &d, ifc, log)
 	case strings.Contains(e, "(No such device)"):
 		d.Kind = ProblemNoSuchNetdev
-		d.Evidence = append(d.Evidence, log.Matching(1, "could not open network device "+ifc.Name+" (")...)
+		d.Evidence = append(d.Evidence, matching(log, 1, "could not open network device "+ifc.Name+" (")...)
 		d.Cause = fmt.Sprintf("no network device %s exists for a type=%s port", ifc.Name, ifc.Type)
 		d.Fix = "for DPDK use type: dpdk with devargs; for a kernel port create the netdev first"
 	default:
 		d.Cause = "ovs-vswitchd could not add the interface"
 		d.Fix = "see the evidence lines from the ovs-vswitchd log"
-		d.Evidence = append(d.Evidence, log.Matching(3, ifc.Name)...)
+		d.Evidence = append(d.Evidence, matching(log, 3, ifc.Name)...)
 	}
 	d.Evidence = dedupe(d.Evidence)
 	return d
@@ -170,7 +209,7 @@ func errorFromLog(ifc ovs.Interface, log ovs.LogTail) string {
 	needles = append(needles, "'"+n+"' is missing 'options:dpdk-devargs'", "'"+n+"' is trying to use device ",
 		"could not add network device "+n+" to ofproto (", "could not open network device "+n+" (", "|"+n+": could not set configuration (")
 	for _, nd := range needles {
-		if m := log.Matching(1, nd); len(m) > 0 {
+		if m := matching(log, 1, nd); len(m) > 0 {
 			return m[0]
 		}
 	}
@@ -191,18 +230,18 @@ func logText(l string) string {
 // (lib/dpif-netdev.c "Failed to set interface %s new configuration").
 func diagnoseOfprotoAdd(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log ovs.LogTail) {
 	name := ifc.Name
-	if len(log.Matching(1, "Failed to create memory pool for netdev "+name+",")) > 0 {
+	if len(matching(log, 1, "Failed to create memory pool for netdev "+name+",")) > 0 {
 		d.Kind = ProblemMempool
-		d.Evidence = append(log.Matching(1, "Failed to create mempool"), log.Matching(1, "Failed to create memory pool for netdev "+name)...)
+		d.Evidence = append(matching(log, 1, "Failed to create mempool"), matching(log, 1, "Failed to create memory pool for netdev "+name)...)
 		sm, sl := st.OtherConfig["dpdk-socket-mem"], st.OtherConfig["dpdk-socket-limit"]
 		d.Cause = fmt.Sprintf("DPDK could not allocate the port's packet buffer pool (\"Failed to create mempool\"): dpdk-socket-mem=%s dpdk-socket-limit=%s MB is too small, or the hugepages are used up",
 			orNone(sm), orNone(sl))
 		d.Fix = "raise ovs.config.dpdk-socket-mem (and dpdk-socket-limit, 0 = no limit) or reserve more hugepages, then `rig up` (restarts ovs-vswitchd); each dpdk port needs about 20-40 MB at MTU 1500"
 		return
 	}
-	if m := log.Matching(1, "Interface "+name+" MTU (", ") setup error: "); len(m) > 0 {
+	if m := matching(log, 1, "Interface "+name+" MTU (", ") setup error: "); len(m) > 0 {
 		d.Kind = ProblemMTU
-		frame := log.Before(m[0], 3, "> device max frame size (")
+		frame := before(log, m[0], 3, "> device max frame size (")
 		d.Evidence = append(frame, m...)
 		d.Cause = fmt.Sprintf("the device does not take the MTU OvS asked for (mtu_request %d): %s", ifc.MTURequest, logText(m[0]))
 		if len(frame) > 0 {
@@ -214,7 +253,7 @@ func diagnoseOfprotoAdd(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log 
 		d.Fix = "lower the port's mtu_request to what the device takes (or leave it unset); for net_af_packet raise framesz= and blocksz= in its devargs"
 		return
 	}
-	if m := log.Matching(3, "Interface "+name); len(m) > 0 {
+	if m := matching(log, 3, "Interface "+name); len(m) > 0 {
 		d.Kind = ProblemDeviceConfig
 		d.Evidence = m
 		d.Cause = "DPDK opened the device but could not configure it (rte_eth_dev_configure or queue setup failed): " + logText(m[len(m)-1])
@@ -224,7 +263,43 @@ func diagnoseOfprotoAdd(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log 
 	d.Kind = ProblemDeviceConfig
 	d.Cause = "ovs-vswitchd created the netdev but its datapath could not add it"
 	d.Fix = "see the evidence lines from the ovs-vswitchd log"
-	d.Evidence = append(d.Evidence, log.Matching(3, name)...)
+	d.Evidence = append(d.Evidence, matching(log, 3, name)...)
+}
+
+// before returns, of the up to n lines before the (first) line equal to
+// anchor, those containing needle.
+func before(t ovs.LogTail, anchor string, n int, needle string) []string {
+	for i, l := range t {
+		if l != anchor {
+			continue
+		}
+		var out []string
+		for j := max(0, i-n); j < i; j++ {
+			if strings.Contains(t[j], needle) {
+				out = append(out, t[j])
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// after returns, of the up to n lines after the last line equal to
+// anchor, those containing needle.
+func after(t ovs.LogTail, anchor string, n int, needle string) []string {
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] != anchor {
+			continue
+		}
+		var out []string
+		for j := i + 1; j < len(t) && j <= i+n; j++ {
+			if strings.Contains(t[j], needle) {
+				out = append(out, t[j])
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // diagnoseNoDevargs explains upstream OvS's "'NAME' is missing
@@ -232,7 +307,7 @@ func diagnoseOfprotoAdd(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log 
 // NVIDIA's OVS-DOCA (doca-init=true) resolves a port by its netdev name.
 func diagnoseNoDevargs(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log ovs.LogTail) {
 	d.Kind = ProblemNoDevargs
-	d.Evidence = append(d.Evidence, log.Matching(1, "'"+ifc.Name+"' is missing 'options:dpdk-devargs'")...)
+	d.Evidence = append(d.Evidence, matching(log, 1, "'"+ifc.Name+"' is missing 'options:dpdk-devargs'")...)
 	give := "give the port devargs (PCI address, representor or vdev) or netdev: NAME (rig resolves its mlx5 devargs) in the playbook"
 	switch {
 	case st.DOCA && !st.DOCAInitialized:
@@ -252,7 +327,7 @@ func diagnoseNoDevargs(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log o
 // lib/netdev-doca.c), from what sysfs shows for the netdev.
 func diagnoseDOCAName(h ovs.Host, d *ovs.Diagnosis, ifc ovs.Interface, log ovs.LogTail) {
 	d.Kind = ProblemDOCAName
-	d.Evidence = append(d.Evidence, log.Matching(2, "|"+ifc.Name+": ")...)
+	d.Evidence = append(d.Evidence, matching(log, 2, "|"+ifc.Name+": ")...)
 	n, err := ovs.ResolveDOCAName(h, ifc.Name)
 	var ne *smartnic.NetdevError
 	if errors.As(err, &ne) {
@@ -268,8 +343,8 @@ func dedupe(lines []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, l := range lines {
-		if !seen[ovs.LogMessage(l)] {
-			seen[ovs.LogMessage(l)] = true
+		if !seen[logMessage(l)] {
+			seen[logMessage(l)] = true
 			out = append(out, l)
 		}
 	}

@@ -37,7 +37,7 @@ func diagnoseAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, args string, lo
 	d.Kind = ProblemAttachFailed
 	dev := devargs.Device(args)
 	// memif: a socket path that another (or a deleted) port still holds
-	if m := log.Matching(1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
+	if m := matching(log, 1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
 		d.Kind = ProblemMemifSocketInUse
 		d.Evidence = m
 		d.Cause = "the memif socket is already in use: another port uses it, or a deleted memif port's socket cannot be reused by the same ovs-vswitchd"
@@ -55,10 +55,10 @@ func diagnoseAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, args string, lo
 // ("failed to parse device"), a driver that could not open its device
 // (its own error line) and a driver that rejected the arguments apart.
 func diagnoseVdevAttach(d *ovs.Diagnosis, args, dev string, log ovs.LogTail) {
-	parseFail := log.Matching(1, `EAL: failed to parse device "`+dev)
+	parseFail := matching(log, 1, `EAL: failed to parse device "`+dev)
 	if why := devargs.Check(args); why != "" {
 		d.Kind = ProblemBadDevargs
-		d.Evidence = append(parseFail, log.Matching(2, "Driver cannot attach the device")...)
+		d.Evidence = append(parseFail, matching(log, 2, "Driver cannot attach the device")...)
 		d.Cause = fmt.Sprintf("malformed devargs %q: %s", args, why)
 		d.Fix = "write devargs as <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0"
 		return
@@ -70,7 +70,7 @@ func diagnoseVdevAttach(d *ovs.Diagnosis, args, dev string, log ovs.LogTail) {
 		d.Fix = "fix the device name in the port's devargs: a PCI address (0000:03:00.0) or a vdev such as net_af_packet0,iface=eth0"
 		return
 	}
-	if m := log.Matching(2, "Driver cannot attach the device ("+dev+")"); len(m) > 0 {
+	if m := matching(log, 2, "Driver cannot attach the device ("+dev+")"); len(m) > 0 {
 		if pmd := pmdErrors(log, dev+":"); len(pmd) > 0 {
 			d.Evidence = append(pmd, m...)
 			d.Cause = fmt.Sprintf("the DPDK driver of %s could not open its device: %s", dev, logText(pmd[len(pmd)-1]))
@@ -78,12 +78,12 @@ func diagnoseVdevAttach(d *ovs.Diagnosis, args, dev string, log ovs.LogTail) {
 			return
 		}
 		d.Kind = ProblemBadDevargs
-		d.Evidence = append(log.Matching(2, dev+"):"), m...)
+		d.Evidence = append(matching(log, 2, dev+"):"), m...)
 		d.Cause = fmt.Sprintf("the DPDK driver for %s rejected the devargs %q (unknown or invalid key=value argument)", dev, args)
 		d.Fix = "check the arguments against the PMD's documented devargs (e.g. doc/guides/nics/<pmd>.rst)"
 		return
 	}
-	if m := log.Matching(1, "Cannot find device ("+dev+")"); len(m) > 0 || !strings.HasPrefix(dev, "net_") {
+	if m := matching(log, 1, "Cannot find device ("+dev+")"); len(m) > 0 || !strings.HasPrefix(dev, "net_") {
 		d.Evidence = m
 		d.Cause = fmt.Sprintf("DPDK has no driver or device named %q", dev)
 		d.Fix = "vdev names start with the PMD name (net_null0, net_af_packet0, net_memif0) and PCI addresses look like 0000:03:00.0"
@@ -91,18 +91,18 @@ func diagnoseVdevAttach(d *ovs.Diagnosis, args, dev string, log ovs.LogTail) {
 	}
 	d.Cause = fmt.Sprintf("DPDK could not attach %q", args)
 	d.Fix = "see the evidence lines from the ovs-vswitchd log"
-	d.Evidence = log.Matching(3, dev)
+	d.Evidence = matching(log, 3, dev)
 }
 
 // probeErrors are the ERR lines a PCI driver logged after EAL's "Probe
 // PCI driver: … device: BDF" (its probe's own errors).
 func probeErrors(log ovs.LogTail, bdf string) []string {
-	m := log.Matching(1, "Probe PCI driver: ", bdf)
+	m := matching(log, 1, "Probe PCI driver: ", bdf)
 	if len(m) == 0 {
 		return nil
 	}
 	var out []string
-	for _, l := range log.After(m[0], 3, "|ERR|") {
+	for _, l := range after(log, m[0], 3, "|ERR|") {
 		if !strings.Contains(l, "|ERR|EAL: ") {
 			out = append(out, l)
 		}
@@ -114,7 +114,7 @@ func probeErrors(log ovs.LogTail, bdf string) []string {
 // generic attach lines).
 func pmdErrors(log ovs.LogTail, needle string) []string {
 	var out []string
-	for _, l := range log.Matching(3, "|ERR|", needle) {
+	for _, l := range matching(log, 3, "|ERR|", needle) {
 		if !strings.Contains(l, "|ERR|EAL: ") {
 			out = append(out, l)
 		}
@@ -126,7 +126,7 @@ func pmdErrors(log ovs.LogTail, needle string) []string {
 // kept from DPDK by the EAL arguments, an mlx5 function (bifurcated), or
 // a NIC on the wrong kernel driver, on a UIO driver, or on vfio-pci.
 func diagnosePCIAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, bdf string, log ovs.LogTail) {
-	d.Evidence = append(log.Matching(3, bdf), log.Matching(1, strings.TrimPrefix(bdf, "0000:"))...)
+	d.Evidence = append(matching(log, 3, bdf), matching(log, 1, strings.TrimPrefix(bdf, "0000:"))...)
 	d.Evidence = append(d.Evidence, probeErrors(log, bdf)...)
 	dir := "/sys/bus/pci/devices/" + bdf
 	if !h.Exists(dir) {
@@ -135,7 +135,7 @@ func diagnosePCIAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, bdf string, 
 		d.Fix = "use a PCI address that `lspci -D` lists (for mlx5: /sys/class/net/<if>/device); on a BlueField the uplinks are usually 0000:03:00.0 and 0000:03:00.1"
 		return
 	}
-	if excl := ealExclusion(st.OtherConfig["dpdk-extra"], bdf); excl != "" && len(log.Matching(1, "Cannot find device ("+bdf+")")) > 0 {
+	if excl := ealExclusion(st.OtherConfig["dpdk-extra"], bdf); excl != "" && len(matching(log, 1, "Cannot find device ("+bdf+")")) > 0 {
 		d.Kind = ProblemPCIExcluded
 		d.Cause = fmt.Sprintf("PCI device %s exists, but DPDK never scanned it (\"Cannot find device\"): other_config:dpdk-extra %s", bdf, excl)
 		d.Fix = "remove that option from ovs.config.dpdk-extra (or allow " + bdf + " with -a), then `rig up` (it restarts ovs-vswitchd)"
@@ -165,7 +165,7 @@ func diagnosePCIAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, bdf string, 
 		}
 	}
 	if len(d.Evidence) == 0 {
-		d.Evidence = log.Matching(3, "EAL:")
+		d.Evidence = matching(log, 3, "EAL:")
 	}
 }
 
@@ -173,7 +173,7 @@ func diagnosePCIAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, bdf string, 
 // through its RDMA device while it stays bound to mlx5_core; binding it
 // to vfio-pci is the wrong fix (it removes the RDMA device).
 func diagnoseMlx5Attach(h ovs.Host, d *ovs.Diagnosis, bdf, dir string, log ovs.LogTail) {
-	if !h.Exists(dir+"/infiniband") || len(log.Matching(1, "No Verbs device matches")) > 0 || len(log.Matching(1, "no Verbs device matches")) > 0 {
+	if !h.Exists(dir+"/infiniband") || len(matching(log, 1, "No Verbs device matches")) > 0 || len(matching(log, 1, "no Verbs device matches")) > 0 {
 		d.Kind = ProblemMlx5NoRDMA
 		d.Cause = fmt.Sprintf("mlx5 device %s has no RDMA device (no %s/infiniband/): the mlx5 PMD is bifurcated and needs mlx5_core + mlx5_ib (ib_uverbs) loaded and rdma-core installed", bdf, dir)
 		d.Fix = "modprobe mlx5_ib ib_uverbs; keep the device bound to mlx5_core (do not bind it to vfio-pci); install rdma-core/libibverbs"
@@ -205,7 +205,7 @@ func diagnoseVFIO(h ovs.Host, d *ovs.Diagnosis, bdf, dir string, log ovs.LogTail
 	d.Kind = ProblemIOMMU
 	group, hasGroup := iommuGroup(h, dir)
 	facts := iommuFacts(h, group, hasGroup)
-	if m := log.Matching(1, "Probe PCI driver: ", bdf); len(m) > 0 {
+	if m := matching(log, 1, "Probe PCI driver: ", bdf); len(m) > 0 {
 		d.Kind = ProblemAttachFailed
 		pmd := "a"
 		if sm := probePMD.FindStringSubmatch(m[0]); sm != nil {
@@ -219,7 +219,7 @@ func diagnoseVFIO(h ovs.Host, d *ovs.Diagnosis, bdf, dir string, log ovs.LogTail
 		return
 	}
 	ev := func(needle string) []string {
-		m := log.Matching(1, needle)
+		m := matching(log, 1, needle)
 		d.Evidence = append(d.Evidence, m...)
 		return m
 	}

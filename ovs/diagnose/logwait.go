@@ -7,6 +7,39 @@ import (
 	"rig/ovs"
 )
 
+// What a diagnosis waits for in the ovs-vswitchd log, which is written
+// asynchronously (ovs/logwait.go), and why it is enough (OvS 3.1, from its
+// sources; read there, not copied):
+//
+//   - The texts OvS puts in Interface.error are logged by the same call:
+//     VLOG_WARN_BUF/VLOG_ERR_BUF (include/openvswitch/vlog.h VLOG_ERRP) log
+//     the message and also return it in *errp, which vswitchd/bridge.c
+//     iface_create stores in the database (iface_clear_db_record): e.g.
+//     lib/netdev-dpdk.c netdev_dpdk_process_devargs "Error attaching device
+//     '%s' to DPDK", lib/netdev.c netdev_set_config "%s: could not set
+//     configuration (%s)", bridge.c iface_do_create "could not open network
+//     device %s (%s)" and "could not add network device %s to ofproto (%s)".
+//     The database write follows in the bridge's next commit, so a reader
+//     can see Interface.error before the log file holds its line: on a
+//     loaded 2-CPU machine the EAL lines that say why (memif's "Address
+//     already in use") were not there yet and the generic cause won.
+//   - DPDK's own lines (EAL, PMDs) go through the same writer: lib/dpdk.c
+//     dpdk_init__ points DPDK's log at a fopencookie stream
+//     (rte_openlog_stream) whose dpdk_log_write logs each with VLOG_*.
+//   - The writer keeps order: every line goes to the one async_append under
+//     vlog's log_file_mutex, and glibc queues aio requests on a file
+//     descriptor behind the one running, equal priorities in order (glibc
+//     rt/aio_misc.c __aio_enqueue_request). So once the line carrying an
+//     interface's Interface.error is in the file, every EAL/PMD line logged
+//     before it, the evidence its diagnosis reads, is there too.
+//   - A DPDK init that fails ends with an EMER line of lib/dpdk.c
+//     dpdk_init__: "Unable to initialize DPDK: %s" (rte_eal_init failed) or
+//     "Could not disable multiprocess, DPDK won't be available."; dpdk_init
+//     logs "DPDK Enabled - initializing..." before the attempt, "DPDK
+//     Enabled - initialized" after a good one, "DPDK Initialization
+//     Failed." on its next call after a failed one, and "DPDK Disabled -
+//     Use other_config:dpdk-init to enable" when DPDK is not asked for.
+
 // EvidenceComplete returns the test ovs.WaitLogTail waits for before st and
 // its failed interfaces are diagnosed: the tail holds, for each failed
 // interface, the line carrying its Interface.error (an older OvS that
@@ -25,7 +58,7 @@ func EvidenceComplete(st *ovs.State, failed []ovs.Interface) func(ovs.LogTail) b
 				}
 				continue
 			}
-			if len(tail.Matching(1, ifc.Error)) == 0 {
+			if len(matching(tail, 1, ifc.Error)) == 0 {
 				return false
 			}
 		}

@@ -212,7 +212,7 @@ func offloadCauses(ev OffloadEvidence, s ovs.DPFlowSummary) []OffloadCause {
 		out = append(out, OffloadCause{Kind: OffloadCauseOff,
 			Cause: fmt.Sprintf("other_config:hw-offload is %s: OvS keeps every flow in its own datapath", quoteOr(oc["hw-offload"], "not set")),
 			Fix:   "set ovs.config.hw-offload: true in the playbook and run rig up (it restarts ovs-vswitchd), or ovs-vsctl set Open_vSwitch . other_config:hw-offload=true and restart ovs-vswitchd"})
-	} else if len(ev.Log) > 0 && len(ev.Log.Matching(1, logFlowAPIEnabled)) == 0 {
+	} else if len(ev.Log) > 0 && len(matching(ev.Log, 1, logFlowAPIEnabled)) == 0 {
 		out = append(out, OffloadCause{Kind: OffloadCauseNotApplied,
 			Cause: "other_config:hw-offload is true, but ovs-vswitchd's log since its last start has no \"" + logFlowAPIEnabled + "\": the setting did not take effect (set after the start, on an OvS that reads it only then)",
 			Fix:   "restart ovs-vswitchd (rig up restarts it when it sets hw-offload; systemctl restart openvswitch-switch)"})
@@ -226,7 +226,7 @@ func offloadCauses(ev OffloadEvidence, s ovs.DPFlowSummary) []OffloadCause {
 		c := OffloadCause{Kind: OffloadCauseNotCard,
 			Cause: fmt.Sprintf("port %s is a %s port, not an uplink or representor of an mlx5 eSwitch: OvS has no flow API that takes it", p.Name, p.Kind),
 			Fix:   "offload happens between the card's uplinks and representors (p0, pf0hpf, pf0vfN); measure through those ports (check.topology: through-ports)"}
-		c.Evidence = ev.Log.Matching(1, p.Name+logNoFlowAPI)
+		c.Evidence = matching(ev.Log, 1, p.Name+logNoFlowAPI)
 		out = append(out, c)
 	}
 	if p.Card && p.ESwitchMode == "legacy" {
@@ -250,12 +250,12 @@ func offloadCauses(ev OffloadEvidence, s ovs.DPFlowSummary) []OffloadCause {
 // the actions of the flows that were not offloaded.
 func refusedCause(log ovs.LogTail, p OffloadPort, s ovs.DPFlowSummary) (OffloadCause, bool) {
 	var ev, what []string
-	for _, l := range log.Matching(3, logFailedOffload) {
+	for _, l := range matching(log, 3, logFailedOffload) {
 		ev = append(ev, l)
 		what = append(what, "the NIC driver refused the flow ("+strings.TrimSpace(logMessageText(l, logFailedOffload))+")")
 	}
 	for _, r := range logActionRefusals {
-		for _, l := range log.Matching(2, r.text) {
+		for _, l := range matching(log, 2, r.text) {
 			ev = append(ev, l)
 			what = append(what, r.what)
 		}
@@ -320,7 +320,7 @@ func logMessageText(line, after string) string {
 	if _, rest, ok := strings.Cut(line, after); ok {
 		return rest
 	}
-	return ovs.LogMessage(line)
+	return logMessage(line)
 }
 
 func dedupSorted(in []string) []string {

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"rig/internal/host"
 	"rig/ovs"
 )
 
@@ -44,12 +46,46 @@ type Status struct {
 	OK bool `json:"ok"`
 }
 
+// DiagnoseReadError explains a failed read of the database: the cause and
+// fix `rig up`'s ovs step and `rig ovs status` both give.
+func DiagnoseReadError(c *ovs.Client, err error) ovs.Diagnosis {
+	d := ovs.Diagnosis{Object: "ovs: ovsdb", Kind: ProblemOVSDBUnreachable, Error: err.Error()}
+	var te *host.ToolError
+	if errors.As(err, &te) {
+		// what the tool said; its argv goes to JSON, not into the sentence
+		d.Argv = te.Argv
+		out := strings.TrimSpace(te.Stderr)
+		if out == "" {
+			out = strings.TrimSpace(te.Stdout)
+		}
+		if out != "" {
+			d.Error = out + " (" + te.Err.Error() + ")"
+		}
+	}
+	if !ovs.Unreachable(err) {
+		d.Kind = ProblemOVSDBRead
+	}
+	t := c.Target
+	if t.Private {
+		d.Cause = "ovsdb-server of the private instance in " + t.RunDir + " is not running"
+		d.Fix = "rig ovs daemon start --rundir " + t.RunDir
+	} else {
+		db := t.DB
+		if db == "" {
+			db = "the default socket " + ovs.SystemRunDir + "/db.sock"
+		}
+		d.Cause = "ovsdb-server is not running or not reachable at " + db
+		d.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
+	}
+	return d
+}
+
 // ReadStatus reads everything `rig ovs status` shows.
 func ReadStatus(ctx context.Context, c *ovs.Client) (*Status, error) {
 	st, err := c.ReadState(ctx)
 	if err != nil {
 		return &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(),
-			OtherConfig: map[string]string{}, Bridges: []ovs.Bridge{}, Problems: []ovs.Diagnosis{c.DiagnoseReadError(err)}}, nil
+			OtherConfig: map[string]string{}, Bridges: []ovs.Bridge{}, Problems: []ovs.Diagnosis{DiagnoseReadError(c, err)}}, nil
 	}
 	s := &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(), OVSDBReachable: true,
 		DPDKInitialized: st.DPDKInitialized, DPDKVersion: st.DPDKVersion, OVSVersion: st.OVSVersion,
