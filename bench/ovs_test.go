@@ -12,8 +12,8 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 )
 
 // A private OvS-DPDK with one netdev bridge: DPDK's main thread on CPU 0,

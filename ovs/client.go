@@ -83,12 +83,16 @@ type Client struct {
 	Target  Target
 	Timeout int // seconds; 0 = DefaultTimeout
 	// LogWait bounds how long a diagnosis waits for its evidence in the
-	// ovs-vswitchd log (EvidenceLog); 0 = DefaultLogWait.
+	// ovs-vswitchd log (WaitLog, diagnose.EvidenceLog); 0 = DefaultLogWait.
 	LogWait time.Duration
 }
 
 // NewClient returns a client for target t.
 func NewClient(h Host, t Target) *Client { return &Client{host: h, Target: t} }
+
+// Host is the host seam the client reads and runs through (for what
+// looks at the host beside OvS: the diagnosis reads sysfs through it).
+func (c *Client) Host() Host { return c.host }
 
 func (c *Client) timeout() int {
 	if c.Timeout > 0 {
@@ -156,7 +160,7 @@ type Interface struct {
 	// only; see Resolution*): set by ParseState, which knows the OvS.
 	Resolution string `json:"resolution,omitempty"`
 	// ResolvedTo says, for a port resolved by netdev name, what sysfs
-	// shows that name to be (ReadStatus fills it).
+	// shows that name to be (diagnose.ReadStatus fills it).
 	ResolvedTo string `json:"resolvedTo,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
 )
 
 // A write that ovs-vsctl's --timeout killed (SIGALRM, as recorded from a
@@ -64,7 +65,7 @@ func TestTargetForDBChecksLiveFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := fakeRoot(t, map[string]string{"/srv/ovs/conf.db": "x", "/srv/ovs/ovsdb-server.pid": "1\n"})
+	h := sysfstree.FakeRoot(t, map[string]string{"/srv/ovs/conf.db": "x", "/srv/ovs/ovsdb-server.pid": "1\n"})
 	if got := TargetFor(h, "", "unix:"+live+"/db.sock"); !got.Private || got.RunDir != live || got.LogFile != live+"/ovs-vswitchd.log" {
 		t.Errorf("live private dir: %+v", got)
 	}
@@ -79,7 +80,7 @@ func TestTargetForDBChecksLiveFiles(t *testing.T) {
 // /etc/openvswitch) → the system instance.
 func TestDefaultTargetRecognisesRigStartedInstance(t *testing.T) {
 	dir := t.TempDir()
-	h := fakeRoot(t, nil)
+	h := sysfstree.FakeRoot(t, nil)
 	if got := defaultTarget(h, dir); got.Private || got.DB != "" || got.LogFile != SystemLogFile || got.RunDir != dir {
 		t.Errorf("empty rundir: %+v, want the system instance", got)
 	}
@@ -98,5 +99,43 @@ func TestDefaultTargetRecognisesRigStartedInstance(t *testing.T) {
 	}
 	if got := TargetFor(h, "", ""); got.RunDir != SystemRunDir {
 		t.Errorf("TargetFor with no flags: rundir %s, want %s", got.RunDir, SystemRunDir)
+	}
+}
+
+func TestProcessStatusStale(t *testing.T) {
+	h := sysfstree.FakeRoot(t, map[string]string{
+		"/var/run/openvswitch/ovs-vswitchd.pid": "4242\n",
+		"/proc/4242/stat":                       "4242 (ovs-vswitchd-dp) S 1 4242 4242 0 -1 4194624",
+		"/run/b/ovs-vswitchd.pid":               "77\n",
+		"/proc/77/stat":                         "77 (bash) S 1 77 77 0 -1",
+		"/run/z/ovs-vswitchd.pid":               "78\n",
+		"/proc/78/stat":                         "78 (ovs-vswitchd-dp) Z 1 78 78 0 -1",
+		"/run/g/ovs-vswitchd.pid":               "79\n",
+		"/run/j/ovs-vswitchd.pid":               "junk\n",
+	})
+	if ps := ProcessStatus(h, TargetFor(h, "", ""), "ovs-vswitchd"); !ps.Alive || ps.PID != 4242 {
+		t.Errorf("alive: %+v", ps)
+	}
+	for p, note := range map[string]string{"/run/b": "is \"bash\" now", "/run/z": "zombie", "/run/g": "not running",
+		"/run/j": "not a pid", "/run/none": "no pidfile"} {
+		ps := ProcessStatus(h, Target{RunDir: p}, "ovs-vswitchd")
+		if ps.Alive || !strings.Contains(ps.Note, note) {
+			t.Errorf("%s: %+v, want note %q", p, ps, note)
+		}
+	}
+}
+
+// Attached is the one rule rig ovs status and the ovs step share: a port is
+// attached only with an ofport above 0 and no error (0 = not yet/never
+// added, -1 = failed).
+func TestInterfaceAttached(t *testing.T) {
+	for _, c := range []struct {
+		ofport int64
+		err    string
+		want   bool
+	}{{1, "", true}, {65534, "", true}, {0, "", false}, {-1, "", false}, {3, "could not open network device x (No such device)", false}} {
+		if got := (Interface{Name: "x", OFPort: c.ofport, Error: c.err}).Attached(); got != c.want {
+			t.Errorf("ofport %d error %q: Attached() = %v, want %v", c.ofport, c.err, got, c.want)
+		}
 	}
 }

@@ -134,7 +134,7 @@ func ProcessStatus(h Host, t Target, name string) ProcStatus {
 		return ps
 	}
 	ps.PID = pid
-	stat, err := readString(h, fmt.Sprintf("/proc/%d/stat", pid))
+	stat, err := ReadString(h, fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		ps.Note = fmt.Sprintf("pid %d from the pidfile is not running (stale pidfile)", pid)
 		return ps
@@ -382,7 +382,7 @@ func (d *Daemon) signalStop(ctx context.Context, name, pidfile string, ps ProcSt
 func (d *Daemon) waitGone(ctx context.Context, name, pidfile string, pid int, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
-		stat, err := readString(d.host, fmt.Sprintf("/proc/%d/stat", pid))
+		stat, err := ReadString(d.host, fmt.Sprintf("/proc/%d/stat", pid))
 		comm, state, ok := parseStat(stat)
 		if err != nil || !ok || state == "Z" || state == "X" || !strings.HasPrefix(comm, procPrefix[name]) {
 			return true

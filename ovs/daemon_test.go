@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"rig/internal/host"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/diagnose"
+	"rig/ovs/ovstest"
 )
 
 // A real private instance: every file in its dir, status by pid, stop by
@@ -44,10 +45,10 @@ func TestPrivilegedDaemonLifecycle(t *testing.T) {
 		t.Errorf("second start ran %q", rec.Calls())
 	}
 	c := ovs.NewClient(h, d.Target())
-	s, err := c.ReadStatus(context.Background())
+	s, err := diagnose.ReadStatus(context.Background(), c)
 	// right after start dpdk-init is unset: status must not say ok
 	if err != nil || !s.Vswitchd.Alive || s.DPDKInitialized || s.OK || len(s.Problems) != 1 ||
-		s.Problems[0].Kind != ovs.ProblemDPDKNotRequested || s.Problems[0].Error != "DPDK not requested: other_config:dpdk-init is unset" {
+		s.Problems[0].Kind != diagnose.ProblemDPDKNotRequested || s.Problems[0].Error != "DPDK not requested: other_config:dpdk-init is unset" {
 		t.Fatalf("ovs status: %+v %v", s, err)
 	}
 	if err := d.Stop(context.Background()); err != nil {

@@ -37,8 +37,8 @@ type Host interface {
 	Netlink(nsName string) (*netlink.Handle, error)
 }
 
-// readString reads a host path under the root, trimmed.
-func readString(h Host, p string) (string, error) {
+// ReadString reads a host path under the root, trimmed.
+func ReadString(h Host, p string) (string, error) {
 	b, err := h.ReadFile(p)
 	return strings.TrimSpace(string(b)), err
 }

@@ -2,12 +2,12 @@ package ovs
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
-// Why a diagnosis waits for the ovs-vswitchd log (OvS 3.1, from its
-// sources; read there, not copied):
+// Why a reader of the ovs-vswitchd log waits for it (OvS 3.1, from its
+// sources; read there, not copied; ovs/diagnose/logwait.go says which
+// lines a diagnosis waits for, and why they are enough):
 //
 //   - The log file is written asynchronously. vswitchd/bridge.c bridge_run
 //     calls vlog_enable_async() right after daemonize_complete(), once the
@@ -16,41 +16,13 @@ import (
 //     aio_write; Debian's ovs-vswitchd-dpdk imports aio_write), so a line
 //     reaches the file some time after the call that logged it returned.
 //     Only EMER lines are flushed at once (async_append_flush).
-//   - The texts OvS puts in Interface.error are logged by the same call:
-//     VLOG_WARN_BUF/VLOG_ERR_BUF (include/openvswitch/vlog.h VLOG_ERRP) log
-//     the message and also return it in *errp, which vswitchd/bridge.c
-//     iface_create stores in the database (iface_clear_db_record): e.g.
-//     lib/netdev-dpdk.c netdev_dpdk_process_devargs "Error attaching device
-//     '%s' to DPDK", lib/netdev.c netdev_set_config "%s: could not set
-//     configuration (%s)", bridge.c iface_do_create "could not open network
-//     device %s (%s)" and "could not add network device %s to ofproto (%s)".
-//     The database write follows in the bridge's next commit, so a reader
-//     can see Interface.error before the log file holds its line: on a
-//     loaded 2-CPU machine the EAL lines that say why (memif's "Address
-//     already in use") were not there yet and the generic cause won.
-//   - DPDK's own lines (EAL, PMDs) go through the same writer: lib/dpdk.c
-//     dpdk_init__ points DPDK's log at a fopencookie stream
-//     (rte_openlog_stream) whose dpdk_log_write logs each with VLOG_*.
-//   - The writer keeps order: every line goes to the one async_append under
-//     vlog's log_file_mutex, and glibc queues aio requests on a file
-//     descriptor behind the one running, equal priorities in order (glibc
-//     rt/aio_misc.c __aio_enqueue_request). So once the line carrying an
-//     interface's Interface.error is in the file, every EAL/PMD line logged
-//     before it, the evidence its diagnosis reads, is there too.
-//   - A DPDK init that fails ends with an EMER line of lib/dpdk.c
-//     dpdk_init__: "Unable to initialize DPDK: %s" (rte_eal_init failed) or
-//     "Could not disable multiprocess, DPDK won't be available."; dpdk_init
-//     logs "DPDK Enabled - initializing..." before the attempt, "DPDK
-//     Enabled - initialized" after a good one, "DPDK Initialization
-//     Failed." on its next call after a failed one, and "DPDK Disabled -
-//     Use other_config:dpdk-init to enable" when DPDK is not asked for.
 
 // DefaultLogWait is how long a diagnosis waits, at most, for the
 // ovs-vswitchd log to hold the evidence for what the database shows.
 const DefaultLogWait = 2 * time.Second
 
-// logPollInterval is how often WaitLogTail reads the log again.
-const logPollInterval = 50 * time.Millisecond
+// LogPollInterval is how often WaitLogTail reads the log again.
+const LogPollInterval = 50 * time.Millisecond
 
 // WaitLogTail reads t's log since the last start (ReadLogTail) until
 // complete(tail) holds, again every 50 ms, for at most bound or until ctx
@@ -64,7 +36,7 @@ func WaitLogTail(ctx context.Context, h Host, t Target, bound time.Duration, com
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	tick := time.NewTicker(logPollInterval)
+	tick := time.NewTicker(LogPollInterval)
 	defer tick.Stop()
 	for {
 		select {
@@ -82,73 +54,14 @@ func WaitLogTail(ctx context.Context, h Host, t Target, bound time.Duration, com
 	}
 }
 
-// EvidenceComplete returns the test WaitLogTail waits for before st and
-// its failed interfaces are diagnosed: the tail holds, for each failed
-// interface, the line carrying its Interface.error (an older OvS that
-// leaves the column empty: the line errorFromLog takes in its place), and,
-// when DPDK was asked for but dpdk_initialized is false, the line that
-// ends DPDK's init (dpdkInitEnded).
-func EvidenceComplete(st *State, failed []Interface) func(LogTail) bool {
-	return func(tail LogTail) bool {
-		if st != nil && dpdkRequested(st) && !st.DPDKInitialized && !dpdkInitEnded(tail) {
-			return false
-		}
-		for _, ifc := range failed {
-			if ifc.Error == "" {
-				if errorFromLog(ifc, tail) == "" {
-					return false
-				}
-				continue
-			}
-			if len(tail.matching(1, ifc.Error)) == 0 {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// EvidenceLog reads the vswitchd log since its last start for diagnosing
-// st and its failed interfaces: it waits, up to c.LogWait
-// (DefaultLogWait when 0), for the lines EvidenceComplete names.
-func (c *Client) EvidenceLog(ctx context.Context, st *State, failed ...Interface) LogTail {
+// WaitLog is WaitLogTail for this instance: it reads the vswitchd log
+// since its last start until complete holds, waiting up to c.LogWait
+// (DefaultLogWait when 0). The diagnosis (ovs/diagnose EvidenceLog) says
+// what complete is.
+func (c *Client) WaitLog(ctx context.Context, complete func(LogTail) bool) LogTail {
 	bound := c.LogWait
 	if bound == 0 {
 		bound = DefaultLogWait
 	}
-	return WaitLogTail(ctx, c.host, c.Target, bound, EvidenceComplete(st, failed))
-}
-
-// dpdkRequested: other_config asks ovs-vswitchd for DPDK (dpdk-init true or
-// try; OVS-DOCA's doca-init=true, lib/ovs-doca.c ovs_doca_init__).
-func dpdkRequested(st *State) bool {
-	init := st.OtherConfig["dpdk-init"]
-	return init == "true" || init == "try" || (st.DOCA && st.OtherConfig["doca-init"] == "true")
-}
-
-// DPDK init lines of lib/dpdk.c dpdk_init and dpdk_init__ (OvS 3.1).
-const (
-	dpdkInitStart    = "|dpdk|INFO|DPDK Enabled - initializing..."
-	dpdkInitOK       = "|dpdk|INFO|DPDK Enabled - initialized"
-	dpdkInitDisabled = "|dpdk|INFO|DPDK Disabled - Use other_config:dpdk-init to enable"
-	dpdkInitEALFail  = "|dpdk|EMER|Unable to initialize DPDK: "
-	dpdkInitMPFail   = "|dpdk|EMER|Could not disable multiprocess"
-	dpdkInitFailed   = "|dpdk|ERR|DPDK Initialization Failed."
-)
-
-// dpdkInitEnded says whether the last DPDK init line of the tail ends an
-// attempt (failed, done, or DPDK not asked for at start) rather than
-// starting one, or there being none yet.
-func dpdkInitEnded(tail LogTail) bool {
-	for i := len(tail) - 1; i >= 0; i-- {
-		l := tail[i]
-		switch {
-		case strings.Contains(l, dpdkInitStart):
-			return false
-		case strings.Contains(l, dpdkInitEALFail), strings.Contains(l, dpdkInitMPFail), strings.Contains(l, dpdkInitFailed),
-			strings.Contains(l, dpdkInitOK), strings.Contains(l, dpdkInitDisabled):
-			return true
-		}
-	}
-	return false
+	return WaitLogTail(ctx, c.host, c.Target, bound, complete)
 }

@@ -1,7 +1,9 @@
 // Package ovs drives OvS-DPDK: it reads state with `ovs-vsctl --format=json`,
 // writes through ovs-vsctl argv (via the host exec seam, always with a
-// timeout), diagnoses failed interfaces and manages a private
+// timeout), explains its own failures (vswitchd down, ovsdb unreachable, no
+// such bridge), reads the vswitchd log, and manages a private
 // ovsdb-server/ovs-vswitchd instance whose files all live in one directory.
+// Why an interface, DPDK or offload fails is package ovs/diagnose's.
 package ovs
 
 import (

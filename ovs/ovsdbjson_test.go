@@ -156,3 +156,40 @@ func FuzzParseTables(f *testing.F) {
 		_, _ = ParseState(b)
 	})
 }
+
+// The recorded upstream OvS 3.1 state (ports p0 and pf0hpf type=dpdk
+// without devargs, doca-init=true set and ignored) and OVS-DOCA's (the same
+// with the doca columns lib/ovs-doca.c writes): which OvS it is, and how
+// each DPDK port is resolved.
+func TestParseStateTellsOVSDOCA(t *testing.T) {
+	up, err := ParseState(readSample(t, "state-upstream-byname.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.DOCA || up.DOCAInitialized || !up.DPDKInitialized || up.OtherConfig["doca-init"] != "true" {
+		t.Fatalf("upstream: %+v", up)
+	}
+	p0, _ := up.Interface("p0")
+	if p0.OFPort != -1 || p0.Error != "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported" || p0.Resolution != ResolutionNone {
+		t.Fatalf("upstream p0: %+v", p0)
+	}
+	doca, err := ParseState(readSample(t, "state-doca-byname.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doca.DOCA || !doca.DOCAInitialized || doca.DOCAVersion != "3.2.0" || !doca.DPDKInitialized {
+		t.Fatalf("doca: %+v", doca)
+	}
+	for name, want := range map[string]string{"p0": ResolutionName, "pf0hpf": ResolutionName, "vnull0": ResolutionDevargs, "br-sfc": ""} {
+		if ifc, ok := doca.Interface(name); !ok || ifc.Resolution != want {
+			t.Errorf("doca %s: %+v, want resolution %q", name, ifc, want)
+		}
+	}
+	if ok, why := up.DOCANameUsable(); ok || !strings.Contains(why, "no doca_initialized column") {
+		t.Errorf("upstream usable: %v %s", ok, why)
+	}
+	doca.DOCAInitialized = false
+	if ok, why := doca.DOCANameUsable(); ok || !strings.Contains(why, "doca-init=true") {
+		t.Errorf("doca off usable: %v %s", ok, why)
+	}
+}

@@ -16,8 +16,8 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 )
 
 // testpmd is a dpdk-testpmd child in interactive mode, fed commands on

@@ -1,11 +1,15 @@
 package ovs
 
-import "testing"
+import (
+	"testing"
+
+	"rig/internal/testutil/sysfstree"
+)
 
 // The scan for another ovs-vswitchd reads /proc through the host seam:
 // the process itself, zombies and other programs do not count.
 func TestOtherVswitchdAliveReadsProcThroughSeam(t *testing.T) {
-	h := fakeRoot(t, map[string]string{
+	h := sysfstree.FakeRoot(t, map[string]string{
 		"/proc/100/comm": "ovs-vswitchd\n",
 		"/proc/100/stat": "100 (ovs-vswitchd) S 1 100 100 0 -1",
 		"/proc/200/comm": "ovs-vswitchd\n",
@@ -19,14 +23,14 @@ func TestOtherVswitchdAliveReadsProcThroughSeam(t *testing.T) {
 	if !otherVswitchdAlive(h, 42) {
 		t.Error("pid 100 runs ovs-vswitchd and is not ours: want another vswitchd")
 	}
-	if otherVswitchdAlive(fakeRoot(t, nil), 1) {
+	if otherVswitchdAlive(sysfstree.FakeRoot(t, nil), 1) {
 		t.Error("an empty /proc under the root: want no other vswitchd")
 	}
 }
 
 // No tap names, no netlink: removeTaps does nothing before it needs the seam.
 func TestRemoveTapsNothingToDo(t *testing.T) {
-	if err := removeTaps(fakeRoot(t, nil), nil, 1); err != nil {
+	if err := removeTaps(sysfstree.FakeRoot(t, nil), nil, 1); err != nil {
 		t.Fatalf("removeTaps(nil): %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"rig/ovs"
+	"rig/ovs/diagnose"
 	"rig/playbooks"
 )
 
@@ -122,7 +122,7 @@ func TestCheckMetricsParsesWithLabelsAndFigures(t *testing.T) {
 func TestCheckMetricsOffloadCounts(t *testing.T) {
 	spec := &playbooks.CheckSpec{Topology: "through-ports", Ports: []string{"p0", "pf0hpf"}, FrameSizes: []int{64, 1518}}
 	res := twoRuns()
-	res.Offload = &CheckOffload{Mode: playbooks.OffloadPreferred, OffloadReport: ovs.OffloadReport{Port: "p0", Flows: 3, Offloaded: 2, Partial: 1}, Pass: true}
+	res.Offload = &CheckOffload{Mode: playbooks.OffloadPreferred, OffloadReport: diagnose.OffloadReport{Port: "p0", Flows: 3, Offloaded: 2, Partial: 1}, Pass: true}
 	fams := parseMetrics(t, metricsText(t, CheckMetrics{Spec: spec, Result: res}))
 	for name, want := range map[string]float64{"rig_check_datapath_flows": 3, "rig_check_offloaded_flows": 2, "rig_check_partially_offloaded_flows": 1} {
 		ss := samplesOf(t, fams, name)

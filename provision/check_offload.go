@@ -8,17 +8,18 @@ import (
 
 	"rig/internal/labinfo"
 	"rig/ovs"
+	"rig/ovs/diagnose"
 	"rig/playbooks"
 )
 
 // CheckOffload is whether the datapath flows that carried the check's
 // traffic (in at its ingress port) were offloaded to the NIC, read from
 // `ovs-appctl dpctl/dump-flows -m` right after the traffic, and why not
-// (ovs.AnalyzeOffload). With check.offload: required the check fails
+// (diagnose.AnalyzeOffload). With check.offload: required the check fails
 // (exit 4) unless every one of them was offloaded.
 type CheckOffload struct {
 	Mode string `json:"mode"` // preferred | required
-	ovs.OffloadReport
+	diagnose.OffloadReport
 	Pass bool     `json:"pass"`           // required: every flow offloaded; preferred: always
 	Argv []string `json:"argv,omitempty"` // the dump that was read
 	// Error: the flows could not be read (the report is empty then);
@@ -51,26 +52,26 @@ func (s *checkStep) offload(ctx context.Context, p *checkPath) *CheckOffload {
 		return o
 	}
 	o.Unreadable = dump.Unreadable
-	o.OffloadReport = ovs.AnalyzeOffload(ovs.OffloadEvidence{Port: s.offloadPort(p, st), OtherConfig: st.OtherConfig,
+	o.OffloadReport = diagnose.AnalyzeOffload(diagnose.OffloadEvidence{Port: s.offloadPort(p, st), OtherConfig: st.OtherConfig,
 		Log: s.o.LogSinceStart(), Flows: dump.Flows})
-	o.Pass = mode != playbooks.OffloadRequired || o.Verdict == ovs.OffloadVerdictFull
+	o.Pass = mode != playbooks.OffloadRequired || o.Verdict == diagnose.OffloadVerdictFull
 	return o
 }
 
 // offloadPort is what is behind the check's ingress port: the check's own
 // vhost-user or memif port (no card), else the bridge's port as
-// ovs.PortOffloadFacts reads it (a lab's stand-in, the card's uplink or
+// diagnose.PortOffloadFacts reads it (a lab's stand-in, the card's uplink or
 // representor and its eSwitch mode).
-func (s *checkStep) offloadPort(p *checkPath, st *ovs.State) ovs.OffloadPort {
+func (s *checkStep) offloadPort(p *checkPath, st *ovs.State) diagnose.OffloadPort {
 	if p.kind != pathPorts && len(p.settings) > 0 { // rig's own port, made for the check
-		return ovs.OffloadPort{Name: p.in, Kind: strings.TrimSpace(p.settings[0].Type + " " + p.settings[0].Devargs)}
+		return diagnose.OffloadPort{Name: p.in, Kind: strings.TrimSpace(p.settings[0].Type + " " + p.settings[0].Devargs)}
 	}
 	ifc, ok := st.Interface(p.in)
 	if !ok {
-		return ovs.OffloadPort{Name: p.in}
+		return diagnose.OffloadPort{Name: p.in}
 	}
 	lab, _ := labinfo.Read(s.env.Host.Root)
-	return ovs.PortOffloadFacts(s.env.Host, lab, *ifc)
+	return diagnose.PortOffloadFacts(s.env.Host, lab, *ifc)
 }
 
 // offloadFailure is check.offload: required not met: what it says and
@@ -89,7 +90,7 @@ func (o *CheckOffload) causeText() string {
 	if o.Error != "" {
 		c = append(c, "the datapath flows could not be read: "+o.Error)
 	}
-	if o.Verdict == ovs.OffloadVerdictNoFlows {
+	if o.Verdict == diagnose.OffloadVerdictNoFlows {
 		c = append(c, fmt.Sprintf("no datapath flow in at %s was found after the traffic (they expire 10 s after their last packet)", o.Port))
 	}
 	return strings.Join(c, "; ")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"rig/ovs"
+	"rig/ovs/diagnose"
 	"rig/playbooks"
 )
 
@@ -41,7 +42,7 @@ func TestCheckOffloadReport(t *testing.T) {
 	res, err := run(t, "", nil, soft, nil)
 	o := res.Offload
 	if err != nil || !res.Pass || o == nil || o.Mode != playbooks.OffloadPreferred || !o.Pass || o.Flows != 1 || o.Packets != 9999 || o.NotOffloaded != 1 ||
-		o.Verdict != ovs.OffloadVerdictNone || o.Datapaths["ovs"] != 1 {
+		o.Verdict != diagnose.OffloadVerdictNone || o.Datapaths["ovs"] != 1 {
 		t.Fatalf("preferred: %v, %+v", err, o)
 	}
 	var text strings.Builder
@@ -67,7 +68,7 @@ func TestCheckOffloadReport(t *testing.T) {
 
 	full := dpFlow("rig-chk-in", "packets:9999, bytes:599940, used:0.010s, offloaded:yes, dp:dpdk, actions:rig-chk-out")
 	if res, err := run(t, playbooks.OffloadRequired, map[string]string{"hw-offload": "true"}, full, nil); err != nil || !res.Pass || !res.Offload.Pass ||
-		res.Offload.Verdict != ovs.OffloadVerdictFull || len(res.Offload.Causes) != 0 {
+		res.Offload.Verdict != diagnose.OffloadVerdictFull || len(res.Offload.Causes) != 0 {
 		t.Fatalf("required, offloaded: %v, %+v", err, res.Offload)
 	}
 	down := errors.New("ovs-appctl: cannot connect")

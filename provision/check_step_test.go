@@ -15,8 +15,8 @@ import (
 	"rig/bench"
 	"rig/internal/host"
 	"rig/internal/testutil/fakeexec"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/ovstest"
 	"rig/playbooks"
 )
 

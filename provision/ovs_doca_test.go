@@ -12,9 +12,10 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/internal/testutil/sysfstree"
 	"rig/ovs"
+	"rig/ovs/diagnose"
+	"rig/ovs/ovstest"
 	"rig/playbooks"
 )
 
@@ -170,7 +171,7 @@ func TestPrivilegedOVSStepDOCAOnUpstream(t *testing.T) {
 	if _, err := c.Vsctl(ctx, "add-port", "br-sfc", "p0", "--", "set", "Interface", "p0", "type=dpdk"); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.ReadStatus(ctx)
+	st, err := diagnose.ReadStatus(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestPrivilegedOVSStepDOCAOnUpstream(t *testing.T) {
 		t.Fatalf("status: ok %v doca %v p0 %+v problems %+v", st.OK, st.DOCA, ifc, st.Problems)
 	}
 	p := st.Problems[0]
-	if p.Kind != ovs.ProblemNoDevargs || p.Error != "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported" ||
+	if p.Kind != diagnose.ProblemNoDevargs || p.Error != "'p0' is missing 'options:dpdk-devargs'. The old 'dpdk<port_id>' names are not supported" ||
 		!strings.Contains(p.Cause, "other_config:doca-init=true is set, but this Open vSwitch is upstream's") || len(p.Evidence) != 1 {
 		t.Fatalf("diagnosis: %+v", p)
 	}

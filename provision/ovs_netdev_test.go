@@ -16,8 +16,8 @@ import (
 	"rig/internal/labinfo"
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
-	"rig/internal/testutil/ovstest"
 	"rig/internal/testutil/sysfstree"
+	"rig/ovs/ovstest"
 	"rig/playbooks"
 	"rig/smartnic"
 )

@@ -13,6 +13,7 @@ import (
 	"rig/internal/host"
 	"rig/internal/labinfo"
 	"rig/ovs"
+	"rig/ovs/diagnose"
 	"rig/playbooks"
 	"rig/smartnic"
 )
@@ -98,7 +99,7 @@ func (s *ovsStep) Check(ctx context.Context) (Plan, error) {
 
 func (s *ovsStep) unreachable(err error) error {
 	// the same cause and fix `rig ovs status` gives
-	d := s.c.DiagnoseReadError(err)
+	d := diagnose.DiagnoseReadError(s.c, err)
 	return &Problem{Object: "ovs", Err: err, CauseText: d.Cause, FixText: d.Fix}
 }
 
@@ -311,7 +312,7 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 	} else if dpdkRequested(st) && !st.DPDKInitialized {
 		// the log may lag the database: wait (bounded) for the line
 		// that ends DPDK's init before reading the cause from it
-		dd := ovs.DiagnoseDPDK(st, s.c.EvidenceLog(ctx, st))
+		dd := diagnose.DiagnoseDPDK(st, diagnose.EvidenceLog(ctx, s.c, st))
 		if s.restarted || len(dd.Evidence) > 0 {
 			return diagProblem(dd)
 		}
@@ -442,10 +443,10 @@ func (s *ovsStep) checkAttached(ctx context.Context, d *ovsDiff, plan *Plan) err
 	}
 	// the log may lag Interface.error: wait (bounded) for the lines that
 	// carry the failed interfaces' errors, so the specific cause is there
-	log := s.c.EvidenceLog(ctx, d.st, failed...)
+	log := diagnose.EvidenceLog(ctx, s.c, d.st, failed...)
 	var problems []error
 	for _, ifc := range failed {
-		dg := ovs.Diagnose(s.h, d.st, ifc, log)
+		dg := diagnose.Diagnose(s.h, d.st, ifc, log)
 		if !plan.Satisfied() {
 			plan.Notes = append(plan.Notes, dg.String())
 			continue

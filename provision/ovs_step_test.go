@@ -18,8 +18,9 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/diagnose"
+	"rig/ovs/ovstest"
 	"rig/playbooks"
 )
 
@@ -310,7 +311,7 @@ func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
 	if st := rep.Steps[0]; st.Status != StatusChanged {
 		t.Fatalf("first apply: %s: %s", st.Status, st.Error)
 	}
-	status, err := c.ReadStatus(context.Background())
+	status, err := diagnose.ReadStatus(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,11 +406,11 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 		spec.Config.DPDKSocketMem = strconv.Itoa(pages*2 + 1024)
 		rep, c := ovsRun(t, h, d, spec)
 		mustFail(t, rep, "ovs: dpdk", "dpdk-init=try but dpdk_initialized=false", "asks for "+spec.Config.DPDKSocketMem+" MB on socket 0", "Not enough memory available on socket 0")
-		st, err := c.ReadStatus(context.Background())
+		st, err := diagnose.ReadStatus(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.OK || st.DPDKInitialized || len(st.Problems) < 2 || st.Problems[1].Kind != ovs.ProblemNoHugepages || !strings.Contains(st.Problems[1].Error, "Address family not supported") {
+		if st.OK || st.DPDKInitialized || len(st.Problems) < 2 || st.Problems[1].Kind != diagnose.ProblemNoHugepages || !strings.Contains(st.Problems[1].Error, "Address family not supported") {
 			t.Fatalf("status: %+v", st.Problems)
 		}
 	})
@@ -421,7 +422,7 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := ovs.NewClient(h, d.Target())
-		st, err := c.ReadStatus(context.Background())
+		st, err := diagnose.ReadStatus(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -562,7 +563,7 @@ func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
 	if _, pending := d.InterruptedRestart(); pending {
 		t.Error("restart marker left after the restart finished")
 	}
-	status, err := c.ReadStatus(ctx)
+	status, err := diagnose.ReadStatus(ctx, c)
 	if err != nil || !status.OK || !status.Vswitchd.Alive || !status.DPDKInitialized {
 		t.Fatalf("status after: %+v %v", status, err)
 	}

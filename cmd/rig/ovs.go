@@ -7,6 +7,7 @@ import (
 
 	"rig/internal/labinfo"
 	"rig/ovs"
+	"rig/ovs/diagnose"
 )
 
 // ovsFlags select the OvS instance: a private one (--rundir) or a remote (--db).
@@ -43,13 +44,13 @@ legacy eSwitch, the refusals ovs-vswitchd logged.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h := a.host()
 			c := ovs.NewClient(h, ovs.TargetFor(h, f.rundir, f.db))
-			st, err := c.ReadStatus(cmd.Context())
+			st, err := diagnose.ReadStatus(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
 			if flows && st.Vswitchd.Alive {
 				lab, _ := labinfo.Read(h.Root)
-				fs, err := c.ReadFlows(cmd.Context(), st, lab)
+				fs, err := diagnose.ReadFlows(cmd.Context(), c, st, lab)
 				if err != nil {
 					return fmt.Errorf("ovs status --flows: %w", err)
 				}

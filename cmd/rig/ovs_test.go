@@ -12,7 +12,7 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
+	"rig/ovs/ovstest"
 )
 
 // A 200,000-byte devargs is refused at playbook validation (exit 2) with

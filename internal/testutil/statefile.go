@@ -50,19 +50,39 @@ func RunWithPrivateStateFile(m *testing.M) int {
 // fixtureStateFiles lists testdata/hosts/*/<dir> and
 // testdata/hosts/*/var/lib/rig of the module the test runs in.
 func fixtureStateFiles(dir string) []string {
+	d, ok := moduleRoot()
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, sub := range []string{dir, "/var/lib/rig"} {
+		m, _ := filepath.Glob(filepath.Join(d, "testdata", "hosts", "*", sub))
+		out = append(out, m...)
+	}
+	return out
+}
+
+// ModuleRoot is the directory of the module the test runs in (the first
+// above the package's directory that holds go.mod), for fixtures under the
+// module's testdata/ that a test kit reads whatever package calls it.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	d, ok := moduleRoot()
+	if !ok {
+		t.Fatal("testutil: no go.mod above the working directory")
+	}
+	return d
+}
+
+func moduleRoot() (string, bool) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil
+		return "", false
 	}
 	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			var out []string
-			for _, sub := range []string{dir, "/var/lib/rig"} {
-				m, _ := filepath.Glob(filepath.Join(d, "testdata", "hosts", "*", sub))
-				out = append(out, m...)
-			}
-			return out
+			return d, true
 		}
 	}
-	return nil
+	return "", false
 }

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"bytes"
@@ -9,29 +9,19 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/ovs"
+	"rig/ovs/ovstest"
 )
-
-// statusHost is a fake root where the system ovs-vswitchd (pid 4242) is
-// alive, and ovs-vsctl answers with state.
-func statusHost(t *testing.T, state []byte) *host.Host {
-	t.Helper()
-	h := fakeRoot(t, map[string]string{
-		SystemRunDir + "/ovs-vswitchd.pid": "4242\n",
-		"/proc/4242/stat":                  "4242 (ovs-vswitchd) S 1 4242 4242 0 -1 4194560",
-	})
-	h.Exec = func(ctx context.Context, name string, args ...string) ([]byte, error) { return state, nil }
-	return h
-}
 
 // The verdict follows the facts: dpdk_initialized=false is never "ok",
 // whether DPDK was not requested or was requested and did not start.
 func TestStatusVerdictFollowsDPDK(t *testing.T) {
-	empty, err := os.ReadFile(filepath.Join("testdata", "state-empty.json")) // recorded right after `rig ovs daemon start`
+	empty, err := os.ReadFile(filepath.Join("..", "testdata", "state-empty.json")) // recorded right after `rig ovs daemon start`
 	if err != nil {
 		t.Fatal(err)
 	}
 	requested := bytes.Replace(empty, []byte(`["map",[]]`), []byte(`["map",[["dpdk-init","true"]]]`), 1)
-	attached, err := os.ReadFile(filepath.Join("testdata", "state-attached.json"))
+	attached, err := os.ReadFile(filepath.Join("..", "testdata", "state-attached.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +40,7 @@ func TestStatusVerdictFollowsDPDK(t *testing.T) {
 		{"attached", attached, true, "", []string{"\nok: DPDK initialised (DPDK 22.11.11), ovs-vswitchd running, "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := NewClient(statusHost(t, c.state), TargetFor(host.New("/"), "", "")).ReadStatus(context.Background())
+			s, err := ReadStatus(context.Background(), ovs.NewClient(ovstest.StatusHost(t, c.state), ovs.TargetFor(host.New("/"), "", "")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,22 +64,22 @@ func TestStatusVerdictFollowsDPDK(t *testing.T) {
 // vswitchd down with rig's restart marker in the rundir: status says a rig
 // run was interrupted mid-restart and that `rig up` finishes it.
 func TestStatusInterruptedRestart(t *testing.T) {
-	empty, err := os.ReadFile(filepath.Join("testdata", "state-empty.json"))
+	empty, err := os.ReadFile(filepath.Join("..", "testdata", "state-empty.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	d := &Daemon{Dir: dir}
+	d := &ovs.Daemon{Dir: dir}
 	if err := d.BeginRestart(); err != nil {
 		t.Fatal(err)
 	}
 	h := &host.Host{Root: t.TempDir(), Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) { return empty, nil }}
-	s, err := NewClient(h, TargetFor(h, dir, "")).ReadStatus(context.Background())
+	s, err := ReadStatus(context.Background(), ovs.NewClient(h, ovs.TargetFor(h, dir, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.OK || len(s.Problems) != 1 || s.Problems[0].Kind != ProblemVswitchdDown ||
-		!strings.Contains(s.Problems[0].Cause, "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again ("+filepath.Join(dir, RestartMarker)+": rig (pid ") ||
+	if s.OK || len(s.Problems) != 1 || s.Problems[0].Kind != ovs.ProblemVswitchdDown ||
+		!strings.Contains(s.Problems[0].Cause, "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again ("+filepath.Join(dir, ovs.RestartMarker)+": rig (pid ") ||
 		s.Problems[0].Fix != "rig up --rundir "+dir+" finishes the restart (or: rig ovs daemon start --rundir "+dir+")" {
 		t.Fatalf("%+v", s.Problems)
 	}

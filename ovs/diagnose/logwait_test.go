@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rig/internal/host"
+	"rig/ovs"
 )
 
 // memifLog is a private instance's log up to the add of a second memif
@@ -31,19 +32,19 @@ var (
 		"2026-12-05T10:00:02.000Z|00043|netdev_dpdk|WARN|Error attaching device 'net_memif2,role=server,socket=" + memifSock + "' to DPDK",
 		"2026-12-05T10:00:02.000Z|00044|netdev|WARN|mem2: could not set configuration (Invalid argument)",
 	}
-	memifState = &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
-	memifIfc   = Interface{Name: "mem2", Type: "dpdk", OFPort: -1,
+	memifState = &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	memifIfc   = ovs.Interface{Name: "mem2", Type: "dpdk", OFPort: -1,
 		Error:   "Error attaching device 'net_memif2,role=server,socket=" + memifSock + "' to DPDK",
 		Options: map[string]string{"dpdk-devargs": "net_memif2,role=server,socket=" + memifSock}}
 )
 
 // logClient is a client of a private instance whose log is a temp file
 // holding lines ("%s" in a line is the log's path).
-func logClient(t *testing.T, wait time.Duration, lines ...string) (*Client, string) {
+func logClient(t *testing.T, wait time.Duration, lines ...string) (*ovs.Client, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "ovs-vswitchd.log")
 	writeLog(t, p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, lines...)
-	c := NewClient(&host.Host{Root: "/"}, Target{RunDir: filepath.Dir(p), LogFile: p, Private: true})
+	c := ovs.NewClient(&host.Host{Root: "/"}, ovs.Target{RunDir: filepath.Dir(p), LogFile: p, Private: true})
 	c.LogWait = wait
 	return c, p
 }
@@ -74,10 +75,10 @@ func TestEvidenceLogWaitsForTheErrorLine(t *testing.T) {
 		writeLog(t, p, os.O_APPEND|os.O_WRONLY, memifFailure...)
 	}()
 	start := time.Now()
-	log := c.EvidenceLog(context.Background(), memifState, memifIfc)
+	log := EvidenceLog(context.Background(), c, memifState, memifIfc)
 	took := time.Since(start)
 	<-done
-	d := Diagnose(c.host, memifState, memifIfc, log)
+	d := Diagnose(c.Host(), memifState, memifIfc, log)
 	if d.Kind != ProblemMemifSocketInUse || !strings.Contains(d.Cause, "memif socket is already in use") ||
 		len(d.Evidence) == 0 || !strings.Contains(d.Evidence[0], "Address already in use") {
 		t.Fatalf("after %v: %+v", took, d)
@@ -93,12 +94,12 @@ func TestEvidenceLogGivesUpAtTheBound(t *testing.T) {
 	const bound = 200 * time.Millisecond
 	c, _ := logClient(t, bound, memifLog...)
 	start := time.Now()
-	log := c.EvidenceLog(context.Background(), memifState, memifIfc)
+	log := EvidenceLog(context.Background(), c, memifState, memifIfc)
 	took := time.Since(start)
 	if took < bound || took > bound+time.Second {
 		t.Errorf("waited %v with a bound of %v", took, bound)
 	}
-	d := Diagnose(c.host, memifState, memifIfc, log)
+	d := Diagnose(c.Host(), memifState, memifIfc, log)
 	if d.Kind != ProblemAttachFailed || !strings.Contains(d.Cause, "DPDK could not attach") {
 		t.Fatalf("generic diagnosis expected: %+v", d)
 	}
@@ -107,7 +108,7 @@ func TestEvidenceLogGivesUpAtTheBound(t *testing.T) {
 	defer cancel()
 	c.LogWait = time.Minute
 	start = time.Now()
-	c.EvidenceLog(ctx, memifState, memifIfc)
+	EvidenceLog(ctx, c, memifState, memifIfc)
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("a 50 ms context: waited %v", took)
 	}
@@ -117,24 +118,24 @@ func TestEvidenceLogGivesUpAtTheBound(t *testing.T) {
 func TestEvidenceLogReturnsAtOnce(t *testing.T) {
 	c, p := logClient(t, time.Minute, append(memifLog, memifFailure...)...)
 	start := time.Now()
-	log := c.EvidenceLog(context.Background(), memifState, memifIfc)
-	if took := time.Since(start); took >= logPollInterval {
+	log := EvidenceLog(context.Background(), c, memifState, memifIfc)
+	if took := time.Since(start); took >= ovs.LogPollInterval {
 		t.Errorf("took %v with the line already in the log", took)
 	}
-	if d := Diagnose(c.host, memifState, memifIfc, log); d.Kind != ProblemMemifSocketInUse {
+	if d := Diagnose(c.Host(), memifState, memifIfc, log); d.Kind != ProblemMemifSocketInUse {
 		t.Fatalf("%+v", d)
 	}
 	// nothing failed, DPDK up: nothing to wait for
 	start = time.Now()
-	c.EvidenceLog(context.Background(), memifState)
-	if took := time.Since(start); took >= logPollInterval {
+	EvidenceLog(context.Background(), c, memifState)
+	if took := time.Since(start); took >= ovs.LogPollInterval {
 		t.Errorf("nothing to wait for: took %v", took)
 	}
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	if log := c.EvidenceLog(context.Background(), memifState, memifIfc); log != nil || time.Since(start) >= logPollInterval {
+	if log := EvidenceLog(context.Background(), c, memifState, memifIfc); log != nil || time.Since(start) >= ovs.LogPollInterval {
 		t.Errorf("no log file: %q after %v", log, time.Since(start))
 	}
 }
@@ -143,10 +144,10 @@ func TestEvidenceLogReturnsAtOnce(t *testing.T) {
 // (older OvS: the line errorFromLog takes instead) and, when DPDK was
 // asked for and is not initialised, the line that ends DPDK's init.
 func TestEvidenceComplete(t *testing.T) {
-	fail := &State{OtherConfig: map[string]string{"dpdk-init": "try"}}
-	unset := &State{OtherConfig: map[string]string{}}
-	n0 := Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"}
-	old := Interface{Name: "mem2", Type: "dpdk", OFPort: -1, Options: memifIfc.Options} // Interface.error empty
+	fail := &ovs.State{OtherConfig: map[string]string{"dpdk-init": "try"}}
+	unset := &ovs.State{OtherConfig: map[string]string{}}
+	n0 := ovs.Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not open network device n0 (Address family not supported by protocol)"}
+	old := ovs.Interface{Name: "mem2", Type: "dpdk", OFPort: -1, Options: memifIfc.Options} // Interface.error empty
 	const (
 		opened  = "2026-12-05T10:00:00.000Z|00001|vlog|INFO|opened log file /x.log"
 		initing = "2026-12-05T10:00:00.100Z|00010|dpdk|INFO|DPDK Enabled - initializing..."
@@ -160,25 +161,25 @@ func TestEvidenceComplete(t *testing.T) {
 	)
 	cases := []struct {
 		name   string
-		st     *State
-		failed []Interface
-		tail   LogTail
+		st     *ovs.State
+		failed []ovs.Interface
+		tail   ovs.LogTail
 		want   bool
 	}{
 		{"no log yet", fail, nil, nil, false},
-		{"init running", fail, nil, LogTail{opened, initing, eal}, false},
-		{"init failed", fail, nil, LogTail{opened, initing, eal, unable}, true},
-		{"multiprocess", fail, nil, LogTail{opened, initing, mp}, true},
-		{"failed before, called again", fail, nil, LogTail{opened, initing, unable, again}, true},
-		{"initialised", fail, nil, LogTail{opened, initing, ok}, true},
-		{"not asked for at start", fail, nil, LogTail{opened, off}, true},
-		{"not asked for at start, asked now", fail, nil, LogTail{opened, off, initing}, false},
+		{"init running", fail, nil, ovs.LogTail{opened, initing, eal}, false},
+		{"init failed", fail, nil, ovs.LogTail{opened, initing, eal, unable}, true},
+		{"multiprocess", fail, nil, ovs.LogTail{opened, initing, mp}, true},
+		{"failed before, called again", fail, nil, ovs.LogTail{opened, initing, unable, again}, true},
+		{"initialised", fail, nil, ovs.LogTail{opened, initing, ok}, true},
+		{"not asked for at start", fail, nil, ovs.LogTail{opened, off}, true},
+		{"not asked for at start, asked now", fail, nil, ovs.LogTail{opened, off, initing}, false},
 		{"not requested: no DPDK line needed", unset, nil, nil, true},
-		{"port error not logged yet", fail, []Interface{n0}, LogTail{opened, initing, unable}, false},
-		{"port error logged", fail, []Interface{n0}, LogTail{opened, initing, unable, n0line}, true},
-		{"older OvS, nothing logged", memifState, []Interface{old}, LogTail(memifLog), false},
-		{"older OvS, attach line logged", memifState, []Interface{old}, append(LogTail(memifLog), memifFailure...), true},
-		{"two ports, one logged", memifState, []Interface{memifIfc, n0}, append(LogTail(memifLog), memifFailure...), false},
+		{"port error not logged yet", fail, []ovs.Interface{n0}, ovs.LogTail{opened, initing, unable}, false},
+		{"port error logged", fail, []ovs.Interface{n0}, ovs.LogTail{opened, initing, unable, n0line}, true},
+		{"older OvS, nothing logged", memifState, []ovs.Interface{old}, ovs.LogTail(memifLog), false},
+		{"older OvS, attach line logged", memifState, []ovs.Interface{old}, append(ovs.LogTail(memifLog), memifFailure...), true},
+		{"two ports, one logged", memifState, []ovs.Interface{memifIfc, n0}, append(ovs.LogTail(memifLog), memifFailure...), false},
 	}
 	for _, c := range cases {
 		if got := EvidenceComplete(c.st, c.failed)(c.tail); got != c.want {

@@ -1,4 +1,10 @@
-package ovs
+// Package diagnose explains what the ovs driver reads: why an interface
+// did not attach or DPDK did not initialise (Diagnose, DiagnoseDPDK, from
+// the database, sysfs and the vswitchd log since its start, waited for by
+// EvidenceLog), `rig ovs status` (ReadStatus, ReadFlows), and whether a
+// port's datapath flows were offloaded to the NIC and why not
+// (AnalyzeOffload). It imports package ovs; ovs never imports it.
+package diagnose
 
 import (
 	"errors"
@@ -7,32 +13,16 @@ import (
 	"strconv"
 	"strings"
 
+	"rig/ovs"
 	"rig/smartnic"
 )
 
-// Diagnosis explains why an interface (or DPDK itself) is not working.
-type Diagnosis struct {
-	Object   string   `json:"object"` // "ovs: port dpdk0" or "ovs: dpdk"
-	Error    string   `json:"error"`  // what OvS says (Interface.error, or the symptom)
-	Kind     string   `json:"kind"`   // stable id, e.g. "pci-device-absent"
-	Cause    string   `json:"cause"`
-	Fix      string   `json:"fix"`
-	Evidence []string `json:"evidence,omitempty"` // vswitchd log lines behind the diagnosis
-	Argv     []string `json:"argv,omitempty"`     // the tool command that failed, when one did
-}
-
-func (d Diagnosis) String() string {
-	return fmt.Sprintf("%s: %s; likely cause: %s; fix: %s", d.Object, d.Error, d.Cause, d.Fix)
-}
-
 // Diagnosis kinds (Diagnosis.Kind, stable ids in JSON): what is wrong.
 const (
-	ProblemVswitchdDown     = "vswitchd-not-running"
 	ProblemDPDKNotInit      = "dpdk-not-initialized"
 	ProblemDPDKNotRequested = "dpdk-not-requested"
 	ProblemOVSDBUnreachable = "ovsdb-unreachable"
 	ProblemOVSDBRead        = "ovsdb-read-failed"
-	ProblemVswitchdDied     = "vswitchd-died"
 	ProblemNoHugepages      = "hugepages-insufficient"
 	ProblemMempool          = "socket-mem-too-small"
 	ProblemPCIAbsent        = "pci-device-absent"
@@ -53,78 +43,8 @@ const (
 	ProblemUnknown          = "port-error"
 )
 
-// LogTail is the part of ovs-vswitchd's log written since its last start.
-type LogTail []string
-
-// isProblemLine keeps WARN/ERR/EMER lines.
-func isProblemLine(l string) bool {
-	return strings.Contains(l, "|WARN|") || strings.Contains(l, "|ERR|") || strings.Contains(l, "|EMER|")
-}
-
-// ReadLogTail reads the instance's ovs-vswitchd log (a private instance's
-// is a real path, the system one's is under the host root) from its last
-// "opened log file" line (= last start) on, looking at the last 4 MiB at
-// most. A missing log gives nil.
-func ReadLogTail(h Host, t Target) LogTail {
-	tail, _ := readLogTail(h, t)
-	return tail
-}
-
-// readLogTail is ReadLogTail; ok is false when the log cannot be read.
-func readLogTail(h Host, t Target) (tail LogTail, ok bool) {
-	f, err := t.open(h, t.LogFile)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	const max = 4 << 20
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false
-	}
-	off := int64(0)
-	if fi.Size() > max {
-		off = fi.Size() - max
-	}
-	buf := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	lines := strings.Split(string(buf[:n]), "\n")
-	start := 0
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], "|vlog|INFO|opened log file") {
-			start = i
-			break
-		}
-	}
-	for _, l := range lines[start:] {
-		if l = strings.TrimSpace(l); l != "" {
-			tail = append(tail, l)
-		}
-	}
-	return tail, true
-}
-
-// LogSinceStart is this instance's ovs-vswitchd log since its last start
-// (ReadLogTail), read once, now: for evidence that is in the log already
-// (a diagnosis that waits for a failure's line uses EvidenceLog).
-func (c *Client) LogSinceStart() LogTail { return ReadLogTail(c.host, c.Target) }
-
-// LastStartLines returns up to max lines of the log since the last start that pass keep.
-func LastStartLines(h Host, t Target, max int, keep func(string) bool) []string {
-	var out []string
-	for _, l := range ReadLogTail(h, t) {
-		if keep(l) {
-			out = append(out, l)
-		}
-	}
-	if len(out) > max {
-		out = out[len(out)-max:]
-	}
-	return out
-}
-
 // matching returns the distinct lines containing every needle (last max).
-func (t LogTail) matching(max int, needles ...string) []string {
+func matching(t ovs.LogTail, max int, needles ...string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, l := range t {
@@ -167,9 +87,9 @@ var (
 )
 
 // DiagnoseDPDK explains dpdk_initialized=false when dpdk-init asks for DPDK.
-func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
+func DiagnoseDPDK(st *ovs.State, log ovs.LogTail) ovs.Diagnosis {
 	init, set := st.OtherConfig["dpdk-init"]
-	d := Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: ProblemDPDKNotInit}
+	d := ovs.Diagnosis{Object: "ovs: dpdk", Error: "dpdk-init=" + init + " but dpdk_initialized=false", Kind: ProblemDPDKNotInit}
 	// OVS-DOCA's doca-init=true initialises DPDK as if dpdk-init were true
 	// (lib/ovs-doca.c ovs_doca_init__)
 	if doca := st.OtherConfig["doca-init"] == "true"; doca && init != "true" && init != "try" {
@@ -194,7 +114,7 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 		d.Fix = "set ovs.config.dpdk-init: try (or true) in the playbook and run `rig up` (it restarts ovs-vswitchd)"
 		return d
 	}
-	if m := log.matching(1, "Not enough memory available on socket"); len(m) > 0 {
+	if m := matching(log, 1, "Not enough memory available on socket"); len(m) > 0 {
 		d.Kind = ProblemNoHugepages
 		d.Evidence = m
 		if sm := notEnough.FindStringSubmatch(m[0]); sm != nil {
@@ -205,18 +125,18 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 		d.Fix = "reserve more hugepages (hugepages section, e.g. 2M x 512) or lower ovs.config.dpdk-socket-mem, then `rig up`"
 		return d
 	}
-	if m := log.matching(2, "EAL:", "hugepage"); len(m) > 0 && len(log.matching(1, "Cannot init memory")) > 0 ||
-		len(log.matching(1, "No available hugepages")) > 0 || len(log.matching(1, "Cannot get hugepage information")) > 0 {
+	if m := matching(log, 2, "EAL:", "hugepage"); len(m) > 0 && len(matching(log, 1, "Cannot init memory")) > 0 ||
+		len(matching(log, 1, "No available hugepages")) > 0 || len(matching(log, 1, "Cannot get hugepage information")) > 0 {
 		d.Kind = ProblemNoHugepages
-		d.Evidence = append(log.matching(2, "hugepage"), log.matching(1, "Cannot init memory")...)
+		d.Evidence = append(matching(log, 2, "hugepage"), matching(log, 1, "Cannot init memory")...)
 		d.Cause = "no free hugepages for DPDK (none reserved, or all in use)"
 		d.Fix = "reserve hugepages (hugepages section of the playbook; `rig up -p hugepages-2m`), then restart ovs-vswitchd with `rig up`"
 		return d
 	}
-	if m := log.matching(3, "|dpdk|"); len(m) > 0 {
-		ev := log.matching(3, "Unable to initialize DPDK")
+	if m := matching(log, 3, "|dpdk|"); len(m) > 0 {
+		ev := matching(log, 3, "Unable to initialize DPDK")
 		if len(ev) == 0 {
-			ev = LogTail(m).matching(3, "ERR")
+			ev = matching(ovs.LogTail(m), 3, "ERR")
 		}
 		if len(ev) > 0 {
 			d.Evidence = ev
@@ -234,8 +154,8 @@ func DiagnoseDPDK(st *State, log LogTail) Diagnosis {
 // host seam (sysfs under its root), log the vswitchd log since its start.
 // Older OvS leave Interface.error empty; then the log line that OvS wrote
 // for the interface stands in for it (errorFromLog).
-func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
-	d := Diagnosis{Object: "ovs: port " + ifc.Name, Error: ifc.Error, Kind: ProblemUnknown}
+func Diagnose(h ovs.Host, st *ovs.State, ifc ovs.Interface, log ovs.LogTail) ovs.Diagnosis {
+	d := ovs.Diagnosis{Object: "ovs: port " + ifc.Name, Error: ifc.Error, Kind: ProblemUnknown}
 	e := ifc.Error
 	if e == "" {
 		d.Error = fmt.Sprintf("ofport is %d", ifc.OFPort)
@@ -249,7 +169,7 @@ func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
 	case (strings.HasPrefix(ifc.Type, "dpdk") || ifc.IsDPDKPort()) && (!st.DPDKInitialized || strings.Contains(e, "Address family not supported")):
 		dd := DiagnoseDPDK(st, log)
 		d.Kind, d.Cause, d.Fix, d.Evidence = dd.Kind, "DPDK is not initialised in ovs-vswitchd (dpdk_initialized=false): "+dd.Cause, dd.Fix, dd.Evidence
-		d.Evidence = append(d.Evidence, log.matching(1, "could not create netdev "+ifc.Name+" of unknown type")...)
+		d.Evidence = append(d.Evidence, matching(log, 1, "could not create netdev "+ifc.Name+" of unknown type")...)
 	case strings.Contains(e, "Error attaching device"):
 		diagnoseAttach(h, st, &d, ifc.Devargs(), log)
 	case strings.Contains(e, "could not add network device"):
@@ -260,17 +180,17 @@ func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
 		d.Fix = "give each port its own devargs, or delete the other port"
 	case strings.Contains(e, "is missing 'options:dpdk-devargs'"):
 		diagnoseNoDevargs(st, &d, ifc, log)
-	case strings.Contains(e, "could not set configuration") && len(log.matching(1, ifc.Name+": Could not generate DPDK devargs")) > 0:
+	case strings.Contains(e, "could not set configuration") && len(matching(log, 1, ifc.Name+": Could not generate DPDK devargs")) > 0:
 		diagnoseDOCAName(h, &d, ifc, log)
 	case strings.Contains(e, "(No such device)"):
 		d.Kind = ProblemNoSuchNetdev
-		d.Evidence = append(d.Evidence, log.matching(1, "could not open network device "+ifc.Name+" (")...)
+		d.Evidence = append(d.Evidence, matching(log, 1, "could not open network device "+ifc.Name+" (")...)
 		d.Cause = fmt.Sprintf("no network device %s exists for a type=%s port", ifc.Name, ifc.Type)
 		d.Fix = "for DPDK use type: dpdk with devargs; for a kernel port create the netdev first"
 	default:
 		d.Cause = "ovs-vswitchd could not add the interface"
 		d.Fix = "see the evidence lines from the ovs-vswitchd log"
-		d.Evidence = append(d.Evidence, log.matching(3, ifc.Name)...)
+		d.Evidence = append(d.Evidence, matching(log, 3, ifc.Name)...)
 	}
 	d.Evidence = dedupe(d.Evidence)
 	return d
@@ -280,7 +200,7 @@ func Diagnose(h Host, st *State, ifc Interface, log LogTail) Diagnosis {
 // interface's failure, the texts it also puts in Interface.error
 // (vswitchd/bridge.c iface_do_create and lib/netdev.c netdev_set_config,
 // lib/netdev-dpdk.c), most specific first; "" when there is none.
-func errorFromLog(ifc Interface, log LogTail) string {
+func errorFromLog(ifc ovs.Interface, log ovs.LogTail) string {
 	n := ifc.Name
 	var needles []string
 	if da := ifc.Devargs(); da != "" {
@@ -289,7 +209,7 @@ func errorFromLog(ifc Interface, log LogTail) string {
 	needles = append(needles, "'"+n+"' is missing 'options:dpdk-devargs'", "'"+n+"' is trying to use device ",
 		"could not add network device "+n+" to ofproto (", "could not open network device "+n+" (", "|"+n+": could not set configuration (")
 	for _, nd := range needles {
-		if m := log.matching(1, nd); len(m) > 0 {
+		if m := matching(log, 1, nd); len(m) > 0 {
 			return m[0]
 		}
 	}
@@ -308,20 +228,20 @@ func logText(l string) string {
 // ofproto (…)": the netdev was created but the datapath could not add
 // it, because its memory pool or its device configuration failed
 // (lib/dpif-netdev.c "Failed to set interface %s new configuration").
-func diagnoseOfprotoAdd(st *State, d *Diagnosis, ifc Interface, log LogTail) {
+func diagnoseOfprotoAdd(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log ovs.LogTail) {
 	name := ifc.Name
-	if len(log.matching(1, "Failed to create memory pool for netdev "+name+",")) > 0 {
+	if len(matching(log, 1, "Failed to create memory pool for netdev "+name+",")) > 0 {
 		d.Kind = ProblemMempool
-		d.Evidence = append(log.matching(1, "Failed to create mempool"), log.matching(1, "Failed to create memory pool for netdev "+name)...)
+		d.Evidence = append(matching(log, 1, "Failed to create mempool"), matching(log, 1, "Failed to create memory pool for netdev "+name)...)
 		sm, sl := st.OtherConfig["dpdk-socket-mem"], st.OtherConfig["dpdk-socket-limit"]
 		d.Cause = fmt.Sprintf("DPDK could not allocate the port's packet buffer pool (\"Failed to create mempool\"): dpdk-socket-mem=%s dpdk-socket-limit=%s MB is too small, or the hugepages are used up",
 			orNone(sm), orNone(sl))
 		d.Fix = "raise ovs.config.dpdk-socket-mem (and dpdk-socket-limit, 0 = no limit) or reserve more hugepages, then `rig up` (restarts ovs-vswitchd); each dpdk port needs about 20-40 MB at MTU 1500"
 		return
 	}
-	if m := log.matching(1, "Interface "+name+" MTU (", ") setup error: "); len(m) > 0 {
+	if m := matching(log, 1, "Interface "+name+" MTU (", ") setup error: "); len(m) > 0 {
 		d.Kind = ProblemMTU
-		frame := log.before(m[0], 3, "> device max frame size (")
+		frame := before(log, m[0], 3, "> device max frame size (")
 		d.Evidence = append(frame, m...)
 		d.Cause = fmt.Sprintf("the device does not take the MTU OvS asked for (mtu_request %d): %s", ifc.MTURequest, logText(m[0]))
 		if len(frame) > 0 {
@@ -333,7 +253,7 @@ func diagnoseOfprotoAdd(st *State, d *Diagnosis, ifc Interface, log LogTail) {
 		d.Fix = "lower the port's mtu_request to what the device takes (or leave it unset); for net_af_packet raise framesz= and blocksz= in its devargs"
 		return
 	}
-	if m := log.matching(3, "Interface "+name); len(m) > 0 {
+	if m := matching(log, 3, "Interface "+name); len(m) > 0 {
 		d.Kind = ProblemDeviceConfig
 		d.Evidence = m
 		d.Cause = "DPDK opened the device but could not configure it (rte_eth_dev_configure or queue setup failed): " + logText(m[len(m)-1])
@@ -343,12 +263,12 @@ func diagnoseOfprotoAdd(st *State, d *Diagnosis, ifc Interface, log LogTail) {
 	d.Kind = ProblemDeviceConfig
 	d.Cause = "ovs-vswitchd created the netdev but its datapath could not add it"
 	d.Fix = "see the evidence lines from the ovs-vswitchd log"
-	d.Evidence = append(d.Evidence, log.matching(3, name)...)
+	d.Evidence = append(d.Evidence, matching(log, 3, name)...)
 }
 
 // before returns, of the up to n lines before the (first) line equal to
 // anchor, those containing needle.
-func (t LogTail) before(anchor string, n int, needle string) []string {
+func before(t ovs.LogTail, anchor string, n int, needle string) []string {
 	for i, l := range t {
 		if l != anchor {
 			continue
@@ -366,7 +286,7 @@ func (t LogTail) before(anchor string, n int, needle string) []string {
 
 // after returns, of the up to n lines after the last line equal to
 // anchor, those containing needle.
-func (t LogTail) after(anchor string, n int, needle string) []string {
+func after(t ovs.LogTail, anchor string, n int, needle string) []string {
 	for i := len(t) - 1; i >= 0; i-- {
 		if t[i] != anchor {
 			continue
@@ -385,9 +305,9 @@ func (t LogTail) after(anchor string, n int, needle string) []string {
 // diagnoseNoDevargs explains upstream OvS's "'NAME' is missing
 // 'options:dpdk-devargs'": which OvS it is decides the fix, as only
 // NVIDIA's OVS-DOCA (doca-init=true) resolves a port by its netdev name.
-func diagnoseNoDevargs(st *State, d *Diagnosis, ifc Interface, log LogTail) {
+func diagnoseNoDevargs(st *ovs.State, d *ovs.Diagnosis, ifc ovs.Interface, log ovs.LogTail) {
 	d.Kind = ProblemNoDevargs
-	d.Evidence = append(d.Evidence, log.matching(1, "'"+ifc.Name+"' is missing 'options:dpdk-devargs'")...)
+	d.Evidence = append(d.Evidence, matching(log, 1, "'"+ifc.Name+"' is missing 'options:dpdk-devargs'")...)
 	give := "give the port devargs (PCI address, representor or vdev) or netdev: NAME (rig resolves its mlx5 devargs) in the playbook"
 	switch {
 	case st.DOCA && !st.DOCAInitialized:
@@ -405,10 +325,10 @@ func diagnoseNoDevargs(st *State, d *Diagnosis, ifc Interface, log LogTail) {
 // diagnoseDOCAName explains an OVS-DOCA port named by its netdev that
 // OVS-DOCA could not resolve ("NAME: Could not generate DPDK devargs",
 // lib/netdev-doca.c), from what sysfs shows for the netdev.
-func diagnoseDOCAName(h Host, d *Diagnosis, ifc Interface, log LogTail) {
+func diagnoseDOCAName(h ovs.Host, d *ovs.Diagnosis, ifc ovs.Interface, log ovs.LogTail) {
 	d.Kind = ProblemDOCAName
-	d.Evidence = append(d.Evidence, log.matching(2, "|"+ifc.Name+": ")...)
-	n, err := ResolveDOCAName(h, ifc.Name)
+	d.Evidence = append(d.Evidence, matching(log, 2, "|"+ifc.Name+": ")...)
+	n, err := ovs.ResolveDOCAName(h, ifc.Name)
 	var ne *smartnic.NetdevError
 	if errors.As(err, &ne) {
 		d.Cause = fmt.Sprintf("OVS-DOCA resolves a port without devargs by its netdev name, and netdev %s does not resolve: %s (sysfs shows: %s)", ifc.Name, ne.Why, ne.Found)

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rig/internal/devargs"
+	"rig/ovs"
 )
 
 // Diagnosis of "Error attaching device '<devargs>' to DPDK" (OvS 3.1
@@ -32,11 +33,11 @@ import (
 //     '%s' IOVA mode but current mode is '%s', not initializing".
 
 // diagnoseAttach fills d for a failed attach of devargs.
-func diagnoseAttach(h Host, st *State, d *Diagnosis, args string, log LogTail) {
+func diagnoseAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, args string, log ovs.LogTail) {
 	d.Kind = ProblemAttachFailed
 	dev := devargs.Device(args)
 	// memif: a socket path that another (or a deleted) port still holds
-	if m := log.matching(1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
+	if m := matching(log, 1, "memif_socket_create", "Address already in use"); strings.HasPrefix(dev, "net_memif") && len(m) > 0 {
 		d.Kind = ProblemMemifSocketInUse
 		d.Evidence = m
 		d.Cause = "the memif socket is already in use: another port uses it, or a deleted memif port's socket cannot be reused by the same ovs-vswitchd"
@@ -53,11 +54,11 @@ func diagnoseAttach(h Host, st *State, d *Diagnosis, args string, log LogTail) {
 // diagnoseVdevAttach tells a malformed devargs, a name no driver takes
 // ("failed to parse device"), a driver that could not open its device
 // (its own error line) and a driver that rejected the arguments apart.
-func diagnoseVdevAttach(d *Diagnosis, args, dev string, log LogTail) {
-	parseFail := log.matching(1, `EAL: failed to parse device "`+dev)
+func diagnoseVdevAttach(d *ovs.Diagnosis, args, dev string, log ovs.LogTail) {
+	parseFail := matching(log, 1, `EAL: failed to parse device "`+dev)
 	if why := devargs.Check(args); why != "" {
 		d.Kind = ProblemBadDevargs
-		d.Evidence = append(parseFail, log.matching(2, "Driver cannot attach the device")...)
+		d.Evidence = append(parseFail, matching(log, 2, "Driver cannot attach the device")...)
 		d.Cause = fmt.Sprintf("malformed devargs %q: %s", args, why)
 		d.Fix = "write devargs as <pci-address|vdev-name>[,key=value...], e.g. 0000:03:00.0,representor=[65535] or net_null0"
 		return
@@ -69,7 +70,7 @@ func diagnoseVdevAttach(d *Diagnosis, args, dev string, log LogTail) {
 		d.Fix = "fix the device name in the port's devargs: a PCI address (0000:03:00.0) or a vdev such as net_af_packet0,iface=eth0"
 		return
 	}
-	if m := log.matching(2, "Driver cannot attach the device ("+dev+")"); len(m) > 0 {
+	if m := matching(log, 2, "Driver cannot attach the device ("+dev+")"); len(m) > 0 {
 		if pmd := pmdErrors(log, dev+":"); len(pmd) > 0 {
 			d.Evidence = append(pmd, m...)
 			d.Cause = fmt.Sprintf("the DPDK driver of %s could not open its device: %s", dev, logText(pmd[len(pmd)-1]))
@@ -77,12 +78,12 @@ func diagnoseVdevAttach(d *Diagnosis, args, dev string, log LogTail) {
 			return
 		}
 		d.Kind = ProblemBadDevargs
-		d.Evidence = append(log.matching(2, dev+"):"), m...)
+		d.Evidence = append(matching(log, 2, dev+"):"), m...)
 		d.Cause = fmt.Sprintf("the DPDK driver for %s rejected the devargs %q (unknown or invalid key=value argument)", dev, args)
 		d.Fix = "check the arguments against the PMD's documented devargs (e.g. doc/guides/nics/<pmd>.rst)"
 		return
 	}
-	if m := log.matching(1, "Cannot find device ("+dev+")"); len(m) > 0 || !strings.HasPrefix(dev, "net_") {
+	if m := matching(log, 1, "Cannot find device ("+dev+")"); len(m) > 0 || !strings.HasPrefix(dev, "net_") {
 		d.Evidence = m
 		d.Cause = fmt.Sprintf("DPDK has no driver or device named %q", dev)
 		d.Fix = "vdev names start with the PMD name (net_null0, net_af_packet0, net_memif0) and PCI addresses look like 0000:03:00.0"
@@ -90,18 +91,18 @@ func diagnoseVdevAttach(d *Diagnosis, args, dev string, log LogTail) {
 	}
 	d.Cause = fmt.Sprintf("DPDK could not attach %q", args)
 	d.Fix = "see the evidence lines from the ovs-vswitchd log"
-	d.Evidence = log.matching(3, dev)
+	d.Evidence = matching(log, 3, dev)
 }
 
 // probeErrors are the ERR lines a PCI driver logged after EAL's "Probe
 // PCI driver: … device: BDF" (its probe's own errors).
-func probeErrors(log LogTail, bdf string) []string {
-	m := log.matching(1, "Probe PCI driver: ", bdf)
+func probeErrors(log ovs.LogTail, bdf string) []string {
+	m := matching(log, 1, "Probe PCI driver: ", bdf)
 	if len(m) == 0 {
 		return nil
 	}
 	var out []string
-	for _, l := range log.after(m[0], 3, "|ERR|") {
+	for _, l := range after(log, m[0], 3, "|ERR|") {
 		if !strings.Contains(l, "|ERR|EAL: ") {
 			out = append(out, l)
 		}
@@ -111,9 +112,9 @@ func probeErrors(log LogTail, bdf string) []string {
 
 // pmdErrors are a driver's own ERR lines that contain needle (not EAL's
 // generic attach lines).
-func pmdErrors(log LogTail, needle string) []string {
+func pmdErrors(log ovs.LogTail, needle string) []string {
 	var out []string
-	for _, l := range log.matching(3, "|ERR|", needle) {
+	for _, l := range matching(log, 3, "|ERR|", needle) {
 		if !strings.Contains(l, "|ERR|EAL: ") {
 			out = append(out, l)
 		}
@@ -124,8 +125,8 @@ func pmdErrors(log LogTail, needle string) []string {
 // diagnosePCIAttach explains a PCI device DPDK could not attach: absent,
 // kept from DPDK by the EAL arguments, an mlx5 function (bifurcated), or
 // a NIC on the wrong kernel driver, on a UIO driver, or on vfio-pci.
-func diagnosePCIAttach(h Host, st *State, d *Diagnosis, bdf string, log LogTail) {
-	d.Evidence = append(log.matching(3, bdf), log.matching(1, strings.TrimPrefix(bdf, "0000:"))...)
+func diagnosePCIAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, bdf string, log ovs.LogTail) {
+	d.Evidence = append(matching(log, 3, bdf), matching(log, 1, strings.TrimPrefix(bdf, "0000:"))...)
 	d.Evidence = append(d.Evidence, probeErrors(log, bdf)...)
 	dir := "/sys/bus/pci/devices/" + bdf
 	if !h.Exists(dir) {
@@ -134,13 +135,13 @@ func diagnosePCIAttach(h Host, st *State, d *Diagnosis, bdf string, log LogTail)
 		d.Fix = "use a PCI address that `lspci -D` lists (for mlx5: /sys/class/net/<if>/device); on a BlueField the uplinks are usually 0000:03:00.0 and 0000:03:00.1"
 		return
 	}
-	if excl := ealExclusion(st.OtherConfig["dpdk-extra"], bdf); excl != "" && len(log.matching(1, "Cannot find device ("+bdf+")")) > 0 {
+	if excl := ealExclusion(st.OtherConfig["dpdk-extra"], bdf); excl != "" && len(matching(log, 1, "Cannot find device ("+bdf+")")) > 0 {
 		d.Kind = ProblemPCIExcluded
 		d.Cause = fmt.Sprintf("PCI device %s exists, but DPDK never scanned it (\"Cannot find device\"): other_config:dpdk-extra %s", bdf, excl)
 		d.Fix = "remove that option from ovs.config.dpdk-extra (or allow " + bdf + " with -a), then `rig up` (it restarts ovs-vswitchd)"
 		return
 	}
-	if vendor, _ := readString(h, dir+"/vendor"); vendor == "0x15b3" {
+	if vendor, _ := ovs.ReadString(h, dir+"/vendor"); vendor == "0x15b3" {
 		diagnoseMlx5Attach(h, d, bdf, dir, log)
 		return
 	}
@@ -164,15 +165,15 @@ func diagnosePCIAttach(h Host, st *State, d *Diagnosis, bdf string, log LogTail)
 		}
 	}
 	if len(d.Evidence) == 0 {
-		d.Evidence = log.matching(3, "EAL:")
+		d.Evidence = matching(log, 3, "EAL:")
 	}
 }
 
 // diagnoseMlx5Attach: mlx5 is bifurcated, the PMD reaches the device
 // through its RDMA device while it stays bound to mlx5_core; binding it
 // to vfio-pci is the wrong fix (it removes the RDMA device).
-func diagnoseMlx5Attach(h Host, d *Diagnosis, bdf, dir string, log LogTail) {
-	if !h.Exists(dir+"/infiniband") || len(log.matching(1, "No Verbs device matches")) > 0 || len(log.matching(1, "no Verbs device matches")) > 0 {
+func diagnoseMlx5Attach(h ovs.Host, d *ovs.Diagnosis, bdf, dir string, log ovs.LogTail) {
+	if !h.Exists(dir+"/infiniband") || len(matching(log, 1, "No Verbs device matches")) > 0 || len(matching(log, 1, "no Verbs device matches")) > 0 {
 		d.Kind = ProblemMlx5NoRDMA
 		d.Cause = fmt.Sprintf("mlx5 device %s has no RDMA device (no %s/infiniband/): the mlx5 PMD is bifurcated and needs mlx5_core + mlx5_ib (ib_uverbs) loaded and rdma-core installed", bdf, dir)
 		d.Fix = "modprobe mlx5_ib ib_uverbs; keep the device bound to mlx5_core (do not bind it to vfio-pci); install rdma-core/libibverbs"
@@ -183,7 +184,7 @@ func diagnoseMlx5Attach(h Host, d *Diagnosis, bdf, dir string, log LogTail) {
 }
 
 // pciDriver is the kernel driver a PCI device is bound to ("" = none).
-func pciDriver(h Host, dir string) string {
+func pciDriver(h ovs.Host, dir string) string {
 	if l, err := h.Readlink(dir + "/driver"); err == nil {
 		return path.Base(l)
 	}
@@ -200,11 +201,11 @@ const iommuFix = "enable the IOMMU: add intel_iommu=on iommu=pt (Intel) or amd_i
 // diagnoseVFIO explains a device on vfio-pci that DPDK could not attach:
 // the driver binding is right, so the PMD's probe, the IOMMU group or the
 // IOMMU itself is the cause.
-func diagnoseVFIO(h Host, d *Diagnosis, bdf, dir string, log LogTail) {
+func diagnoseVFIO(h ovs.Host, d *ovs.Diagnosis, bdf, dir string, log ovs.LogTail) {
 	d.Kind = ProblemIOMMU
 	group, hasGroup := iommuGroup(h, dir)
 	facts := iommuFacts(h, group, hasGroup)
-	if m := log.matching(1, "Probe PCI driver: ", bdf); len(m) > 0 {
+	if m := matching(log, 1, "Probe PCI driver: ", bdf); len(m) > 0 {
 		d.Kind = ProblemAttachFailed
 		pmd := "a"
 		if sm := probePMD.FindStringSubmatch(m[0]); sm != nil {
@@ -218,7 +219,7 @@ func diagnoseVFIO(h Host, d *Diagnosis, bdf, dir string, log LogTail) {
 		return
 	}
 	ev := func(needle string) []string {
-		m := log.matching(1, needle)
+		m := matching(log, 1, needle)
 		d.Evidence = append(d.Evidence, m...)
 		return m
 	}
@@ -245,7 +246,7 @@ func diagnoseVFIO(h Host, d *Diagnosis, bdf, dir string, log LogTail) {
 }
 
 // iommuGroup is the device's IOMMU group number, if it has one.
-func iommuGroup(h Host, dir string) (string, bool) {
+func iommuGroup(h ovs.Host, dir string) (string, bool) {
 	l, err := h.Readlink(dir + "/iommu_group")
 	if err != nil {
 		return "", false
@@ -255,7 +256,7 @@ func iommuGroup(h Host, dir string) (string, bool) {
 
 // groupPeers names the other devices of the device's IOMMU group and
 // their drivers.
-func groupPeers(h Host, dir, bdf string) string {
+func groupPeers(h ovs.Host, dir, bdf string) string {
 	ents, err := h.ReadDir(dir + "/iommu_group/devices")
 	if err != nil {
 		return "its IOMMU group's devices are unreadable"
@@ -280,7 +281,7 @@ func groupPeers(h Host, dir, bdf string) string {
 // iommuFacts says what the host shows about its IOMMU: the device's
 // group, how many groups the kernel made, vfio's no-IOMMU mode and the
 // IOMMU options on the kernel command line.
-func iommuFacts(h Host, group string, hasGroup bool) string {
+func iommuFacts(h ovs.Host, group string, hasGroup bool) string {
 	var f []string
 	if hasGroup {
 		f = append(f, "IOMMU group "+group)
@@ -292,14 +293,14 @@ func iommuFacts(h Host, group string, hasGroup bool) string {
 	} else {
 		f = append(f, "no IOMMU groups on the host (/sys/kernel/iommu_groups is empty)")
 	}
-	if v, err := readString(h, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode"); err == nil {
+	if v, err := ovs.ReadString(h, "/sys/module/vfio/parameters/enable_unsafe_noiommu_mode"); err == nil {
 		mode := "off"
 		if v == "Y" || v == "1" {
 			mode = "on"
 		}
 		f = append(f, "vfio no-IOMMU mode "+mode)
 	}
-	if cl, err := readString(h, "/proc/cmdline"); err == nil {
+	if cl, err := ovs.ReadString(h, "/proc/cmdline"); err == nil {
 		var opts []string
 		for _, w := range strings.Fields(cl) {
 			if strings.HasPrefix(w, "intel_iommu=") || strings.HasPrefix(w, "amd_iommu=") || strings.HasPrefix(w, "iommu=") || strings.HasPrefix(w, "iommu.") {

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"fmt"
@@ -7,23 +7,24 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/labinfo"
+	"rig/ovs"
 	"rig/smartnic"
 )
 
 // ovs31Log is an ovs-vswitchd log since its start, each line as OvS 3.1
 // writes it (the texts are the strings of Debian's ovs-vswitchd-dpdk 3.1.0:
 // lib/netdev-offload.c, lib/dpif-netlink.c, lib/netdev-offload-tc.c).
-func ovs31Log(lines ...string) LogTail {
-	out := LogTail{"2026-12-04T22:58:34.001Z|00001|vlog|INFO|opened log file /var/log/openvswitch/ovs-vswitchd.log"}
+func ovs31Log(lines ...string) ovs.LogTail {
+	out := ovs.LogTail{"2026-12-04T22:58:34.001Z|00001|vlog|INFO|opened log file /var/log/openvswitch/ovs-vswitchd.log"}
 	for i, l := range lines {
 		out = append(out, "2026-12-04T22:58:36.503Z|"+strings.Repeat("0", 4)+string(rune('1'+i))+"|"+l)
 	}
 	return out
 }
 
-func offloadFixture(t *testing.T, name string) []DPFlow {
+func offloadFixture(t *testing.T, name string) []ovs.DPFlow {
 	t.Helper()
-	flows, err := ParseDPFlows(dpflowsFixture(t, name))
+	flows, err := ovs.ParseDPFlows(dpflowsFixture(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestAnalyzeOffloadCauses(t *testing.T) {
 		name  string
 		port  OffloadPort
 		oc    map[string]string
-		log   LogTail
+		log   ovs.LogTail
 		kinds []string
 		want  []string
 	}{
@@ -130,21 +131,21 @@ func TestActionNames(t *testing.T) {
 // mode (switchdev there), a port OVS-DOCA resolves by its netdev, a lab's
 // af_packet stand-in, and a vhost-user port (nothing of a card).
 func TestPortOffloadFacts(t *testing.T) {
-	h := host.New("../testdata/hosts/bf2-dpu-arm")
+	h := host.New("../../testdata/hosts/bf2-dpu-arm")
 	lab := &labinfo.Info{Name: "a", Substitutions: map[string]string{"mlx5": smartnic.AFPacketDriver}}
-	dpdk := func(name, devargs string) Interface {
-		return Interface{Name: name, Type: "dpdk", Options: map[string]string{"dpdk-devargs": devargs}}
+	dpdk := func(name, devargs string) ovs.Interface {
+		return ovs.Interface{Name: name, Type: "dpdk", Options: map[string]string{"dpdk-devargs": devargs}}
 	}
 	for _, c := range []struct {
-		ifc  Interface
+		ifc  ovs.Interface
 		lab  *labinfo.Info
 		want OffloadPort
 	}{
 		{dpdk("p0", "0000:03:00.0"), nil, OffloadPort{Name: "p0", Kind: "dpdk 0000:03:00.0", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
 		{dpdk("pf0hpf", "0000:03:00.0,representor=[65535]"), nil, OffloadPort{Name: "pf0hpf", Kind: "dpdk 0000:03:00.0,representor=[65535]", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
-		{Interface{Name: "p0", Type: "dpdk"}, nil, OffloadPort{Name: "p0", Kind: "dpdk", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
+		{ovs.Interface{Name: "p0", Type: "dpdk"}, nil, OffloadPort{Name: "p0", Kind: "dpdk", Card: true, PCI: "0000:03:00.0", ESwitchMode: "switchdev"}},
 		{dpdk("p0", "net_af_packet_p0,iface=p0,framecnt=8192"), lab, OffloadPort{Name: "p0", Kind: "dpdk net_af_packet_p0,iface=p0,framecnt=8192", Lab: true}},
-		{Interface{Name: "vhu0", Type: "dpdkvhostuserclient"}, lab, OffloadPort{Name: "vhu0", Kind: "dpdkvhostuserclient"}},
+		{ovs.Interface{Name: "vhu0", Type: "dpdkvhostuserclient"}, lab, OffloadPort{Name: "vhu0", Kind: "dpdkvhostuserclient"}},
 	} {
 		got := PortOffloadFacts(h, c.lab, c.ifc)
 		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", c.want) {

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"rig/internal/host"
+	"rig/ovs"
 )
 
 // StatusSchema names Status' JSON shape.
@@ -19,9 +20,9 @@ const StatusSchema = "rig.ovs.status/v1"
 // Status is `rig ovs status`: DPDK state, liveness of the vswitchd behind
 // it, every interface, and a diagnosis for each problem.
 type Status struct {
-	SchemaVersion string     `json:"schemaVersion"`
-	Target        Target     `json:"target"`
-	Vswitchd      ProcStatus `json:"vswitchd"`
+	SchemaVersion string         `json:"schemaVersion"`
+	Target        ovs.Target     `json:"target"`
+	Vswitchd      ovs.ProcStatus `json:"vswitchd"`
 	// DPDKInitialized is the column as stored; DPDKStale is true when the
 	// vswitchd that wrote it is gone (the column stays true after a crash).
 	DPDKInitialized bool   `json:"dpdkInitialized"`
@@ -33,11 +34,11 @@ type Status struct {
 	DOCAInitialized bool              `json:"docaInitialized,omitempty"`
 	DOCAVersion     string            `json:"docaVersion,omitempty"`
 	OtherConfig     map[string]string `json:"otherConfig"`
-	Bridges         []Bridge          `json:"bridges"`
+	Bridges         []ovs.Bridge      `json:"bridges"`
 	// OVSDBReachable is false when the state could not be read (Problems
 	// then holds why, with the cause and fix).
-	OVSDBReachable bool        `json:"ovsdbReachable"`
-	Problems       []Diagnosis `json:"problems,omitempty"`
+	OVSDBReachable bool            `json:"ovsdbReachable"`
+	Problems       []ovs.Diagnosis `json:"problems,omitempty"`
 	// Flows: the datapath flows per interface (rig ovs status --flows).
 	Flows *FlowsStatus `json:"flows,omitempty"`
 	// OK is true only when ovsdb answers, ovs-vswitchd runs, DPDK is
@@ -47,8 +48,8 @@ type Status struct {
 
 // DiagnoseReadError explains a failed read of the database: the cause and
 // fix `rig up`'s ovs step and `rig ovs status` both give.
-func (c *Client) DiagnoseReadError(err error) Diagnosis {
-	d := Diagnosis{Object: "ovs: ovsdb", Kind: ProblemOVSDBUnreachable, Error: err.Error()}
+func DiagnoseReadError(c *ovs.Client, err error) ovs.Diagnosis {
+	d := ovs.Diagnosis{Object: "ovs: ovsdb", Kind: ProblemOVSDBUnreachable, Error: err.Error()}
 	var te *host.ToolError
 	if errors.As(err, &te) {
 		// what the tool said; its argv goes to JSON, not into the sentence
@@ -61,7 +62,7 @@ func (c *Client) DiagnoseReadError(err error) Diagnosis {
 			d.Error = out + " (" + te.Err.Error() + ")"
 		}
 	}
-	if !Unreachable(err) {
+	if !ovs.Unreachable(err) {
 		d.Kind = ProblemOVSDBRead
 	}
 	t := c.Target
@@ -71,7 +72,7 @@ func (c *Client) DiagnoseReadError(err error) Diagnosis {
 	} else {
 		db := t.DB
 		if db == "" {
-			db = "the default socket " + SystemRunDir + "/db.sock"
+			db = "the default socket " + ovs.SystemRunDir + "/db.sock"
 		}
 		d.Cause = "ovsdb-server is not running or not reachable at " + db
 		d.Fix = "systemctl start openvswitch-switch (or pass --rundir/--db for a private instance)"
@@ -79,53 +80,26 @@ func (c *Client) DiagnoseReadError(err error) Diagnosis {
 	return d
 }
 
-// VswitchdStatus checks the vswitchd of target via its pidfile.
-func (c *Client) VswitchdStatus() ProcStatus {
-	return ProcessStatus(c.host, c.Target, "ovs-vswitchd")
-}
-
-// VswitchdDown is the diagnosis for a dead vswitchd.
-func (c *Client) VswitchdDown(ps ProcStatus, st *State) Diagnosis {
-	d := Diagnosis{Object: "ovs: ovs-vswitchd", Kind: ProblemVswitchdDown,
-		Error: "ovs-vswitchd is not running (" + ps.Pidfile + ": " + ps.Note + ")"}
-	if st != nil && st.DPDKInitialized {
-		d.Error += "; dpdk_initialized=true and the ports' ofport/error in the database are stale"
-	}
-	d.Cause = "ovs-vswitchd crashed, was killed or was never started"
-	if marker, ok := c.InterruptedRestart(); ok {
-		d.Cause = "a rig run stopped ovs-vswitchd to restart it and was interrupted before starting it again (" + marker + ")"
-		d.Fix = "rig up --rundir " + c.Target.RunDir + " finishes the restart (or: rig ovs daemon start --rundir " + c.Target.RunDir + ")"
-	} else if c.Target.Private {
-		d.Fix = "start it: rig ovs daemon start --rundir " + c.Target.RunDir + " (see " + c.Target.LogFile + " for why it stopped)"
-	} else {
-		d.Fix = "systemctl restart openvswitch-switch; see " + c.Target.LogFile + " and `journalctl -u ovs-vswitchd` for why it stopped"
-	}
-	d.Evidence = LastStartLines(c.host, c.Target, 3, func(l string) bool {
-		return strings.Contains(l, "|EMER|") || strings.Contains(l, "terminating with signal") || strings.Contains(l, "|ERR|")
-	})
-	return d
-}
-
 // ReadStatus reads everything `rig ovs status` shows.
-func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
+func ReadStatus(ctx context.Context, c *ovs.Client) (*Status, error) {
 	st, err := c.ReadState(ctx)
 	if err != nil {
 		return &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(),
-			OtherConfig: map[string]string{}, Bridges: []Bridge{}, Problems: []Diagnosis{c.DiagnoseReadError(err)}}, nil
+			OtherConfig: map[string]string{}, Bridges: []ovs.Bridge{}, Problems: []ovs.Diagnosis{DiagnoseReadError(c, err)}}, nil
 	}
 	s := &Status{SchemaVersion: StatusSchema, Target: c.Target, Vswitchd: c.VswitchdStatus(), OVSDBReachable: true,
 		DPDKInitialized: st.DPDKInitialized, DPDKVersion: st.DPDKVersion, OVSVersion: st.OVSVersion,
 		DOCA: st.DOCA, DOCAInitialized: st.DOCAInitialized, DOCAVersion: st.DOCAVersion,
 		OtherConfig: st.OtherConfig, Bridges: st.Bridges}
 	if s.Bridges == nil {
-		s.Bridges = []Bridge{}
+		s.Bridges = []ovs.Bridge{}
 	}
 	if !s.Vswitchd.Alive {
 		s.DPDKStale = st.DPDKInitialized
 		s.Problems = append(s.Problems, c.VswitchdDown(s.Vswitchd, st))
 		return s, nil
 	}
-	var failed []Interface
+	var failed []ovs.Interface
 	for _, b := range s.Bridges {
 		for _, p := range b.Ports {
 			for _, ifc := range p.Interfaces {
@@ -135,7 +109,7 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 			}
 		}
 	}
-	log := c.EvidenceLog(ctx, st, failed...)
+	log := EvidenceLog(ctx, c, st, failed...)
 	if !st.DPDKInitialized {
 		// requested or not, no DPDK means no dpdk port can work: say which
 		d := DiagnoseDPDK(st, log)
@@ -148,11 +122,11 @@ func (c *Client) ReadStatus(ctx context.Context) (*Status, error) {
 		for _, p := range b.Ports {
 			for i := range p.Interfaces {
 				ifc := &p.Interfaces[i]
-				if ifc.Resolution == ResolutionName {
-					ifc.ResolvedTo = describeDOCAName(c.host, ifc.Name)
+				if ifc.Resolution == ovs.ResolutionName {
+					ifc.ResolvedTo = describeDOCAName(c.Host(), ifc.Name)
 				}
 				if !ifc.Attached() { // same rule as the ovs step: ofport > 0 and no error
-					s.Problems = append(s.Problems, Diagnose(c.host, st, *ifc, log))
+					s.Problems = append(s.Problems, Diagnose(c.Host(), st, *ifc, log))
 				}
 			}
 		}
@@ -265,16 +239,16 @@ func (s *Status) writeProblems(w io.Writer) error {
 
 // resolutionText is the RESOLUTION cell: how OvS finds a DPDK port's
 // device.
-func resolutionText(i Interface) string {
+func resolutionText(i ovs.Interface) string {
 	switch i.Resolution {
-	case ResolutionDevargs:
+	case ovs.ResolutionDevargs:
 		return "devargs given"
-	case ResolutionName:
+	case ovs.ResolutionName:
 		if i.ResolvedTo != "" {
 			return "by netdev name: " + i.ResolvedTo
 		}
 		return "by netdev name"
-	case ResolutionNone:
+	case ovs.ResolutionNone:
 		return "none (no devargs, and this OvS resolves no names)"
 	}
 	return "-"
@@ -282,8 +256,8 @@ func resolutionText(i Interface) string {
 
 // describeDOCAName says what OVS-DOCA resolves a port name to, or why it
 // cannot, from sysfs.
-func describeDOCAName(h Host, name string) string {
-	n, err := ResolveDOCAName(h, name)
+func describeDOCAName(h ovs.Host, name string) string {
+	n, err := ovs.ResolveDOCAName(h, name)
 	if err != nil {
 		return "does not resolve: " + err.Error()
 	}

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"rig/internal/labinfo"
+	"rig/ovs"
 )
 
 // FlowsStatus is `rig ovs status --flows`: the datapath flows of the
@@ -17,13 +18,13 @@ import (
 type FlowsStatus struct {
 	Argv []string `json:"argv"`
 	// Ports: every interface of every bridge, in the bridges' order.
-	Ports      []OffloadReport   `json:"ports"`
-	Unreadable []DPFlowLineError `json:"unreadable,omitempty"`
+	Ports      []OffloadReport       `json:"ports"`
+	Unreadable []ovs.DPFlowLineError `json:"unreadable,omitempty"`
 }
 
 // ReadFlows dumps the datapath flows and reports each interface of st's
 // bridges; lab is the virtual lab's record (nil outside one).
-func (c *Client) ReadFlows(ctx context.Context, st *Status, lab *labinfo.Info) (*FlowsStatus, error) {
+func ReadFlows(ctx context.Context, c *ovs.Client, st *Status, lab *labinfo.Info) (*FlowsStatus, error) {
 	dump, err := c.DumpDPFlows(ctx, "")
 	if err != nil {
 		return nil, err
@@ -33,7 +34,7 @@ func (c *Client) ReadFlows(ctx context.Context, st *Status, lab *labinfo.Info) (
 	for _, b := range st.Bridges {
 		for _, p := range b.Ports {
 			for _, ifc := range p.Interfaces {
-				fs.Ports = append(fs.Ports, AnalyzeOffload(OffloadEvidence{Port: PortOffloadFacts(c.host, lab, ifc),
+				fs.Ports = append(fs.Ports, AnalyzeOffload(OffloadEvidence{Port: PortOffloadFacts(c.Host(), lab, ifc),
 					OtherConfig: st.OtherConfig, Log: log, Flows: dump.Flows}))
 			}
 		}
@@ -70,7 +71,7 @@ func (fs *FlowsStatus) WriteText(w io.Writer) error {
 // datapathsText is "ovs:2 dpdk:1" ("-" for none), in a fixed order.
 func datapathsText(dps map[string]int) string {
 	out := ""
-	for _, dp := range []string{DatapathOVS, DatapathDPDK, DatapathTC, DatapathDOCA, ""} {
+	for _, dp := range []string{ovs.DatapathOVS, ovs.DatapathDPDK, ovs.DatapathTC, ovs.DatapathDOCA, ""} {
 		if n := dps[dp]; n > 0 {
 			if dp == "" {
 				dp = "?"

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"rig/internal/devargs"
 	"rig/internal/labinfo"
+	"rig/ovs"
 	"rig/smartnic"
 )
 
@@ -68,7 +69,7 @@ type OffloadPort struct {
 // (a PCI address in its devargs, or, without devargs, a netdev of
 // mlx5_core as OVS-DOCA resolves ports by name) with its eSwitch's mode,
 // or something else (a vhost-user, memif, tap or kernel port).
-func PortOffloadFacts(h Host, lab *labinfo.Info, ifc Interface) OffloadPort {
+func PortOffloadFacts(h ovs.Host, lab *labinfo.Info, ifc ovs.Interface) OffloadPort {
 	args := ifc.Devargs()
 	port := OffloadPort{Name: ifc.Name, Kind: strings.TrimSpace(ifc.Type + " " + args)}
 	if lab != nil && strings.HasPrefix(args, smartnic.AFPacketDriver) {
@@ -90,7 +91,7 @@ func PortOffloadFacts(h Host, lab *labinfo.Info, ifc Interface) OffloadPort {
 
 // eswitchMode is the eSwitch mode the netdevs of PCI function bdf show
 // (compat/devlink/mode), "" when none does.
-func eswitchMode(h Host, bdf string) string {
+func eswitchMode(h ovs.Host, bdf string) string {
 	dir := "/sys/bus/pci/devices/" + bdf + "/net"
 	ents, _ := h.ReadDir(dir)
 	for _, e := range ents {
@@ -131,11 +132,11 @@ const (
 
 // OffloadFlow is one datapath flow of the port's traffic, as reported.
 type OffloadFlow struct {
-	UFID     string       `json:"ufid,omitempty"`
-	Packets  uint64       `json:"packets"`
-	Offload  OffloadState `json:"offload"`
-	Datapath string       `json:"datapath,omitempty"`
-	Actions  string       `json:"actions"`
+	UFID     string           `json:"ufid,omitempty"`
+	Packets  uint64           `json:"packets"`
+	Offload  ovs.OffloadState `json:"offload"`
+	Datapath string           `json:"datapath,omitempty"`
+	Actions  string           `json:"actions"`
 }
 
 // OffloadReport is what the datapath did with one port's traffic.
@@ -162,8 +163,8 @@ type OffloadReport struct {
 type OffloadEvidence struct {
 	Port        OffloadPort
 	OtherConfig map[string]string
-	Log         LogTail // ovs-vswitchd's log since its last start
-	Flows       []DPFlow
+	Log         ovs.LogTail // ovs-vswitchd's log since its last start
+	Flows       []ovs.DPFlow
 }
 
 // AnalyzeOffload says whether the flows in at ev.Port were offloaded and,
@@ -171,9 +172,9 @@ type OffloadEvidence struct {
 // one "not said" cause with how to make OvS say).
 func AnalyzeOffload(ev OffloadEvidence) OffloadReport {
 	p := ev.Port
-	s := SummarizeDPFlows(ev.Flows, append([]string{p.Name}, p.Aliases...)...)
+	s := ovs.SummarizeDPFlows(ev.Flows, append([]string{p.Name}, p.Aliases...)...)
 	r := OffloadReport{Port: p.Name, HWOffload: ev.OtherConfig["hw-offload"] == "true", Flows: s.Total.Flows, Packets: s.Total.Packets,
-		Offloaded: s.ByOffload[OffloadFull].Flows, Partial: s.ByOffload[OffloadPartial].Flows, Recirculated: s.Recirculated.Flows,
+		Offloaded: s.ByOffload[ovs.OffloadFull].Flows, Partial: s.ByOffload[ovs.OffloadPartial].Flows, Recirculated: s.Recirculated.Flows,
 		Datapaths: map[string]int{}, FlowList: []OffloadFlow{}}
 	r.NotOffloaded = r.Flows - r.Offloaded - r.Partial
 	for dp, c := range s.ByDatapath {
@@ -199,7 +200,7 @@ func AnalyzeOffload(ev OffloadEvidence) OffloadReport {
 }
 
 // offloadCauses reads why the port's flows were not (all) offloaded.
-func offloadCauses(ev OffloadEvidence, s DPFlowSummary) []OffloadCause {
+func offloadCauses(ev OffloadEvidence, s ovs.DPFlowSummary) []OffloadCause {
 	p, oc := ev.Port, ev.OtherConfig
 	var out []OffloadCause
 	if p.Lab {
@@ -211,7 +212,7 @@ func offloadCauses(ev OffloadEvidence, s DPFlowSummary) []OffloadCause {
 		out = append(out, OffloadCause{Kind: OffloadCauseOff,
 			Cause: fmt.Sprintf("other_config:hw-offload is %s: OvS keeps every flow in its own datapath", quoteOr(oc["hw-offload"], "not set")),
 			Fix:   "set ovs.config.hw-offload: true in the playbook and run rig up (it restarts ovs-vswitchd), or ovs-vsctl set Open_vSwitch . other_config:hw-offload=true and restart ovs-vswitchd"})
-	} else if len(ev.Log) > 0 && len(ev.Log.matching(1, logFlowAPIEnabled)) == 0 {
+	} else if len(ev.Log) > 0 && len(matching(ev.Log, 1, logFlowAPIEnabled)) == 0 {
 		out = append(out, OffloadCause{Kind: OffloadCauseNotApplied,
 			Cause: "other_config:hw-offload is true, but ovs-vswitchd's log since its last start has no \"" + logFlowAPIEnabled + "\": the setting did not take effect (set after the start, on an OvS that reads it only then)",
 			Fix:   "restart ovs-vswitchd (rig up restarts it when it sets hw-offload; systemctl restart openvswitch-switch)"})
@@ -225,7 +226,7 @@ func offloadCauses(ev OffloadEvidence, s DPFlowSummary) []OffloadCause {
 		c := OffloadCause{Kind: OffloadCauseNotCard,
 			Cause: fmt.Sprintf("port %s is a %s port, not an uplink or representor of an mlx5 eSwitch: OvS has no flow API that takes it", p.Name, p.Kind),
 			Fix:   "offload happens between the card's uplinks and representors (p0, pf0hpf, pf0vfN); measure through those ports (check.topology: through-ports)"}
-		c.Evidence = ev.Log.matching(1, p.Name+logNoFlowAPI)
+		c.Evidence = matching(ev.Log, 1, p.Name+logNoFlowAPI)
 		out = append(out, c)
 	}
 	if p.Card && p.ESwitchMode == "legacy" {
@@ -247,14 +248,14 @@ func offloadCauses(ev OffloadEvidence, s DPFlowSummary) []OffloadCause {
 // refusedCause quotes the log's refusals of the port's flows (a failed
 // offload, an action or match the offload layer does not take) and names
 // the actions of the flows that were not offloaded.
-func refusedCause(log LogTail, p OffloadPort, s DPFlowSummary) (OffloadCause, bool) {
+func refusedCause(log ovs.LogTail, p OffloadPort, s ovs.DPFlowSummary) (OffloadCause, bool) {
 	var ev, what []string
-	for _, l := range log.matching(3, logFailedOffload) {
+	for _, l := range matching(log, 3, logFailedOffload) {
 		ev = append(ev, l)
 		what = append(what, "the NIC driver refused the flow ("+strings.TrimSpace(logMessageText(l, logFailedOffload))+")")
 	}
 	for _, r := range logActionRefusals {
-		for _, l := range log.matching(2, r.text) {
+		for _, l := range matching(log, 2, r.text) {
 			ev = append(ev, l)
 			what = append(what, r.what)
 		}
@@ -264,7 +265,7 @@ func refusedCause(log LogTail, p OffloadPort, s DPFlowSummary) (OffloadCause, bo
 	}
 	var acts []string
 	for _, f := range s.Flows {
-		if f.Offload != OffloadFull {
+		if f.Offload != ovs.OffloadFull {
 			acts = append(acts, actionNames(f.Actions)...)
 		}
 	}

@@ -1,4 +1,4 @@
-package ovs_test
+package diagnose_test
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 
 	"rig/internal/host"
 	"rig/internal/testutil/hugetest"
-	"rig/internal/testutil/ovstest"
 	"rig/ovs"
+	"rig/ovs/diagnose"
+	"rig/ovs/ovstest"
 )
 
 // For real against a private ovs-vswitchd-dpdk 3.1 (DPDK 22.11, --no-pci):
@@ -49,11 +50,11 @@ func TestPrivilegedDiagnoseAttachFailures(t *testing.T) {
 	_ = exec.Command("ip", "link", "set", veth, "up").Run()
 	vsctl("add-br", "br-dg", "--", "set", "Bridge", "br-dg", "datapath_type=netdev")
 	want := map[string]struct{ kind, cause string }{
-		"nodrv": {ovs.ProblemNoDriver, `no DPDK driver takes the device name "net_nosuch0"`},
-		"afp":   {ovs.ProblemAttachFailed, "the DPDK driver of net_af_packet7 could not open its device: rte_pmd_init_internals(): net_af_packet7: ioctl failed (SIOCGIFINDEX):No such device"},
-		"afm":   {ovs.ProblemMTU, "DPDK: frame size 9018 > device max frame size"},
-		"p0":    {ovs.ProblemNoDevargs, "resolving a port by its netdev name alone is NVIDIA OVS-DOCA's extension"},
-		"eth9":  {ovs.ProblemNoSuchNetdev, "no network device eth9 exists"},
+		"nodrv": {diagnose.ProblemNoDriver, `no DPDK driver takes the device name "net_nosuch0"`},
+		"afp":   {diagnose.ProblemAttachFailed, "the DPDK driver of net_af_packet7 could not open its device: rte_pmd_init_internals(): net_af_packet7: ioctl failed (SIOCGIFINDEX):No such device"},
+		"afm":   {diagnose.ProblemMTU, "DPDK: frame size 9018 > device max frame size"},
+		"p0":    {diagnose.ProblemNoDevargs, "resolving a port by its netdev name alone is NVIDIA OVS-DOCA's extension"},
+		"eth9":  {diagnose.ProblemNoSuchNetdev, "no network device eth9 exists"},
 	}
 	for _, add := range [][]string{
 		{"nodrv", "type=dpdk", "options:dpdk-devargs=net_nosuch0"},
@@ -68,9 +69,9 @@ func TestPrivilegedDiagnoseAttachFailures(t *testing.T) {
 	if ents, _ := os.ReadDir("/sys/bus/pci/devices"); len(ents) > 0 {
 		bdf := ents[0].Name()
 		vsctl("add-port", "br-dg", "pcinp", "--", "set", "Interface", "pcinp", "type=dpdk", "options:dpdk-devargs="+bdf)
-		want["pcinp"] = struct{ kind, cause string }{ovs.ProblemPCIExcluded, "PCI device " + bdf + " exists, but DPDK never scanned it (\"Cannot find device\"): other_config:dpdk-extra has --no-pci"}
+		want["pcinp"] = struct{ kind, cause string }{diagnose.ProblemPCIExcluded, "PCI device " + bdf + " exists, but DPDK never scanned it (\"Cannot find device\"): other_config:dpdk-extra has --no-pci"}
 	}
-	st, err := c.ReadStatus(ctx)
+	st, err := diagnose.ReadStatus(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ovs
+package diagnose
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"rig/internal/host"
+	"rig/internal/testutil/sysfstree"
+	"rig/ovs"
 )
 
 // Log lines of attach failures, exactly as ovs-vswitchd-dpdk 3.1.0 with
@@ -19,7 +21,7 @@ import (
 // drivers/net/virtio/virtio_pci_ethdev.c, drivers/bus/pci/pci_common.c,
 // lib/ethdev/rte_ethdev.c (eth_dev_validate_mtu); OvS lib/netdev-dpdk.c,
 // lib/netdev.c, lib/dpif-netdev.c, lib/dpif.c, vswitchd/bridge.c.
-var recordedAttach = map[string]LogTail{
+var recordedAttach = map[string]ovs.LogTail{
 	// devargs "net_nosuch0": no driver of that name
 	"no-driver": {
 		`2026-12-02T01:00:11.140Z|00095|dpdk|ERR|EAL: failed to parse device "net_nosuch0"`,
@@ -131,7 +133,7 @@ func attachHost(t testing.TB, cmdline string, groups bool) *host.Host {
 		files["/sys/kernel/iommu_groups/7/devices"] = "<dir>"
 		files["/sys/kernel/iommu_groups/12/devices"] = "<dir>"
 	}
-	h := fakeRoot(t, files)
+	h := sysfstree.FakeRoot(t, files)
 	link(t, h, "../../../bus/pci/drivers/virtio-pci", "/sys/bus/pci/devices/0000:00:03.0/driver")
 	link(t, h, "../../../bus/pci/drivers/vfio-pci", "/sys/bus/pci/devices/0000:01:00.1/driver")
 	link(t, h, "../../../bus/pci/drivers/ixgbe", "/sys/bus/pci/devices/0000:01:00.0/driver")
@@ -149,18 +151,18 @@ func attachHost(t testing.TB, cmdline string, groups bool) *host.Host {
 // Each attach failure gets its own cause, naming what sysfs and the
 // quoted log lines show, and its own fix.
 func TestDiagnoseAttachCauses(t *testing.T) {
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
-	noPCI := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-extra": "--no-pci"}}
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	noPCI := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-extra": "--no-pci"}}
 	iommuOn := attachHost(t, "BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt", true)
 	iommuOff := attachHost(t, "BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet", false)
-	port := func(name, devargs string) Interface {
-		return Interface{Name: name, Type: "dpdk", OFPort: -1, Error: "Error attaching device '" + devargs + "' to DPDK", Options: map[string]string{"dpdk-devargs": devargs}}
+	port := func(name, devargs string) ovs.Interface {
+		return ovs.Interface{Name: name, Type: "dpdk", OFPort: -1, Error: "Error attaching device '" + devargs + "' to DPDK", Options: map[string]string{"dpdk-devargs": devargs}}
 	}
 	for _, c := range []struct {
 		name, log string
 		h         *host.Host
-		st        *State
-		ifc       Interface
+		st        *ovs.State
+		ifc       ovs.Interface
 		kind      string
 		cause     string
 		fix       string
@@ -211,9 +213,9 @@ func TestDiagnoseAttachCauses(t *testing.T) {
 // mempool lines: the MTU the device does not take, named with its limit;
 // with only the generic configure error, that error.
 func TestDiagnoseOfprotoAddWithoutMempool(t *testing.T) {
-	h := fakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
-	ifc := Interface{Name: "afm", Type: "dpdk", OFPort: -1, MTURequest: 9000, Error: "could not add network device afm to ofproto (Invalid argument)",
+	h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	ifc := ovs.Interface{Name: "afm", Type: "dpdk", OFPort: -1, MTURequest: 9000, Error: "could not add network device afm to ofproto (Invalid argument)",
 		Options: map[string]string{"dpdk-devargs": "net_af_packet3,iface=h13a"}}
 	d := Diagnose(h, up, ifc, recordedAttach["mtu"])
 	if d.Kind != ProblemMTU ||
@@ -222,7 +224,7 @@ func TestDiagnoseOfprotoAddWithoutMempool(t *testing.T) {
 		!strings.Contains(d.Fix, "lower the port's mtu_request") || len(d.Evidence) != 2 || !strings.Contains(d.Evidence[0], "Frame size (9018)") {
 		t.Fatalf("mtu: %+v", d)
 	}
-	var generic LogTail
+	var generic ovs.LogTail
 	for _, l := range recordedAttach["mtu"] {
 		if !strings.Contains(l, "MTU") && !strings.Contains(l, "Frame size") {
 			generic = append(generic, l)
@@ -234,8 +236,8 @@ func TestDiagnoseOfprotoAddWithoutMempool(t *testing.T) {
 		t.Fatalf("configure error: %+v", d)
 	}
 	// the mempool case keeps its own diagnosis
-	d = Diagnose(h, &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-socket-mem": "32"}},
-		Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)"}, recorded["mempool"])
+	d = Diagnose(h, &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-socket-mem": "32"}},
+		ovs.Interface{Name: "n0", Type: "dpdk", OFPort: -1, Error: "could not add network device n0 to ofproto (Invalid argument)"}, recorded["mempool"])
 	if d.Kind != ProblemMempool {
 		t.Fatalf("mempool: %+v", d)
 	}
@@ -244,19 +246,19 @@ func TestDiagnoseOfprotoAddWithoutMempool(t *testing.T) {
 // Older OvS leave Interface.error empty: the log line OvS wrote for the
 // interface stands in for it, and the diagnosis follows from it.
 func TestDiagnoseEmptyErrorFromLog(t *testing.T) {
-	h := fakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
-	d := Diagnose(h, up, Interface{Name: "eth9", Type: "system", OFPort: -1}, recordedAttach["no-netdev"])
+	h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices": "<dir>"})
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	d := Diagnose(h, up, ovs.Interface{Name: "eth9", Type: "system", OFPort: -1}, recordedAttach["no-netdev"])
 	if d.Kind != ProblemNoSuchNetdev || d.Error != "ofport is -1; Interface.error is empty (older OvS), the ovs-vswitchd log says: could not open network device eth9 (No such device)" ||
 		len(d.Evidence) != 1 || !strings.Contains(d.Cause, "no network device eth9 exists") {
 		t.Fatalf("no such device: %+v", d)
 	}
-	d = Diagnose(h, up, Interface{Name: "pci", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}, recorded["bad-pci"])
+	d = Diagnose(h, up, ovs.Interface{Name: "pci", Type: "dpdk", Options: map[string]string{"dpdk-devargs": "0000:99:00.0"}}, recorded["bad-pci"])
 	if d.Kind != ProblemPCIAbsent || !strings.Contains(d.Error, "ofport is 0; Interface.error is empty (older OvS), the ovs-vswitchd log says: Error attaching device '0000:99:00.0' to DPDK") {
 		t.Fatalf("pci: %+v", d)
 	}
 	// nothing in the log about it: the ofport is all there is
-	d = Diagnose(h, up, Interface{Name: "quiet", Type: "dpdk", OFPort: -1, Options: map[string]string{"dpdk-devargs": "net_null0"}}, recordedAttach["no-netdev"])
+	d = Diagnose(h, up, ovs.Interface{Name: "quiet", Type: "dpdk", OFPort: -1, Options: map[string]string{"dpdk-devargs": "net_null0"}}, recordedAttach["no-netdev"])
 	if d.Kind != ProblemUnknown || d.Error != "ofport is -1" {
 		t.Fatalf("quiet: %+v", d)
 	}
@@ -286,11 +288,11 @@ func TestEALExclusion(t *testing.T) {
 // probe failed: the PMD's own error is the cause, not the binding or the
 // IOMMU (the recorded virtio lines, the NIC here on vfio-pci).
 func TestDiagnoseAttachPMDProbeFailed(t *testing.T) {
-	h := fakeRoot(t, map[string]string{"/sys/bus/pci/devices/0000:00:03.0/vendor": "0x1af4\n", "/proc/cmdline": "intel_iommu=on\n"})
+	h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices/0000:00:03.0/vendor": "0x1af4\n", "/proc/cmdline": "intel_iommu=on\n"})
 	link(t, h, "../../../../bus/pci/drivers/vfio-pci", "/sys/bus/pci/devices/0000:00:03.0/driver")
 	link(t, h, "../../../../kernel/iommu_groups/3", "/sys/bus/pci/devices/0000:00:03.0/iommu_group")
-	up := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
-	d := Diagnose(h, up, Interface{Name: "vnet", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:00:03.0' to DPDK",
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	d := Diagnose(h, up, ovs.Interface{Name: "vnet", Type: "dpdk", OFPort: -1, Error: "Error attaching device '0000:00:03.0' to DPDK",
 		Options: map[string]string{"dpdk-devargs": "0000:00:03.0"}}, recordedAttach["kernel-driver"])
 	if d.Kind != ProblemAttachFailed || d.Cause != "0000:00:03.0 is on vfio-pci and DPDK's net_virtio driver took it, but the driver's probe failed: eth_virtio_pci_init(): Failed to init PCI device" ||
 		strings.Contains(d.Fix, "bind") {
@@ -313,10 +315,10 @@ func FuzzDiagnose(f *testing.F) {
 	f.Add("|||||", "'p' is missing 'options:dpdk-devargs'", "--allow=")
 	h := attachHost(f, "intel_iommu=on", true)
 	f.Fuzz(func(t *testing.T, log, ifErr, extra string) {
-		st := &State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-extra": extra, "doca-init": "true"}}
+		st := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-extra": extra, "doca-init": "true"}}
 		for _, devargs := range []string{"0000:00:03.0", "0000:01:00.1", "0000:05:00.0", "net_null0", "net_x,a=[", ""} {
-			ifc := Interface{Name: "p", Type: "dpdk", OFPort: -1, Error: ifErr, Options: map[string]string{"dpdk-devargs": devargs}, MTURequest: 9000}
-			d := Diagnose(h, st, ifc, LogTail(strings.Split(log, "\n")))
+			ifc := ovs.Interface{Name: "p", Type: "dpdk", OFPort: -1, Error: ifErr, Options: map[string]string{"dpdk-devargs": devargs}, MTURequest: 9000}
+			d := Diagnose(h, st, ifc, ovs.LogTail(strings.Split(log, "\n")))
 			if d.Kind == "" || d.Cause == "" || d.Fix == "" || d.Error == "" {
 				t.Fatalf("devargs %q: incomplete diagnosis %+v", devargs, d)
 			}
