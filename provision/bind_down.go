@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"rig/internal/pci"
@@ -20,7 +21,7 @@ func (d *bindDown) Name() string { return "bind" }
 // it had before rig bound it (from the state file), then forgetting it.
 func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "bind", Err: err}
 	}
@@ -30,14 +31,14 @@ func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 		if c, ok := pci.Canonical(dev); ok {
 			bdf, netdev = c, ""
 		}
-		rec, ok := st.bound(bdf, netdev)
+		rec, ok := st.BoundRecord(bdf, netdev)
 		if !ok {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, s.state.String()))
 			continue
 		}
-		c := recordCheck{state: s.state}
+		c := RecordCheck{State: s.state}
 		d.vet(st, bdf, netdev, &c)
-		if err := c.err(); err != nil {
+		if err := c.Err(); err != nil {
 			return Plan{}, err
 		}
 		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
@@ -48,7 +49,7 @@ func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 	return plan, nil
 }
 
-func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
+func (d *bindDown) planRestore(fn pciFn, rec BoundDevice, plan *Plan) error {
 	s := d.s
 	base := "/sys/bus/pci/devices/" + fn.bdf
 	cur := ""
@@ -56,8 +57,8 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 		cur = path.Base(link)
 	}
 	forget := func(context.Context) error {
-		return updateState(s.state, func(st *rigState) {
-			var keep []boundDevice
+		return UpdateState(s.state, func(st *RigState) {
+			var keep []BoundDevice
 			for _, b := range st.Bound {
 				if b.BDF != rec.BDF {
 					keep = append(keep, b)
@@ -67,7 +68,7 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 		})
 	}
 	if cur == rec.Original {
-		plan.add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
+		plan.Add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
 		return nil
 	}
 	if cur != rec.Driver {
@@ -78,7 +79,7 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 	if rec.Original != "" {
 		writes = append(writes, struct{ file, data string }{"/sys/bus/pci/drivers/" + rec.Original + "/bind", fn.bdf})
 	}
-	plan.add(func(ctx context.Context) error {
+	plan.Add(func(ctx context.Context) error {
 		for _, w := range writes {
 			if err := s.write(w.file, []byte(w.data)); err != nil {
 				return &Problem{Object: fn.object(), Err: fmt.Errorf("write %q to %s: %w", w.data, w.file, err),
@@ -90,15 +91,15 @@ func (d *bindDown) planRestore(fn pciFn, rec boundDevice, plan *Plan) error {
 	return nil
 }
 
-// vetRecords implements recordVetter: the records of the playbook's
+// VetRecords implements RecordVetter: the records of the playbook's
 // devices (the only ones down acts on).
-func (d *bindDown) vetRecords(context.Context) error {
+func (d *bindDown) VetRecords(context.Context) error {
 	s := d.s
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return &Problem{Object: "bind", Err: err}
 	}
-	c := recordCheck{state: s.state}
+	c := RecordCheck{State: s.state}
 	for _, dev := range s.devices {
 		bdf, netdev := "", dev
 		if b, ok := pci.Canonical(dev); ok {
@@ -106,7 +107,7 @@ func (d *bindDown) vetRecords(context.Context) error {
 		}
 		d.vet(st, bdf, netdev, &c)
 	}
-	return c.err()
+	return c.Err()
 }
 
 // vet refuses the records of one playbook device (by address bdf, or by
@@ -116,7 +117,7 @@ func (d *bindDown) vetRecords(context.Context) error {
 // /sys/bus/pci/drivers), a netdev name no kernel gives, or, for a device
 // named by a netdev that is on a PCI function now, another function's
 // address.
-func (d *bindDown) vet(st rigState, bdf, netdev string, c *recordCheck) {
+func (d *bindDown) vet(st RigState, bdf, netdev string, c *RecordCheck) {
 	s := d.s
 	var now string // the netdev's function now ("" when it has none: bound away)
 	if netdev != "" {
@@ -129,19 +130,23 @@ func (d *bindDown) vet(st rigState, bdf, netdev string, c *recordCheck) {
 			continue
 		}
 		field := fmt.Sprintf("bound[%d]", i)
-		if !wellFormedBDF(r.BDF) {
-			c.refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
+		if !WellFormedBDF(r.BDF) {
+			c.Refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
 		} else if now != "" && r.BDF != now {
-			c.refuse(field+".bdf", "%s, but the playbook's %s is on %s now", r.BDF, netdev, now)
+			c.Refuse(field+".bdf", "%s, but the playbook's %s is on %s now", r.BDF, netdev, now)
 		}
 		if r.Driver != s.driver {
-			c.refuse(field+".driver", "%q: this playbook's bind section binds to %s", r.Driver, s.driver)
+			c.Refuse(field+".driver", "%q: this playbook's bind section binds to %s", r.Driver, s.driver)
 		}
 		if r.Original != "" && !driverNameRE.MatchString(r.Original) {
-			c.refuse(field+".originalDriver", "%q is not a driver's name (lower-case letters, digits, '_' and '-', as under /sys/bus/pci/drivers)", r.Original)
+			c.Refuse(field+".originalDriver", "%q is not a driver's name (lower-case letters, digits, '_' and '-', as under /sys/bus/pci/drivers)", r.Original)
 		}
-		if r.Netdev != "" && (strings.ContainsAny(r.Netdev, "/: ") || badText(r.Netdev, 15) != "" || r.Netdev == "." || r.Netdev == "..") {
-			c.refuse(field+".netdev", "%q is not a network interface name (at most 15 characters, no '/', ':', space or control character)", r.Netdev)
+		if r.Netdev != "" && (strings.ContainsAny(r.Netdev, "/: ") || BadText(r.Netdev, 15) != "" || r.Netdev == "." || r.Netdev == "..") {
+			c.Refuse(field+".netdev", "%q is not a network interface name (at most 15 characters, no '/', ':', space or control character)", r.Netdev)
 		}
 	}
 }
+
+// driverNameRE is a kernel driver's name as rig records it (a directory
+// of /sys/bus/pci/drivers: virtio-pci, vfio-pci, mlx5_core).
+var driverNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)

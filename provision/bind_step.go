@@ -24,7 +24,7 @@ type bindStep struct {
 	devices []string
 	force   bool
 	fixture string
-	state   stateStore // rig's state file (the original drivers)
+	state   StateStore // rig's state file (the original drivers)
 	// write is the sysfs write (tests: a fake kernel that reacts to it).
 	write func(p string, data []byte) error
 }
@@ -32,7 +32,7 @@ type bindStep struct {
 // NewBindStep builds the bind step; the spec was validated.
 func NewBindStep(env *Env, spec *playbooks.BindSpec) (Step, error) {
 	h := env.Host
-	return &bindStep{h: h, driver: spec.DriverName(), devices: spec.Devices, force: spec.Force, fixture: env.FixtureRoot, state: env.state(), write: h.WriteFile}, nil
+	return &bindStep{h: h, driver: spec.DriverName(), devices: spec.Devices, force: spec.Force, fixture: env.FixtureRoot, state: env.State(), write: h.WriteFile}, nil
 }
 
 func (s *bindStep) Name() string { return "bind" }
@@ -54,7 +54,7 @@ func (f pciFn) object() string {
 
 // Check implements Step: read-only.
 func (s *bindStep) Check(ctx context.Context) (Plan, error) {
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "bind", Err: err}
 	}
@@ -100,7 +100,7 @@ func orNone(driver string) string {
 // resolve finds a playbook device: a PCI address, a netdev's PCI function
 // (through a virtio device when there is one), or a netdev rig bound
 // earlier (its name is gone once vfio-pci has the function).
-func (s *bindStep) resolve(dev string, st rigState) (pciFn, error) {
+func (s *bindStep) resolve(dev string, st RigState) (pciFn, error) {
 	fn := pciFn{}
 	if bdf, ok := pci.Canonical(dev); ok {
 		fn.bdf = bdf
@@ -110,7 +110,7 @@ func (s *bindStep) resolve(dev string, st rigState) (pciFn, error) {
 			return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("netdev %s is not on a PCI function (its device is %s)", dev, link),
 				FixText: "bind needs a PCI NIC; name the PCI address (lspci -D) instead"}
 		}
-	} else if b, ok := st.bound("", dev); ok {
+	} else if b, ok := st.BoundRecord("", dev); ok {
 		fn.bdf, fn.netdev = b.BDF, dev
 	} else {
 		return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("no netdev %s on this host, and rig has not bound one of that name (%s)", dev, s.state.String()),
@@ -196,12 +196,12 @@ func (s *bindStep) modprobe(ctx context.Context) error {
 // bind records the original driver, then moves the function: override,
 // unbind, bind (the sequence dpdk-devbind.py uses).
 func (s *bindStep) bind(fn pciFn) error {
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return &Problem{Object: fn.object(), Err: err}
 	}
-	st.recordBind(boundDevice{BDF: fn.bdf, Netdev: fn.netdev, Original: fn.driver, Driver: s.driver})
-	if err := saveState(s.state, st); err != nil {
+	st.RecordBind(BoundDevice{BDF: fn.bdf, Netdev: fn.netdev, Original: fn.driver, Driver: s.driver})
+	if err := SaveState(s.state, st); err != nil {
 		return &Problem{Object: fn.object(), Err: fmt.Errorf("%w; nothing was bound", err)}
 	}
 	base := "/sys/bus/pci/devices/" + fn.bdf

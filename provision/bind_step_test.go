@@ -161,15 +161,15 @@ func TestBindApplyTwice(t *testing.T) {
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "pci 0000:03:00.0 (p0): Mellanox (0x15b3) left on mlx5_core: mlx5 is bifurcated") {
 		t.Errorf("notes %q", res.Notes)
 	}
-	b, err := os.ReadFile(s.state.path)
+	b, err := os.ReadFile(s.state.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st rigState
+	var st RigState
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if want := []boundDevice{{BDF: "0000:00:04.0", Netdev: "ens5", Original: "virtio-pci", Driver: "vfio-pci"}}; !reflect.DeepEqual(st.Bound, want) {
+	if want := []BoundDevice{{BDF: "0000:00:04.0", Netdev: "ens5", Original: "virtio-pci", Driver: "vfio-pci"}}; !reflect.DeepEqual(st.Bound, want) {
 		t.Fatalf("state %+v", st.Bound)
 	}
 

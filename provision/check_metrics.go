@@ -2,6 +2,7 @@ package provision
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -125,8 +126,8 @@ func (m CheckMetrics) baseLabels() string {
 		in, out = m.Spec.Ports[0], m.Spec.Ports[1]
 	}
 	if r := m.Result; r != nil {
-		bridge = orDefault(r.Bridge, bridge)
-		in, out = orDefault(r.Ingress, in), orDefault(r.Egress, out)
+		bridge = cmp.Or(r.Bridge, bridge)
+		in, out = cmp.Or(r.Ingress, in), cmp.Or(r.Egress, out)
 	}
 	return fmt.Sprintf(`bridge="%s",topology="%s",ingress_port="%s",egress_port="%s"`,
 		escapeLabel(bridge), escapeLabel(topo), escapeLabel(in), escapeLabel(out))

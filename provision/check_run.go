@@ -273,7 +273,7 @@ func FarEndNetdev(port, devargs string) string {
 // waitAttached polls OvS until both ports have an ofport and no error;
 // a port that fails names itself and OvS's error.
 func (s *checkStep) waitAttached(ctx context.Context, ports ...string) (int64, int64, error) {
-	now, sleep := s.env.now(), s.env.sleep()
+	now, sleep := s.env.NowFunc(), s.env.SleepFunc()
 	deadline := now().Add(portWait)
 	for {
 		st, err := s.o.ReadState(ctx)

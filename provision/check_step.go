@@ -113,7 +113,7 @@ func (s *checkStep) planLeftovers(ctx context.Context, st *ovs.State, plan *Plan
 				continue
 			}
 			br, port := b.Name, p.Name
-			plan.add(func(ctx context.Context) error { return s.o.DeletePort(ctx, br, port) },
+			plan.Add(func(ctx context.Context) error { return s.o.DeletePort(ctx, br, port) },
 				Change{Object: "bridge " + br, Action: "remove leftover port " + port + " (a check that did not finish)"})
 		}
 		if b.DatapathType != "netdev" && b.Name != s.bridge {
@@ -126,7 +126,7 @@ func (s *checkStep) planLeftovers(ctx context.Context, st *ovs.State, plan *Plan
 		}
 		if len(flows) > 0 {
 			br := b.Name
-			plan.add(func(ctx context.Context) error { return s.o.DelFlowsByCookie(ctx, br, CheckCookie) },
+			plan.Add(func(ctx context.Context) error { return s.o.DelFlowsByCookie(ctx, br, CheckCookie) },
 				Change{Object: "bridge " + br, Action: fmt.Sprintf("remove %d leftover flow(s) with rig's cookie %#x", len(flows), CheckCookie)})
 		}
 	}

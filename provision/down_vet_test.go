@@ -59,7 +59,7 @@ func kernelDownOn(t *testing.T, root string, spec *playbooks.KernelSpec) (Step, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.(Downer).Down(DownOptions{}), rec, env.state().path
+	return s.(Downer).Down(DownOptions{}), rec, env.State().Path
 }
 
 // TestDownRefusesFileRecordsOutsideTheStep replays the attacks on an edited
@@ -92,7 +92,7 @@ func TestDownRefusesFileRecordsOutsideTheStep(t *testing.T) {
 			}
 			kd, rec, sf := kernelDownOn(t, root, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "10"}})
 			hd := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}, Persist: true}).Down(DownOptions{})
-			if hp := hd.(*hugepagesDown).s.state.path; hp != sf {
+			if hp := hd.(*hugepagesDown).s.state.Path; hp != sf {
 				t.Fatalf("two state files: %s %s", hp, sf)
 			}
 			body := plantState(t, sf, `{"version": 1, `+c.record+`}`)
@@ -169,9 +169,9 @@ func TestDownRefusesPoolRecords(t *testing.T) {
 			k.Put("/etc/hostname", "host\n")
 			k.ResetWrites()
 			s := hpStep(t, k, spec)
-			plantState(t, s.state.path, `{"version": 1, "hugepages": {"pools": [`+c.pool+`]}}`)
+			plantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [`+c.pool+`]}}`)
 			for _, mode := range []RunMode{RunPlan, RunApply} {
-				wantRefused(t, runOne(t, s.Down(DownOptions{}), mode), s.state.path, c.want)
+				wantRefused(t, runOne(t, s.Down(DownOptions{}), mode), s.state.Path, c.want)
 			}
 			if len(k.Writes) != 0 || !k.Exists("/etc/hostname") {
 				t.Fatalf("writes %q", k.Writes)
@@ -185,7 +185,7 @@ func TestDownRefusesPoolRecords(t *testing.T) {
 	k.SetPool(2048, 0, 128)
 	k.ResetWrites()
 	s := hpStep(t, k, spec)
-	plantState(t, s.state.path, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 12000}]}}`)
+	plantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 12000}]}}`)
 	if res := runOne(t, s.Down(DownOptions{}), RunPlan); res.Status != StatusWouldChange || res.Changes[0].To != "12000" {
 		t.Fatalf("the most the host holds: %s %v %s", res.Status, res.Changes, res.Error)
 	}
@@ -198,7 +198,7 @@ func TestHugepagesDownKeepsAFilledDirectory(t *testing.T) {
 	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
 	k.Put("/mnt/huge/keep", "data\n")
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}})
-	plantState(t, s.state.path, `{"version": 1, "hugepages": {"mounts": [{"path": "/mnt/huge", "created": true}]}}`)
+	plantState(t, s.state.Path, `{"version": 1, "hugepages": {"mounts": [{"path": "/mnt/huge", "created": true}]}}`)
 	res := runOne(t, s.Down(DownOptions{}), RunPlan)
 	if res.Status != StatusWouldChange || len(res.Changes) != 1 || !strings.Contains(strings.Join(res.Notes, " "), "hugetlbfs /mnt/huge: the directory rig made is left in place: it holds 1 entries (e.g. keep)") {
 		t.Fatalf("plan: %s %v %q %s", res.Status, res.Changes, res.Notes, res.Error)
@@ -240,8 +240,8 @@ func TestSRIOVDownRefusesRecords(t *testing.T) {
 	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(4), Eswitch: "switchdev"}}
 	s := sriovStepFor(t, k, pfs, "")
-	plantState(t, s.state.path, `{"version": 1, "sriov": [{"bdf": "0000:3b:00.0", "numvfs": 9999, "eswitch": "switchdev; reboot"}]}`)
-	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.path,
+	plantState(t, s.state.Path, `{"version": 1, "sriov": [{"bdf": "0000:3b:00.0", "numvfs": 9999, "eswitch": "switchdev; reboot"}]}`)
+	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path,
 		"sriov[0].numvfs: 9999 is outside 0..8 (0000:3b:00.0's sriov_totalvfs)", `sriov[0].eswitch: "switchdev; reboot" is not an eSwitch mode`)
 	if len(k.writes)+len(k.sets) != 0 {
 		t.Fatalf("writes %q sets %q", k.writes, k.sets)
@@ -262,8 +262,8 @@ func TestBindDownRefusesRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := bindRoot(t)
 			s, k, _ := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"ens5"}}, "")
-			plantState(t, s.state.path, `{"version": 1, "bound": [`+c.rec+`]}`)
-			wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.path, c.want)
+			plantState(t, s.state.Path, `{"version": 1, "bound": [`+c.rec+`]}`)
+			wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path, c.want)
 			if len(k.writes) != 0 {
 				t.Fatalf("writes %q", k.writes)
 			}
@@ -286,17 +286,17 @@ func TestOVSDownRefusesRecords(t *testing.T) {
 	}
 	s := st.(*ovsStep)
 	target := s.target()
-	plantState(t, s.state.path, `{"version": 1, "ovs": [{"target": "`+target+`", "config": {"dpdk-init": null, "vlan-limit": "0", "dpdk-extra": "x\ny"},
+	plantState(t, s.state.Path, `{"version": 1, "ovs": [{"target": "`+target+`", "config": {"dpdk-init": null, "vlan-limit": "0", "dpdk-extra": "x\ny"},
 		"bridges": ["br-ex", "-x"], "ports": [{"bridge": "br-ex", "name": "eth0"}, {"bridge": "br-int", "name": "p0"}]}]}`)
-	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.path,
+	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path,
 		`ovs[0].bridges[0]: "br-ex" is not a bridge this playbook's ovs section makes (br0)`, `ovs[0].bridges[1]: ovs: bridge name "-x"`,
 		`ovs[0].ports[0].name: "eth0" is not a port this playbook's ovs section adds`, `ovs[0].ports[1].bridge: "br-int": the playbook adds port p0 to br0`,
 		`ovs[0].config["dpdk-extra"]: not an other_config key this playbook's ovs section sets (dpdk-init)`, `ovs[0].config["vlan-limit"]: not an other_config key`)
 	if len(rec.Lines()) != 0 {
 		t.Fatalf("ran %q", rec.Lines())
 	}
-	plantState(t, s.state.path, `{"version": 1, "ovs": [{"target": "`+target+`", "config": {"dpdk-init": null}, "bridges": ["br0"], "ports": [{"bridge": "br0", "name": "p0"}]}]}`)
-	if err := s.Down(DownOptions{}).(*ovsDown).vetRecords(context.Background()); err != nil {
+	plantState(t, s.state.Path, `{"version": 1, "ovs": [{"target": "`+target+`", "config": {"dpdk-init": null}, "bridges": ["br0"], "ports": [{"bridge": "br0", "name": "p0"}]}]}`)
+	if err := s.Down(DownOptions{}).(*ovsDown).VetRecords(context.Background()); err != nil {
 		t.Fatalf("the playbook's own record: %v", err)
 	}
 }
@@ -308,7 +308,7 @@ func TestFirmwareDownRefusesRecords(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
 	dev := playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16"}}
 	s := firmwareStepFor(t, r, dev).(Downer).Down(DownOptions{Firmware: true})
-	sf := s.(*fwRestore).fw.state.path
+	sf := s.(*fwRestore).fw.state.Path
 	plantState(t, sf, `{"version": 1, "firmware": {"0000:03:00.0": {"NUM_OF_VFS": "8 SRIOV_EN=0"}, "-d": {"NUM_OF_VFS": "8"}}}`)
 	wantRefused(t, runStep(t, s), sf, `firmware["0000:03:00.0"]["NUM_OF_VFS"]: "8 SRIOV_EN=0" is not a value as the firmware tool prints it`, `firmware["-d"]: not a PCI address`)
 	if len(r.rec.Lines()) != 0 {

@@ -63,9 +63,9 @@ func newFirmwareStep(env *Env, spec *playbooks.FirmwareSpec, mode *playbooks.Mod
 	return &firmwareStep{fw: newFwPlanner(env, firmwarePreset()), devices: spec.Devices, mode: mode}
 }
 
-// buildFirmware builds the firmware step, which also reads the mode
+// BuildFirmware builds the firmware step, which also reads the mode
 // section (the parameters it sets are the mode step's).
-func buildFirmware(pb *playbooks.Playbook, env *Env) (Step, error) {
+func BuildFirmware(pb *playbooks.Playbook, env *Env) (Step, error) {
 	if pb.Firmware == nil {
 		return nil, nil
 	}
@@ -124,12 +124,12 @@ func sortedKeys[V any](m map[string]V) []string {
 type firmwareWords struct{}
 
 func (firmwareWords) written(r *fwRead, plan *Plan) error {
-	addPending(plan, fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", r.Dev.BDF, powerCycleNote))
+	plan.AddPending(fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", r.Dev.BDF, powerCycleNote))
 	return nil
 }
 
 func (firmwareWords) pending(r *fwRead, plan *Plan) error {
-	addPending(plan, fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", r.Dev.BDF, strings.Join(r.Pending, ", "), powerCycleNote))
+	plan.AddPending(fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", r.Dev.BDF, strings.Join(r.Pending, ", "), powerCycleNote))
 	return nil
 }
 
@@ -204,22 +204,15 @@ func resolveFirmwareDevice(inv *smartnic.Inventory, dev string) ([]string, error
 		}
 	}
 	if len(out) == 0 {
-		return nil, &Problem{Object: "firmware " + dev, Err: fmt.Errorf("no Mellanox NIC function matches %q (found: %s)", dev, orNoneList(names)),
+		return nil, &Problem{Object: "firmware " + dev, Err: fmt.Errorf("no Mellanox NIC function matches %q (found: %s)", dev, OrNoneList(names)),
 			FixText: "name a device from `rig mst status` (its PCI address or mst name), or \"*\" for every card"}
 	}
 	return out, nil
 }
 
-func orNoneList(xs []string) string {
-	if len(xs) == 0 {
-		return "none"
-	}
-	return strings.Join(xs, ", ")
-}
-
 // recordFirmware keeps each parameter's Next Boot value from before rig's
 // first set.
-func (st *rigState) recordFirmware(bdf string, before map[string]string) {
+func recordFirmware(st *RigState, bdf string, before map[string]string) {
 	if st.Firmware == nil {
 		st.Firmware = map[string]map[string]string{}
 	}
@@ -238,7 +231,7 @@ func (st *rigState) recordFirmware(bdf string, before map[string]string) {
 // cycle); without it they are left as they are.
 func (s *firmwareStep) Down(opts DownOptions) Step {
 	if !opts.Firmware {
-		return keptStep{name: "firmware", why: "firmware: parameters left as they are (rig down --firmware restores them; they take effect at the next power cycle)"}
+		return Kept("firmware", "firmware: parameters left as they are (rig down --firmware restores them; they take effect at the next power cycle)")
 	}
 	names := map[string]bool{}
 	for _, d := range s.devices {

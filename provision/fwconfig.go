@@ -104,7 +104,7 @@ type fwPlanner struct {
 	// the real ones (no --fw-sim): a write would change this machine's
 	// firmware, so the apply refuses it.
 	fixture string
-	state   stateStore // rig's state file (Next Boot values before rig)
+	state   StateStore // rig's state file (Next Boot values before rig)
 	// facts: the host root is the machine the firmware tool works on
 	// (the live host, or the simulator's tree), so a failure is explained
 	// with what the root shows about the device; euid is the tool's uid
@@ -114,11 +114,11 @@ type fwPlanner struct {
 }
 
 func newFwPlanner(env *Env, preset fwPreset) *fwPlanner {
-	p := &fwPlanner{h: env.Host, preset: preset, state: env.state(), facts: true, euid: -1}
+	p := &fwPlanner{h: env.Host, preset: preset, state: env.State(), facts: true, euid: -1}
 	if !env.FirmwareSim {
 		p.fixture = env.FixtureRoot
 		p.facts = env.FixtureRoot == ""
-		p.euid = env.geteuid()
+		p.euid = env.EUID()
 	}
 	return p
 }
@@ -286,16 +286,16 @@ func (p *fwPlanner) addSet(r *fwRead, plan *Plan) {
 		changes = append(changes, Change{Object: obj, Action: "set " + w.Name + " (next boot)", From: r.From[i].Text, To: w.Show})
 	}
 	record := p.preset.record
-	plan.add(func(ctx context.Context) error {
+	plan.Add(func(ctx context.Context) error {
 		if record {
-			if err := updateState(p.state, func(st *rigState) { st.recordFirmware(bdf, before) }); err != nil {
+			if err := UpdateState(p.state, func(st *RigState) { recordFirmware(st, bdf, before) }); err != nil {
 				return &Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 		}
 		return p.write(ctx, bdf, set)
 	}, changes...)
 	if p.fixture != "" {
-		plan.Ops[len(plan.Ops)-1].Refused = refuseLiveWrite(obj, p.fixture, "would run "+p.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
+		plan.Ops[len(plan.Ops)-1].Refused = RefuseLiveWrite(obj, p.fixture, "would run "+p.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
 		plan.Notes = append(plan.Notes, fmt.Sprintf("%s: under --root %s the %s set would write this machine's firmware; apply refuses it (give --fw-sim FILE for the simulator)", obj, p.fixture, p.tool))
 	}
 }
@@ -330,15 +330,6 @@ func setForm(v mlxconfig.Value) string {
 		return fmt.Sprint(v.Num)
 	}
 	return v.Text
-}
-
-// addPending adds one reason for a pending power cycle or reboot.
-func addPending(plan *Plan, msg string) {
-	if plan.Pending == "" {
-		plan.Pending = msg
-	} else {
-		plan.Pending += "; " + msg
-	}
 }
 
 const powerCycleNote = "a host reboot does not reload NIC firmware in DPU mode: power cycle the server (cold, ~30 s off) or run mstfwreset"

@@ -23,7 +23,7 @@ type fwRestore struct {
 func (d *fwRestore) Name() string { return d.name }
 
 // owned is the state file's records of d's parameters, by device.
-func (d *fwRestore) owned(st rigState) map[string]map[string]string {
+func (d *fwRestore) owned(st RigState) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for bdf, params := range st.Firmware {
 		for n, v := range params {
@@ -40,7 +40,7 @@ func (d *fwRestore) owned(st rigState) map[string]map[string]string {
 
 // Check implements Step: read-only (the state file and queries).
 func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
-	st, err := loadState(d.fw.state)
+	st, err := LoadState(d.fw.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: d.name, Err: err}
 	}
@@ -67,15 +67,15 @@ func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
 	for _, b := range sortedKeys(rec) {
 		names = append(names, b+" "+strings.Join(sortedKeys(rec[b]), ","))
 	}
-	plan.add(func(context.Context) error {
-		return updateState(d.fw.state, func(st *rigState) { d.forget(st) })
+	plan.Add(func(context.Context) error {
+		return UpdateState(d.fw.state, func(st *RigState) { d.forget(st) })
 	}, Change{Object: "rig state", Action: "forget the " + d.name + " record", From: d.fw.state.String(), To: strings.Join(names, "; ")})
 	return plan, nil
 }
 
 // forget drops d's parameters from the records; a device left with none
 // goes, and so does the section.
-func (d *fwRestore) forget(st *rigState) {
+func (d *fwRestore) forget(st *RigState) {
 	for bdf, params := range st.Firmware {
 		for n := range params {
 			if d.owns(n) {
@@ -91,9 +91,9 @@ func (d *fwRestore) forget(st *rigState) {
 	}
 }
 
-// vetRecords implements recordVetter.
-func (d *fwRestore) vetRecords(context.Context) error {
-	st, err := loadState(d.fw.state)
+// VetRecords implements RecordVetter.
+func (d *fwRestore) VetRecords(context.Context) error {
+	st, err := LoadState(d.fw.state)
 	if err != nil {
 		return &Problem{Object: d.name, Err: err}
 	}
@@ -110,17 +110,17 @@ var fwValueRE = regexp.MustCompile(`^(-?[0-9]{1,20}|0x[0-9a-fA-F]{1,16}|[A-Za-z0
 // address not in canonical form (it becomes the tool's -d argument), a
 // value not of the form the tool prints.
 func (d *fwRestore) vet(rec map[string]map[string]string) error {
-	c := recordCheck{state: d.fw.state}
+	c := RecordCheck{State: d.fw.state}
 	for _, b := range sortedKeys(rec) {
-		if !wellFormedBDF(b) {
-			c.refuse(fmt.Sprintf("firmware[%q]", b), "not a PCI address as rig records it (0000:03:00.0)")
+		if !WellFormedBDF(b) {
+			c.Refuse(fmt.Sprintf("firmware[%q]", b), "not a PCI address as rig records it (0000:03:00.0)")
 			continue
 		}
 		for _, n := range sortedKeys(rec[b]) {
 			if v := rec[b][n]; !fwValueRE.MatchString(v) {
-				c.refuse(fmt.Sprintf("firmware[%q][%q]", b, n), "%q is not a value as the firmware tool prints it (a number, or NAME(n))", v)
+				c.Refuse(fmt.Sprintf("firmware[%q][%q]", b, n), "%q is not a value as the firmware tool prints it (a number, or NAME(n))", v)
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }

@@ -10,10 +10,10 @@ import (
 )
 
 // record updates the hugepages part of rig's state file (before a write).
-func (s *HugepagesStep) record(change func(rec *hugeRecord)) error {
-	err := updateState(s.state, func(st *rigState) {
+func (s *HugepagesStep) record(change func(rec *HugeRecord)) error {
+	err := UpdateState(s.state, func(st *RigState) {
 		if st.Hugepages == nil {
-			st.Hugepages = &hugeRecord{}
+			st.Hugepages = &HugeRecord{}
 		}
 		change(st.Hugepages)
 	})
@@ -24,22 +24,22 @@ func (s *HugepagesStep) record(change func(rec *hugeRecord)) error {
 }
 
 // recordPool keeps a pool's count from before rig's first change.
-func (r *hugeRecord) recordPool(sizeKB int64, node, before int) {
+func recordPool(r *HugeRecord, sizeKB int64, node, before int) {
 	for _, p := range r.Pools {
 		if p.SizeKB == sizeKB && p.Node == node {
 			return
 		}
 	}
-	r.Pools = append(r.Pools, poolRecord{SizeKB: sizeKB, Node: node, Before: before})
+	r.Pools = append(r.Pools, PoolRecord{SizeKB: sizeKB, Node: node, Before: before})
 }
 
-func (r *hugeRecord) recordMount(path string, created bool) {
+func recordMount(r *HugeRecord, path string, created bool) {
 	for _, m := range r.Mounts {
 		if m.Path == path {
 			return
 		}
 	}
-	r.Mounts = append(r.Mounts, mountRecord{Path: path, Created: created})
+	r.Mounts = append(r.Mounts, MountRecord{Path: path, Created: created})
 }
 
 // Down implements Downer: the step that restores what the hugepages step
@@ -56,7 +56,7 @@ func (d *hugepagesDown) Name() string { return "hugepages" }
 // record.
 func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "hugepages", Err: err}
 	}
@@ -82,10 +82,10 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 		}
 	}
 	for _, f := range rec.Files {
-		planRestoreFile(s.fs, f, "hugepages persist", &plan)
+		PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
 	}
-	plan.add(func(context.Context) error {
-		return updateState(s.state, func(st *rigState) { st.Hugepages = nil })
+	plan.Add(func(context.Context) error {
+		return UpdateState(s.state, func(st *RigState) { st.Hugepages = nil })
 	}, Change{Object: "rig state", Action: "forget the hugepages record", From: s.state.String()})
 	return plan, nil
 }
@@ -94,12 +94,12 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 // (hs.Mounts holds only those), and removes the directory rig made for it
 // only while it is empty: a directory someone filled since is left, said
 // in a note.
-func (d *hugepagesDown) planUnmount(hs *hugepages.State, m mountRecord, plan *Plan) {
+func (d *hugepagesDown) planUnmount(hs *hugepages.State, m MountRecord, plan *Plan) {
 	s := d.s
 	obj := "hugetlbfs " + m.Path
 	_, mounted := hugepages.MountAt(hs.Mounts, m.Path)
 	if mounted {
-		plan.add(func(context.Context) error { return s.mounter.UnmountHugetlbfs(m.Path) },
+		plan.Add(func(context.Context) error { return s.mounter.UnmountHugetlbfs(m.Path) },
 			Change{Object: obj, Action: "umount (rig mounted it)"})
 		if s.fixtureRoot != "" {
 			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount(obj)
@@ -114,7 +114,7 @@ func (d *hugepagesDown) planUnmount(hs *hugepages.State, m mountRecord, plan *Pl
 			return
 		}
 	}
-	plan.add(func(context.Context) error {
+	plan.Add(func(context.Context) error {
 		if why := notEmptyDir(s.fs, m.Path); why != "" {
 			return &Problem{Object: obj, Err: fmt.Errorf("not removed: it %s once unmounted", why),
 				FixText: "look at what is in it; remove it by hand (rmdir " + m.Path + ") if nothing there is needed"}
@@ -135,10 +135,10 @@ func notEmptyDir(fsys hugepages.FS, p string) string {
 	return ""
 }
 
-// vetRecords implements recordVetter.
-func (d *hugepagesDown) vetRecords(context.Context) error {
+// VetRecords implements RecordVetter.
+func (d *hugepagesDown) VetRecords(context.Context) error {
 	s := d.s
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return &Problem{Object: "hugepages", Err: err}
 	}
@@ -158,9 +158,9 @@ func (d *hugepagesDown) vetRecords(context.Context) error {
 // makes them), a mount other than the playbook's, a pool of a size or node
 // the host lacks, or a count before rig below 0 or above what the host's
 // memory holds.
-func (d *hugepagesDown) vet(rec *hugeRecord, hs *hugepages.State) error {
+func (d *hugepagesDown) vet(rec *HugeRecord, hs *hugepages.State) error {
 	s := d.s
-	c := recordCheck{state: s.state}
+	c := RecordCheck{State: s.state}
 	mounts := s.desiredMounts(hs)
 	isLink := map[string]bool{} // path -> the step makes a symbolic link there
 	var names []string
@@ -178,13 +178,13 @@ func (d *hugepagesDown) vet(rec *hugeRecord, hs *hugepages.State) error {
 		link, ok := isLink[f.Path]
 		switch {
 		case !ok:
-			c.refuse(field+".path", "%q is not a file the hugepages step writes for this playbook (%s)", f.Path, orNoneList(names))
+			c.Refuse(field+".path", "%q is not a file the hugepages step writes for this playbook (%s)", f.Path, OrNoneList(names))
 		case f.Link != link:
-			c.refuse(field+".link", "%v for %s, which the step writes as %s", f.Link, f.Path, map[bool]string{true: "a symbolic link", false: "a regular file"}[link])
+			c.Refuse(field+".link", "%v for %s, which the step writes as %s", f.Link, f.Path, map[bool]string{true: "a symbolic link", false: "a regular file"}[link])
 		case f.Link && f.Existed:
-			c.refuse(field+".existed", "true for the link %s, which the step makes only where there is none", f.Path)
-		case len(f.Content) > maxRecordedContent:
-			c.refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), maxRecordedContent)
+			c.Refuse(field+".existed", "true for the link %s, which the step makes only where there is none", f.Path)
+		case len(f.Content) > MaxRecordedContent:
+			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), MaxRecordedContent)
 		}
 	}
 	var paths []string
@@ -193,29 +193,29 @@ func (d *hugepagesDown) vet(rec *hugeRecord, hs *hugepages.State) error {
 	}
 	for i, m := range rec.Mounts {
 		if !slices.Contains(paths, m.Path) {
-			c.refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, orNoneList(paths))
+			c.Refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, OrNoneList(paths))
 		}
 	}
 	for i, p := range rec.Pools {
 		field := fmt.Sprintf("hugepages.pools[%d]", i)
 		switch {
 		case !hs.HasSize(p.SizeKB):
-			c.refuse(field+".sizeKB", "%d: this host has no %d kB pages (/sys/kernel/mm/hugepages/hugepages-%dkB; it has %s)", p.SizeKB, p.SizeKB, p.SizeKB, sizeList(hs.Sizes))
+			c.Refuse(field+".sizeKB", "%d: this host has no %d kB pages (/sys/kernel/mm/hugepages/hugepages-%dkB; it has %s)", p.SizeKB, p.SizeKB, p.SizeKB, sizeList(hs.Sizes))
 		case p.Node != hugepages.AllNodes && !hs.HasNode(p.Node):
-			c.refuse(field+".node", "%d: this host has no such NUMA node with hugepages (nodes: %v; -1 is system-wide)", p.Node, hs.Nodes)
+			c.Refuse(field+".node", "%d: this host has no such NUMA node with hugepages (nodes: %v; -1 is system-wide)", p.Node, hs.Nodes)
 		case p.Before < 0:
-			c.refuse(field+".before", "%d: a page count is never negative", p.Before)
+			c.Refuse(field+".before", "%d: a page count is never negative", p.Before)
 		case hs.Meminfo.MemTotalKB <= 0:
-			c.refuse(field+".before", "%d: /proc/meminfo shows no MemTotal to bound it by", p.Before)
+			c.Refuse(field+".before", "%d: /proc/meminfo shows no MemTotal to bound it by", p.Before)
 		case int64(p.Before) > hs.Meminfo.MemTotalKB/p.SizeKB:
-			c.refuse(field+".before", "%d pages of %s is more than this host's memory holds (MemTotal %s: at most %d)",
+			c.Refuse(field+".before", "%d pages of %s is more than this host's memory holds (MemTotal %s: at most %d)",
 				p.Before, hugepages.FormatSize(p.SizeKB), hugepages.FormatAmount(hs.Meminfo.MemTotalKB), hs.Meminfo.MemTotalKB/p.SizeKB)
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
-func (d *hugepagesDown) planPool(hs *hugepages.State, p poolRecord, plan *Plan) error {
+func (d *hugepagesDown) planPool(hs *hugepages.State, p PoolRecord, plan *Plan) error {
 	obj := "hugepages " + hugepages.PoolName(p.SizeKB, p.Node)
 	cur, ok := hs.Pool(p.SizeKB, p.Node)
 	if !ok || cur.Total == p.Before {
@@ -226,7 +226,7 @@ func (d *hugepagesDown) planPool(hs *hugepages.State, p poolRecord, plan *Plan) 
 			FixText: "stop what uses them (DPDK applications, ovs-vswitchd; `rig hugepages show`), then `rig down` again"}
 	}
 	r := hugepages.Reservation{SizeKB: p.SizeKB, Node: p.Node, Count: p.Before, Exact: true}
-	plan.add(func(context.Context) error { return d.s.setPages(r) },
+	plan.Add(func(context.Context) error { return d.s.setPages(r) },
 		Change{Object: obj, Action: "set nr_hugepages (back to before rig)", From: fmt.Sprint(cur.Total), To: fmt.Sprint(p.Before)})
 	return nil
 }

@@ -64,7 +64,7 @@ func TestHugepagesDown(t *testing.T) {
 	if got := hostSnapshot(t, k, files...); got != before {
 		t.Fatalf("after down:\n%s\nbefore up:\n%s\nchanges %v", got, before, res.Changes)
 	}
-	st, err := loadState(down.(*hugepagesDown).s.state)
+	st, err := LoadState(down.(*hugepagesDown).s.state)
 	if err != nil || st.Hugepages != nil {
 		t.Fatalf("record left: %+v %v", st.Hugepages, err)
 	}
@@ -73,7 +73,7 @@ func TestHugepagesDown(t *testing.T) {
 	if res.Status != StatusOK || len(k.Writes) != 0 {
 		t.Fatalf("second down: %s writes %q", res.Status, k.Writes)
 	}
-	if !reflect.DeepEqual(res.Notes, []string{"hugepages: no rig record in " + down.(*hugepagesDown).s.state.path + " (rig changed nothing here, or down restored it)"}) {
+	if !reflect.DeepEqual(res.Notes, []string{"hugepages: no rig record in " + down.(*hugepagesDown).s.state.Path + " (rig changed nothing here, or down restored it)"}) {
 		t.Errorf("notes %q", res.Notes)
 	}
 }

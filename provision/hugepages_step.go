@@ -37,7 +37,7 @@ type HugepagesStep struct {
 	// is not "/": reads come from a fixture tree while a mount would land on
 	// this machine, so Apply refuses it (Check still plans it).
 	fixtureRoot string
-	state       stateStore // rig's state file (pools, mounts and files before rig)
+	state       StateStore // rig's state file (pools, mounts and files before rig)
 }
 
 // NewHugepagesStep builds the step from the playbook section, mounting for
@@ -51,7 +51,7 @@ func NewHugepagesStep(env *Env, spec *playbooks.HugepagesSpec) (Step, error) {
 	if !h.IsRealRoot() {
 		s.fixtureRoot = h.Root
 	}
-	s.state = env.state()
+	s.state = env.State()
 	return s, nil
 }
 
@@ -234,8 +234,8 @@ func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
 		}
 		if p.Total != r.Count {
 			r, before := r, p.Total
-			plan.add(func(context.Context) error {
-				if err := s.record(func(rec *hugeRecord) { rec.recordPool(r.SizeKB, r.Node, before) }); err != nil {
+			plan.Add(func(context.Context) error {
+				if err := s.record(func(rec *HugeRecord) { recordPool(rec, r.SizeKB, r.Node, before) }); err != nil {
 					return err
 				}
 				return s.setPages(r)
@@ -269,9 +269,9 @@ func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantM
 			continue
 		}
 		m := m
-		plan.add(func(context.Context) error {
+		plan.Add(func(context.Context) error {
 			created := !s.fs.Exists(m.Path)
-			if err := s.record(func(rec *hugeRecord) { rec.recordMount(m.Path, created) }); err != nil {
+			if err := s.record(func(rec *HugeRecord) { recordMount(rec, m.Path, created) }); err != nil {
 				return err
 			}
 			return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB)
@@ -335,8 +335,8 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) er
 				action = "rewrite"
 			}
 			f := f
-			plan.add(func(context.Context) error {
-				if err := s.record(func(rec *hugeRecord) { recordFile(&rec.Files, fileBefore(s.fs, f.Path, false)) }); err != nil {
+			plan.Add(func(context.Context) error {
+				if err := s.record(func(rec *HugeRecord) { RecordFile(&rec.Files, FileBefore(s.fs, f.Path, false)) }); err != nil {
 					return err
 				}
 				if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
@@ -350,11 +350,11 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) er
 		}
 		link, target := unitLink(f.Path)
 		if t, err := s.fs.Readlink(link); err != nil || t != target {
-			plan.add(func(context.Context) error {
+			plan.Add(func(context.Context) error {
 				if err == nil {
 					return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
 				}
-				if err := s.record(func(rec *hugeRecord) { recordFile(&rec.Files, fileBefore(s.fs, link, true)) }); err != nil {
+				if err := s.record(func(rec *HugeRecord) { RecordFile(&rec.Files, FileBefore(s.fs, link, true)) }); err != nil {
 					return err
 				}
 				if err := s.fs.Symlink(target, link); err != nil {

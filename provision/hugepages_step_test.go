@@ -24,7 +24,7 @@ func hpStep(t *testing.T, k *hugetest.FakeKernel, spec *playbooks.HugepagesSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.state = (&Env{Host: host.New(k.Root)}).state() // the fake kernel tree's own file
+	s.state = (&Env{Host: host.New(k.Root)}).State() // the fake kernel tree's own file
 	return s
 }
 

@@ -3,16 +3,17 @@ package provision
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 )
 
 // record updates the kernel part of rig's state file (before a write).
-func (s *kernelStep) record(change func(rec *kernelRecord)) error {
-	err := updateState(s.state, func(st *rigState) {
+func (s *kernelStep) record(change func(rec *KernelRecord)) error {
+	err := UpdateState(s.state, func(st *RigState) {
 		if st.Kernel == nil {
-			st.Kernel = &kernelRecord{}
+			st.Kernel = &KernelRecord{}
 		}
 		change(st.Kernel)
 	})
@@ -22,7 +23,7 @@ func (s *kernelStep) record(change func(rec *kernelRecord)) error {
 	return nil
 }
 
-func (r *kernelRecord) recordSysctl(key, before string) {
+func recordSysctl(r *KernelRecord, key, before string) {
 	if r.Sysctl == nil {
 		r.Sysctl = map[string]string{}
 	}
@@ -47,7 +48,7 @@ func (d *kernelDown) Name() string { return "kernel" }
 // sees them gone and forgets it.
 func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	st, err := loadState(s.state)
+	st, err := LoadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "kernel", Err: err}
 	}
@@ -60,10 +61,10 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	if err := d.vet(rec); err != nil {
 		return Plan{}, err
 	}
-	var dropIn *fileRecord
+	var dropIn *FileRecord
 	for _, f := range rec.Files {
 		n := len(plan.Ops)
-		planRestoreFile(s.h, f, "kernel", &plan)
+		PlanRestoreFile(s.h, f, "kernel", &plan)
 		if f.Path == grubDropIn && len(plan.Ops) > n {
 			op := &plan.Ops[len(plan.Ops)-1]
 			restore := op.Do
@@ -82,24 +83,24 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	d.planSysctlRestore(rec, &plan)
 	leaving := d.bootLeaving(rec, dropIn, &plan)
 	if len(leaving) > 0 {
-		addPending(&plan, fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) still has %s from rig's %s; they leave at the next boot",
+		plan.AddPending(fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) still has %s from rig's %s; they leave at the next boot",
 			strings.Join(leaving, " "), grubDropIn))
 	}
 	switch {
 	case len(leaving) == 0:
-		plan.add(func(context.Context) error {
-			return updateState(s.state, func(st *rigState) { st.Kernel = nil })
+		plan.Add(func(context.Context) error {
+			return UpdateState(s.state, func(st *RigState) { st.Kernel = nil })
 		}, Change{Object: "rig state", Action: "forget the kernel record", From: s.state.String()})
 	case len(rec.Files) > 0 || len(rec.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
-		plan.add(func(context.Context) error {
-			return updateState(s.state, func(st *rigState) { st.Kernel = &kernelRecord{Leaving: leaving} })
+		plan.Add(func(context.Context) error {
+			return UpdateState(s.state, func(st *RigState) { st.Kernel = &KernelRecord{Leaving: leaving} })
 		}, Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})
 	}
 	return plan, nil
 }
 
 // planSysctlRestore puts each recorded sysctl back to its value before rig.
-func (d *kernelDown) planSysctlRestore(rec *kernelRecord, plan *Plan) {
+func (d *kernelDown) planSysctlRestore(rec *KernelRecord, plan *Plan) {
 	s := d.s
 	keys := make([]string, 0, len(rec.Sysctl))
 	for k := range rec.Sysctl {
@@ -112,7 +113,7 @@ func (d *kernelDown) planSysctlRestore(rec *kernelRecord, plan *Plan) {
 		if err != nil || normSysctl(cur) == before {
 			continue
 		}
-		plan.add(func(context.Context) error { return s.h.WriteFile(sysctlPath(k), []byte(before+"\n")) },
+		plan.Add(func(context.Context) error { return s.h.WriteFile(sysctlPath(k), []byte(before+"\n")) },
 			Change{Object: "sysctl " + k, Action: "set (back to before rig)", From: normSysctl(cur), To: before})
 	}
 }
@@ -121,7 +122,7 @@ func (d *kernelDown) planSysctlRestore(rec *kernelRecord, plan *Plan) {
 // that the running kernel still has: those of rig's drop-in that the
 // restored file (dropIn: its record, when restored now) does not hold, and
 // those recorded as leaving by an earlier down.
-func (d *kernelDown) bootLeaving(rec *kernelRecord, dropIn *fileRecord, plan *Plan) []string {
+func (d *kernelDown) bootLeaving(rec *KernelRecord, dropIn *FileRecord, plan *Plan) []string {
 	s := d.s
 	cand := append([]string(nil), rec.Leaving...)
 	if dropIn != nil {
@@ -160,9 +161,9 @@ func (d *kernelDown) bootLeaving(rec *kernelRecord, dropIn *fileRecord, plan *Pl
 // the only paths a kernel file record may name.
 func kernelFiles() []string { return []string{grubDropIn, sysctlDropIn} }
 
-// vetRecords implements recordVetter.
-func (d *kernelDown) vetRecords(context.Context) error {
-	st, err := loadState(d.s.state)
+// VetRecords implements RecordVetter.
+func (d *kernelDown) VetRecords(context.Context) error {
+	st, err := LoadState(d.s.state)
 	if err != nil {
 		return &Problem{Object: "kernel", Err: err}
 	}
@@ -174,30 +175,30 @@ func (d *kernelDown) vetRecords(context.Context) error {
 
 // vet refuses the records the kernel step could not have written for this
 // playbook: a file other than its drop-ins (or recorded as a link, or
-// with content over maxRecordedContent), a sysctl the playbook does not
-// set, a value with a control character or over maxRecordedValue.
-func (d *kernelDown) vet(rec *kernelRecord) error {
-	c := recordCheck{state: d.s.state}
+// with content over MaxRecordedContent), a sysctl the playbook does not
+// set, a value with a control character or over MaxRecordedValue.
+func (d *kernelDown) vet(rec *KernelRecord) error {
+	c := RecordCheck{State: d.s.state}
 	for i, f := range rec.Files {
 		field := fmt.Sprintf("kernel.files[%d]", i)
 		switch {
 		case !slices.Contains(kernelFiles(), f.Path):
-			c.refuse(field+".path", "%q is not a file the kernel step writes (%s)", f.Path, strings.Join(kernelFiles(), ", "))
+			c.Refuse(field+".path", "%q is not a file the kernel step writes (%s)", f.Path, strings.Join(kernelFiles(), ", "))
 		case f.Link:
-			c.refuse(field+".link", "true for %s, which the kernel step writes as a regular file", f.Path)
-		case len(f.Content) > maxRecordedContent:
-			c.refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), maxRecordedContent)
+			c.Refuse(field+".link", "true for %s, which the kernel step writes as a regular file", f.Path)
+		case len(f.Content) > MaxRecordedContent:
+			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), MaxRecordedContent)
 		}
 	}
-	for _, k := range sortedKeys(rec.Sysctl) {
+	for _, k := range slices.Sorted(maps.Keys(rec.Sysctl)) {
 		field := fmt.Sprintf("kernel.sysctl[%q]", k)
 		if _, ok := d.s.want[k]; !ok {
-			c.refuse(field, "%q is not a sysctl this playbook's kernel section sets (%s)", k, orNoneList(d.s.keys))
+			c.Refuse(field, "%q is not a sysctl this playbook's kernel section sets (%s)", k, OrNoneList(d.s.keys))
 			continue
 		}
-		if why := badText(rec.Sysctl[k], maxRecordedValue); why != "" {
-			c.refuse(field, "the value before rig: %s", why)
+		if why := BadText(rec.Sysctl[k], MaxRecordedValue); why != "" {
+			c.Refuse(field, "the value before rig: %s", why)
 		}
 	}
-	return c.err()
+	return c.Err()
 }

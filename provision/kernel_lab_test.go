@@ -83,7 +83,7 @@ func TestKernelDownPendingUntilReboot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, grubDropIn)); err == nil {
 		t.Fatal("drop-in still there")
 	}
-	st, err := loadState((&Env{Host: h}).state())
+	st, err := LoadState((&Env{Host: h}).State())
 	if err != nil || st.Kernel == nil || !reflect.DeepEqual(st.Kernel.Leaving, []string{"iommu=pt", "isolcpus=2-7"}) || len(st.Kernel.Files) != 0 {
 		t.Fatalf("record after down: %+v %v", st.Kernel, err)
 	}

@@ -25,12 +25,12 @@ type kernelStep struct {
 	// fixture is --root when it names a fixture tree: update-grub would
 	// rewrite this machine's boot configuration, so it is refused.
 	fixture string
-	state   stateStore // rig's state file (files and values before rig)
+	state   StateStore // rig's state file (files and values before rig)
 }
 
 // NewKernelStep builds the kernel step; the spec was validated.
 func NewKernelStep(env *Env, spec *playbooks.KernelSpec) (Step, error) {
-	s := &kernelStep{h: env.Host, want: spec.Sysctl, fixture: env.FixtureRoot, state: env.state()}
+	s := &kernelStep{h: env.Host, want: spec.Sysctl, fixture: env.FixtureRoot, state: env.State()}
 	if spec.DefaultHugepagesz != "" {
 		kb, err := hugepages.ParsePageSize(spec.DefaultHugepagesz)
 		if err != nil {
@@ -129,7 +129,7 @@ func (s *kernelStep) planBoot(plan *Plan) error {
 		s.planGrubCfg(tokens, plan)
 	}
 	if len(notLive) > 0 {
-		addPending(plan, fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) lacks %s; they are in %s and take effect at the next boot",
+		plan.AddPending(fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) lacks %s; they are in %s and take effect at the next boot",
 			strings.Join(notLive, ", "), grubDropIn))
 	}
 	return nil
@@ -170,7 +170,7 @@ func (s *kernelStep) planGrubCfg(tokens []string, plan *Plan) {
 func (s *kernelStep) grubOp(tokens []string, c Change) Op {
 	op := Op{Changes: []Change{c, {Object: "grub", Action: "run update-grub"}}, Refused: s.refuseHostWrite()}
 	op.Do = func(ctx context.Context) error {
-		if err := s.record(func(rec *kernelRecord) { recordFile(&rec.Files, fileBefore(s.h, grubDropIn, false)) }); err != nil {
+		if err := s.record(func(rec *KernelRecord) { RecordFile(&rec.Files, FileBefore(s.h, grubDropIn, false)) }); err != nil {
 			return err
 		}
 		var err error
@@ -247,8 +247,8 @@ func (s *kernelStep) planSysctl(plan *Plan) error {
 		return &Problem{Object: "sysctl", Err: fmt.Errorf("read %s: %w", sysctlDropIn, err)}
 	}
 	if string(old) != content {
-		plan.add(func(context.Context) error {
-			if err := s.record(func(rec *kernelRecord) { recordFile(&rec.Files, fileBefore(s.h, sysctlDropIn, false)) }); err != nil {
+		plan.Add(func(context.Context) error {
+			if err := s.record(func(rec *KernelRecord) { RecordFile(&rec.Files, FileBefore(s.h, sysctlDropIn, false)) }); err != nil {
 				return err
 			}
 			if err := s.h.CreateFile(sysctlDropIn, []byte(content), 0o644); err != nil {
@@ -263,8 +263,8 @@ func (s *kernelStep) planSysctl(plan *Plan) error {
 			continue
 		}
 		before := live[k]
-		plan.add(func(context.Context) error {
-			if err := s.record(func(rec *kernelRecord) { rec.recordSysctl(k, before) }); err != nil {
+		plan.Add(func(context.Context) error {
+			if err := s.record(func(rec *KernelRecord) { recordSysctl(rec, k, before) }); err != nil {
 				return err
 			}
 			if err := s.h.WriteFile(sysctlPath(k), []byte(want+"\n")); err != nil {

@@ -128,7 +128,7 @@ func (w modeWords) written(r *fwRead, plan *Plan) error {
 		return err
 	}
 	plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s): running %s mode, next boot %s mode; want %s", w.dev.BDF, w.dev.Generation, st.Current, st.Next, w.want))
-	addPending(plan, fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", w.dev.BDF, w.want, powerCycleNote))
+	plan.AddPending(fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", w.dev.BDF, w.want, powerCycleNote))
 	return nil
 }
 
@@ -137,7 +137,7 @@ func (w modeWords) pending(r *fwRead, plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	addPending(plan, fmt.Sprintf("power cycle required: %s next boot holds %s mode but the running firmware is in %s mode (%s); %s",
+	plan.AddPending(fmt.Sprintf("power cycle required: %s next boot holds %s mode but the running firmware is in %s mode (%s); %s",
 		w.dev.BDF, w.want, st.Current, mlxconfig.Describe(st.CurrentVal), powerCycleNote))
 	return nil
 }
@@ -174,7 +174,7 @@ func noCurrentWhy(q *mlxconfig.Query) string {
 // power cycle); without it the mode is left as it is.
 func (s *modeStep) Down(opts DownOptions) Step {
 	if !opts.Firmware {
-		return keptStep{name: "mode", why: "mode: the DPU mode is left as it is (rig down --firmware sets the mode from before rig back; it runs after a power cycle)"}
+		return Kept("mode", "mode: the DPU mode is left as it is (rig down --firmware sets the mode from before rig back; it runs after a power cycle)")
 	}
 	return &fwRestore{name: "mode", fw: s.fw, owns: func(n string) bool { return slices.Contains(mlxconfig.ModeParams, n) }}
 }

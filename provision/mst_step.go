@@ -129,9 +129,9 @@ func (s *mstStep) Check(ctx context.Context) (Plan, error) {
 		for _, f := range st.devices {
 			want = append(want, "/dev/mst/"+f.MSTName)
 		}
-		plan.add(s.start, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
+		plan.Add(s.start, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
 		if s.fixture != "" {
-			plan.Ops[0].Refused = refuseLiveWrite("mst", s.fixture, "would load MFT's kernel modules and create /dev/mst on this machine", "")
+			plan.Ops[0].Refused = RefuseLiveWrite("mst", s.fixture, "would load MFT's kernel modules and create /dev/mst on this machine", "")
 			plan.Notes = append(plan.Notes, "mst: under --root "+s.fixture+" `mst start` would load MFT's modules on this machine; apply refuses it")
 		}
 	case len(st.nodes) == 0:

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,15 +15,15 @@ import (
 func (s *ovsStep) target() string { return s.c.Target.DB }
 
 // record updates this instance's part of rig's state file (before a write).
-func (s *ovsStep) record(change func(r *ovsRecord)) error {
-	err := updateState(s.state, func(st *rigState) {
+func (s *ovsStep) record(change func(r *OVSRecord)) error {
+	err := UpdateState(s.state, func(st *RigState) {
 		for i := range st.OVS {
 			if st.OVS[i].Target == s.target() {
 				change(&st.OVS[i])
 				return
 			}
 		}
-		r := ovsRecord{Target: s.target()}
+		r := OVSRecord{Target: s.target()}
 		change(&r)
 		st.OVS = append(st.OVS, r)
 	})
@@ -33,7 +34,7 @@ func (s *ovsStep) record(change func(r *ovsRecord)) error {
 }
 
 // recordConfig keeps each key's value from before rig's first change.
-func (r *ovsRecord) recordConfig(before map[string]*string) {
+func recordConfig(r *OVSRecord, before map[string]*string) {
 	if r.Config == nil {
 		r.Config = map[string]*string{}
 	}
@@ -46,7 +47,7 @@ func (r *ovsRecord) recordConfig(before map[string]*string) {
 
 // recordPort keeps a port rig added, unless rig made its bridge too
 // (deleting the bridge deletes it).
-func (r *ovsRecord) recordPort(bridge, name string) {
+func recordPort(r *OVSRecord, bridge, name string) {
 	for _, b := range r.Bridges {
 		if b == bridge {
 			return
@@ -57,7 +58,7 @@ func (r *ovsRecord) recordPort(bridge, name string) {
 			return
 		}
 	}
-	r.Ports = append(r.Ports, ovsPortRecord{Bridge: bridge, Name: name})
+	r.Ports = append(r.Ports, OVSPortRecord{Bridge: bridge, Name: name})
 }
 
 func appendNew(list []string, x string) []string {
@@ -82,11 +83,11 @@ func (d *ovsDown) Name() string { return "ovs" }
 // back (DPDK reads them only at start), then forget the record.
 func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	rs, err := loadState(s.state)
+	rs, err := LoadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "ovs", Err: err}
 	}
-	var rec *ovsRecord
+	var rec *OVSRecord
 	for i := range rs.OVS {
 		if rs.OVS[i].Target == s.target() {
 			rec = &rs.OVS[i]
@@ -107,22 +108,22 @@ func (d *ovsDown) Check(ctx context.Context) (Plan, error) {
 	for _, p := range rec.Ports {
 		p := p
 		if br, ok := st.PortBridge(p.Name); ok {
-			plan.add(func(ctx context.Context) error { return s.c.DeletePort(ctx, br, p.Name) },
+			plan.Add(func(ctx context.Context) error { return s.c.DeletePort(ctx, br, p.Name) },
 				Change{Object: "ovs port " + p.Name, Action: "delete port from " + br + " (rig added it)"})
 		}
 	}
 	for _, b := range rec.Bridges {
 		b := b
 		if _, ok := st.Bridge(b); ok {
-			plan.add(func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b) },
+			plan.Add(func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b) },
 				Change{Object: "ovs bridge " + b, Action: "delete bridge (rig added it)"})
 		}
 	}
 	d.planConfig(st.OtherConfig, rec.Config, &plan)
 	target := s.target()
-	plan.add(func(context.Context) error {
-		return updateState(s.state, func(rs *rigState) {
-			var keep []ovsRecord
+	plan.Add(func(context.Context) error {
+		return UpdateState(s.state, func(rs *RigState) {
+			var keep []OVSRecord
 			for _, r := range rs.OVS {
 				if r.Target != target {
 					keep = append(keep, r)
@@ -163,7 +164,7 @@ func (d *ovsDown) planConfig(cur map[string]string, before map[string]*string, p
 	if len(changes) == 0 {
 		return
 	}
-	plan.add(func(ctx context.Context) error {
+	plan.Add(func(ctx context.Context) error {
 		if err := s.c.RemoveOtherConfig(ctx, remove...); err != nil {
 			return err
 		}
@@ -173,12 +174,12 @@ func (d *ovsDown) planConfig(cur map[string]string, before map[string]*string, p
 	if s.c.Target.Private {
 		how = "private instance in " + s.c.Target.RunDir
 	}
-	plan.add(s.c.RestartVswitchd, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: "DPDK settings back to before rig (read only at start)"})
+	plan.Add(s.c.RestartVswitchd, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: "DPDK settings back to before rig (read only at start)"})
 }
 
-// vetRecords implements recordVetter.
-func (d *ovsDown) vetRecords(context.Context) error {
-	rs, err := loadState(d.s.state)
+// VetRecords implements RecordVetter.
+func (d *ovsDown) VetRecords(context.Context) error {
+	rs, err := LoadState(d.s.state)
 	if err != nil {
 		return &Problem{Object: "ovs", Err: err}
 	}
@@ -189,10 +190,10 @@ func (d *ovsDown) vetRecords(context.Context) error {
 // have written for this playbook: a bridge or a port it does not name (or
 // a name no bridge or port can have), an other_config key it does not
 // set, a value before rig with a control character or over
-// maxRecordedValue.
-func (d *ovsDown) vet(rs rigState) error {
+// MaxRecordedValue.
+func (d *ovsDown) vet(rs RigState) error {
 	s := d.s
-	c := recordCheck{state: s.state}
+	c := RecordCheck{State: s.state}
 	var bridges []string
 	ports := map[string]string{} // port -> its bridge in the playbook
 	for _, b := range s.spec.Bridges {
@@ -210,32 +211,32 @@ func (d *ovsDown) vet(rs rigState) error {
 		for j, b := range r.Bridges {
 			f := fmt.Sprintf("%s.bridges[%d]", field, j)
 			if err := ovs.CheckBridgeName(b); err != nil {
-				c.refuse(f, "%v", err)
+				c.Refuse(f, "%v", err)
 			} else if !slices.Contains(bridges, b) {
-				c.refuse(f, "%q is not a bridge this playbook's ovs section makes (%s)", b, orNoneList(bridges))
+				c.Refuse(f, "%q is not a bridge this playbook's ovs section makes (%s)", b, OrNoneList(bridges))
 			}
 		}
 		for j, p := range r.Ports {
 			f := fmt.Sprintf("%s.ports[%d]", field, j)
 			switch {
 			case ovs.CheckBridgeName(p.Name) != nil:
-				c.refuse(f+".name", "%q is not a port name (empty, a leading '-', '/', whitespace or a control character)", p.Name)
+				c.Refuse(f+".name", "%q is not a port name (empty, a leading '-', '/', whitespace or a control character)", p.Name)
 			case ports[p.Name] == "":
-				c.refuse(f+".name", "%q is not a port this playbook's ovs section adds", p.Name)
+				c.Refuse(f+".name", "%q is not a port this playbook's ovs section adds", p.Name)
 			case ports[p.Name] != p.Bridge:
-				c.refuse(f+".bridge", "%q: the playbook adds port %s to %s", p.Bridge, p.Name, ports[p.Name])
+				c.Refuse(f+".bridge", "%q: the playbook adds port %s to %s", p.Bridge, p.Name, ports[p.Name])
 			}
 		}
-		for _, k := range sortedKeys(r.Config) {
+		for _, k := range slices.Sorted(maps.Keys(r.Config)) {
 			f := fmt.Sprintf("%s.config[%q]", field, k)
 			if _, ok := keys[k]; !ok {
-				c.refuse(f, "not an other_config key this playbook's ovs section sets (%s)", strings.Join(sortedKeys(keys), ", "))
+				c.Refuse(f, "not an other_config key this playbook's ovs section sets (%s)", strings.Join(slices.Sorted(maps.Keys(keys)), ", "))
 			} else if v := r.Config[k]; v != nil {
-				if why := badText(*v, maxRecordedValue); why != "" {
-					c.refuse(f, "the value before rig: %s", why)
+				if why := BadText(*v, MaxRecordedValue); why != "" {
+					c.Refuse(f, "the value before rig: %s", why)
 				}
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }

@@ -33,7 +33,7 @@ type ovsStep struct {
 	// fixture's, so the step plans against an empty database and refuses
 	// every write.
 	fixture string
-	state   stateStore // rig's state file (what the ovs step changed)
+	state   StateStore // rig's state file (what the ovs step changed)
 }
 
 // NewOVSStep builds the step. rundir (a private instance from `rig ovs
@@ -41,7 +41,7 @@ type ovsStep struct {
 // means the system one, restarted through systemd.
 func NewOVSStep(env *Env, spec *playbooks.OVSSpec) (Step, error) {
 	h := env.Host
-	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB)), state: env.state()}
+	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB)), state: env.State()}
 	if env.FixtureRoot != "" && env.OVSRunDir == "" && env.OVSDB == "" {
 		s.fixture = env.FixtureRoot
 	}
@@ -207,7 +207,7 @@ func (s *ovsStep) readState(ctx context.Context, plan *Plan) (*ovs.State, string
 
 // refuseFixture is the refusal of a write under a fixture root.
 func (s *ovsStep) refuseFixture(c Change) error {
-	return refuseLiveWrite(c.Object, s.fixture, "write ("+c.Action+") would reach this machine's Open vSwitch",
+	return RefuseLiveWrite(c.Object, s.fixture, "write ("+c.Action+") would reach this machine's Open vSwitch",
 		"or give --rundir DIR (a private instance from `rig ovs daemon start`) or --db to apply against that instance")
 }
 
@@ -294,7 +294,7 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 	}
 	if len(kv) > 0 {
 		d.add(phaseConfig, func(ctx context.Context) error {
-			if err := s.record(func(r *ovsRecord) { r.recordConfig(before) }); err != nil {
+			if err := s.record(func(r *OVSRecord) { recordConfig(r, before) }); err != nil {
 				return err
 			}
 			return s.c.SetOtherConfig(ctx, kv)
@@ -335,7 +335,7 @@ func (s *ovsStep) planBridges(d *ovsDiff) {
 		switch {
 		case !ok:
 			d.add(phaseBridge, func(ctx context.Context) error {
-				if err := s.record(func(r *ovsRecord) { r.Bridges = appendNew(r.Bridges, b.Name) }); err != nil {
+				if err := s.record(func(r *OVSRecord) { r.Bridges = appendNew(r.Bridges, b.Name) }); err != nil {
 					return err
 				}
 				return s.c.AddBridge(ctx, b.Name, b.Datapath())
@@ -365,7 +365,7 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 	case !exists:
 		d.changedPorts[p.Name] = true
 		d.add(phasePortAdd, func(ctx context.Context) error {
-			if err := s.record(func(r *ovsRecord) { r.recordPort(bridge, p.Name) }); err != nil {
+			if err := s.record(func(r *OVSRecord) { recordPort(r, bridge, p.Name) }); err != nil {
 				return err
 			}
 			return addPort(ctx)

@@ -41,7 +41,7 @@ type linkAdmin interface {
 // the fixture's sysfs and Apply cannot change it.
 func NewRDMAStep(env *Env, spec *playbooks.RDMASpec) (Step, error) {
 	h := env.Host
-	s := &rdmaStep{h: h, spec: spec, sleep: env.sleep(), now: env.now()}
+	s := &rdmaStep{h: h, spec: spec, sleep: env.SleepFunc(), now: env.NowFunc()}
 	s.port = func(dev string, port int) (smartnic.RDMAPort, error) { return smartnic.ReadPort(h, dev, port) }
 	if h.IsRealRoot() || env.NetNS != "" {
 		s.links = netlinkAdmin{ns: env.NetNS}
@@ -145,7 +145,7 @@ func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
 	}
 	if len(down) > 0 {
 		// one op: set every netdev up, then wait for the ports together
-		plan.add(func(ctx context.Context) error { return s.raise(ctx, down) }, changes...)
+		plan.Add(func(ctx context.Context) error { return s.raise(ctx, down) }, changes...)
 		if a, ok := s.links.(sysfsAdmin); ok {
 			plan.Ops[len(plan.Ops)-1].Refused = a.refusal(down[0].netdev)
 			plan.Notes = append(plan.Notes, "rdma: under --root "+s.h.Root+" the netdevs are a fixture's; setting them up would be netlink on this machine: apply refuses (give --netns where the netdevs live)")

@@ -8,7 +8,7 @@ import (
 )
 
 // recordSRIOV keeps a PF's settings from before rig's first change.
-func (st *rigState) recordSRIOV(r sriovRecord) {
+func recordSRIOV(st *RigState, r SRIOVRecord) {
 	for _, old := range st.SRIOV {
 		if old.BDF == r.BDF {
 			return
@@ -28,7 +28,7 @@ func (d *sriovDown) Name() string { return "sriov" }
 // rig (the same ordering rules as up), then forgets the record.
 func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 	s := d.s
-	rs, err := loadState(s.state)
+	rs, err := LoadState(s.state)
 	if err != nil {
 		return Plan{}, &Problem{Object: "sriov", Err: err}
 	}
@@ -38,15 +38,15 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 		if err != nil {
 			return Plan{}, err
 		}
-		var rec *sriovRecord
+		var rec *SRIOVRecord
 		for i := range rs.SRIOV {
 			if rs.SRIOV[i].BDF == cur.bdf {
 				rec = &rs.SRIOV[i]
 			}
 		}
-		c := recordCheck{state: s.state}
+		c := RecordCheck{State: s.state}
 		d.vet(rs, cur, &c)
-		if err := c.err(); err != nil {
+		if err := c.Err(); err != nil {
 			return Plan{}, err
 		}
 		if rec == nil {
@@ -64,9 +64,9 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 			return Plan{}, err
 		}
 		bdf := cur.bdf
-		plan.add(func(context.Context) error {
-			return updateState(s.state, func(rs *rigState) {
-				var keep []sriovRecord
+		plan.Add(func(context.Context) error {
+			return UpdateState(s.state, func(rs *RigState) {
+				var keep []SRIOVRecord
 				for _, r := range rs.SRIOV {
 					if r.BDF != bdf {
 						keep = append(keep, r)
@@ -79,15 +79,15 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 	return plan, nil
 }
 
-// vetRecords implements recordVetter: the records of the playbook's PFs
+// VetRecords implements RecordVetter: the records of the playbook's PFs
 // (the only ones down acts on).
-func (d *sriovDown) vetRecords(context.Context) error {
+func (d *sriovDown) VetRecords(context.Context) error {
 	s := d.s
-	rs, err := loadState(s.state)
+	rs, err := LoadState(s.state)
 	if err != nil {
 		return &Problem{Object: "sriov", Err: err}
 	}
-	c := recordCheck{state: s.state}
+	c := RecordCheck{State: s.state}
 	for _, pf := range s.pfs {
 		cur, err := s.read(playbooks.SRIOVPF{PF: pf.PF})
 		if err != nil {
@@ -95,27 +95,27 @@ func (d *sriovDown) vetRecords(context.Context) error {
 		}
 		d.vet(rs, cur, &c)
 	}
-	return c.err()
+	return c.Err()
 }
 
 // vet refuses the records of PF cur (one the playbook names) that the
 // sriov step could not have written: an address not in canonical form, a
 // VF count outside 0..sriov_totalvfs, an eSwitch mode other than legacy or
 // switchdev.
-func (d *sriovDown) vet(rs rigState, cur pfState, c *recordCheck) {
+func (d *sriovDown) vet(rs RigState, cur pfState, c *RecordCheck) {
 	for i, r := range rs.SRIOV {
 		if r.BDF != cur.bdf {
 			continue
 		}
 		field := fmt.Sprintf("sriov[%d]", i)
-		if !wellFormedBDF(r.BDF) {
-			c.refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
+		if !WellFormedBDF(r.BDF) {
+			c.Refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
 		}
 		if r.NumVFs < 0 || r.NumVFs > cur.total {
-			c.refuse(field+".numvfs", "%d is outside 0..%d (%s's sriov_totalvfs)", r.NumVFs, cur.total, cur.bdf)
+			c.Refuse(field+".numvfs", "%d is outside 0..%d (%s's sriov_totalvfs)", r.NumVFs, cur.total, cur.bdf)
 		}
 		if r.Eswitch != "" && r.Eswitch != "legacy" && r.Eswitch != "switchdev" {
-			c.refuse(field+".eswitch", "%q is not an eSwitch mode (legacy or switchdev)", r.Eswitch)
+			c.Refuse(field+".eswitch", "%q is not an eSwitch mode (legacy or switchdev)", r.Eswitch)
 		}
 	}
 }

@@ -39,7 +39,7 @@ type sriovStep struct {
 	h       *host.Host
 	pfs     []playbooks.SRIOVPF
 	fixture string
-	state   stateStore // rig's state file (VF counts and modes before rig)
+	state   StateStore // rig's state file (VF counts and modes before rig)
 	// openDevlink opens devlink (nil under a fixture root: the mode is read
 	// from the PF netdev's compat/devlink/mode file and never set).
 	openDevlink func() (eswitch, error)
@@ -63,7 +63,7 @@ const (
 // NewSRIOVStep builds the sriov step; the spec was validated.
 func NewSRIOVStep(env *Env, spec *playbooks.SRIOVSpec) (Step, error) {
 	h := env.Host
-	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, state: env.state(), write: h.WriteFile, sleep: time.Sleep}
+	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, state: env.State(), write: h.WriteFile, sleep: time.Sleep}
 	if env.FixtureRoot == "" {
 		s.openDevlink = func() (eswitch, error) { return h.Netlink("") }
 		s.settle = sriovSettle
@@ -237,9 +237,9 @@ func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *Plan) error
 	}
 	if len(plan.Ops) > n0 {
 		first := plan.Ops[n0].Do
-		rec := sriovRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
+		rec := SRIOVRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
 		plan.Ops[n0].Do = func(ctx context.Context) error {
-			if err := updateState(s.state, func(rs *rigState) { rs.recordSRIOV(rec) }); err != nil {
+			if err := UpdateState(s.state, func(rs *RigState) { recordSRIOV(rs, rec) }); err != nil {
 				return &Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 			return first(ctx)
@@ -261,12 +261,12 @@ func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *Plan) er
 	modeChange := want.Eswitch != "" && st.mode != want.Eswitch
 	if modeChange {
 		if st.numvf > 0 {
-			plan.add(s.setNumVFs(st, 0), Change{Object: st.object(), Action: "sriov_numvfs (VFs removed while the eSwitch mode changes)", From: strconv.Itoa(st.numvf), To: "0"})
+			plan.Add(s.setNumVFs(st, 0), Change{Object: st.object(), Action: "sriov_numvfs (VFs removed while the eSwitch mode changes)", From: strconv.Itoa(st.numvf), To: "0"})
 		}
 		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: st.object(), Action: s.viaText(st), From: st.mode, To: want.Eswitch}},
 			Do: s.setMode(st, want.Eswitch), Refused: s.refuse("set the eSwitch mode")})
 		if n > 0 {
-			plan.add(s.setNumVFs(st, n), Change{Object: st.object(), Action: "sriov_numvfs", From: "0", To: strconv.Itoa(n)})
+			plan.Add(s.setNumVFs(st, n), Change{Object: st.object(), Action: "sriov_numvfs", From: "0", To: strconv.Itoa(n)})
 		}
 		return nil
 	}
@@ -275,7 +275,7 @@ func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *Plan) er
 		if st.numvf > 0 && n > 0 {
 			ch = append(ch, Change{Object: st.object(), Action: "sriov_numvfs (through 0: the kernel changes a non-zero count only from 0)", From: strconv.Itoa(st.numvf), To: "0"})
 		}
-		plan.add(s.throughZero(st, n), append(ch, Change{Object: st.object(), Action: "sriov_numvfs", From: strconv.Itoa(st.numvf), To: strconv.Itoa(n)})...)
+		plan.Add(s.throughZero(st, n), append(ch, Change{Object: st.object(), Action: "sriov_numvfs", From: strconv.Itoa(st.numvf), To: strconv.Itoa(n)})...)
 		return nil
 	}
 	return s.verify(st, plan)

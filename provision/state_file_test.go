@@ -86,7 +86,7 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 			}
 			c.make(t, p)
 			done := make(chan error, 1)
-			go func() { _, err := loadState(stateStore{path: p}); done <- err }()
+			go func() { _, err := LoadState(StateStore{Path: p}); done <- err }()
 			var err error
 			select {
 			case err = <-done:
@@ -109,7 +109,7 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 	}
 	p := filepath.Join(sticky, "state.json")
 	plantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
-	if st, err := loadState(stateStore{path: p}); err != nil || len(st.Bound) != 1 {
+	if st, err := LoadState(StateStore{Path: p}); err != nil || len(st.Bound) != 1 {
 		t.Fatalf("sticky directory: %+v %v", st, err)
 	}
 }
@@ -119,10 +119,10 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 func TestDownRefusesAFIFOStateFile(t *testing.T) {
 	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}})
-	if err := os.MkdirAll(filepath.Dir(s.state.path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.state.Path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Mkfifo(s.state.path, 0o600); err != nil {
+	if err := unix.Mkfifo(s.state.Path, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan StepResult, 1)
@@ -146,7 +146,7 @@ func TestPrivilegedStateFileForeignOwner(t *testing.T) {
 	if err := os.Chown(p, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadState(stateStore{path: p}); !errors.Is(err, ErrStateUntrusted) ||
+	if _, err := LoadState(StateStore{Path: p}); !errors.Is(err, ErrStateUntrusted) ||
 		!strings.Contains(err.Error(), "it is owned by uid 65534 (nobody), not by root or rig's user (uid 0 (root))") || !strings.Contains(err.Error(), "fix: remove it (rm "+p+")") {
 		t.Fatalf("foreign file: %v", err)
 	}
@@ -156,7 +156,7 @@ func TestPrivilegedStateFileForeignOwner(t *testing.T) {
 	if err := os.Chown(filepath.Dir(p), nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadState(stateStore{path: p}); !errors.Is(err, ErrStateUntrusted) ||
+	if _, err := LoadState(StateStore{Path: p}); !errors.Is(err, ErrStateUntrusted) ||
 		!strings.Contains(err.Error(), "its directory "+filepath.Dir(p)+" is owned by uid 65534 (nobody)") {
 		t.Fatalf("foreign directory: %v", err)
 	}

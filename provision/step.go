@@ -81,9 +81,18 @@ func (p Plan) Changes() []Change {
 // Satisfied reports whether there is nothing to write.
 func (p Plan) Satisfied() bool { return len(p.Ops) == 0 }
 
-// add appends one op covering changes.
-func (p *Plan) add(do func(ctx context.Context) error, changes ...Change) {
+// Add appends one op covering changes.
+func (p *Plan) Add(do func(ctx context.Context) error, changes ...Change) {
 	p.Ops = append(p.Ops, Op{Changes: changes, Do: do})
+}
+
+// AddPending adds one reason for a pending power cycle or reboot.
+func (p *Plan) AddPending(msg string) {
+	if p.Pending == "" {
+		p.Pending = msg
+	} else {
+		p.Pending += "; " + msg
+	}
 }
 
 // Apply runs the plan's operations in order and stops at the first error.
@@ -174,10 +183,10 @@ type explained interface {
 	Fix() string
 }
 
-// refuseLiveWrite is the refusal of a write that would land on this
+// RefuseLiveWrite is the refusal of a write that would land on this
 // machine while --root names a fixture (Env.FixtureRoot): the plan shows
 // the op, the apply refuses before its first write.
-func refuseLiveWrite(object, root, what, orFix string) error {
+func RefuseLiveWrite(object, root, what, orFix string) error {
 	fix := "run rig up without --root on the host itself"
 	if orFix != "" {
 		fix += ", " + orFix

@@ -1,68 +1,8 @@
 package provision
 
 import (
-	"os"
-	"time"
-
-	"rig/internal/host"
 	"rig/playbooks"
 )
-
-// Env is what steps need beyond the playbook: the host seam and the
-// command line's targets.
-type Env struct {
-	Host *host.Host
-	// OVSRunDir is a private OvS instance's directory (`rig ovs daemon
-	// start --rundir`); OVSDB an ovsdb remote. Both empty: the system OvS.
-	OVSRunDir string
-	OVSDB     string
-	// NetNS is the network namespace (a name under /run/netns) whose
-	// netdevs the rdma step reads and sets up; "" = rig's own.
-	NetNS string
-	// FixtureRoot is --root when it is not "/": the steps read a fixture
-	// tree, so a write that would land on this machine (a mount, netlink,
-	// ovs-vsctl, mst start, a firmware tool) is planned, shown and refused
-	// at apply. Writes under the root itself (sysfs files of a fake kernel
-	// tree) stay allowed. Tests that model a live host leave it empty.
-	FixtureRoot string
-	// FirmwareSim: the firmware tools are the simulator (--fw-sim), so a
-	// firmware write under a fixture root changes only its state file.
-	FirmwareSim bool
-	// StateFile is rig's state file (what down restores), a path on this
-	// machine whatever Host.Root is: StateFileFor's answer. "" resolves
-	// it from Host.Root and the environment (StateFileFor with no flag).
-	StateFile string
-	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
-	Now   func() time.Time
-	Sleep func(time.Duration)
-	// Geteuid is rig's effective uid (nil = os.Geteuid), which a failing
-	// firmware tool ran with too; tests play a non-root user.
-	Geteuid func() int
-	// Dataplane runs the check's dataplane in a network namespace ("" =
-	// rig's own); nil: the check step cannot run traffic.
-	Dataplane func(netns string) Dataplane
-}
-
-func (e *Env) now() func() time.Time {
-	if e.Now != nil {
-		return e.Now
-	}
-	return time.Now
-}
-
-func (e *Env) geteuid() int {
-	if e.Geteuid != nil {
-		return e.Geteuid()
-	}
-	return os.Geteuid()
-}
-
-func (e *Env) sleep() func(time.Duration) {
-	if e.Sleep != nil {
-		return e.Sleep
-	}
-	return time.Sleep
-}
 
 // StepDef is one entry of the ordered step list: its name (also its
 // playbook section's key), what it does (the help table), and how it is
@@ -97,7 +37,7 @@ func Steps() []StepDef {
 		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
 			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, NewModeStep)},
 		{"firmware", "any firmware (NV) parameter per device (mlxconfig names and values), next boot; exit 3 until a power cycle",
-			buildFirmware},
+			BuildFirmware},
 		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
 			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
@@ -125,7 +65,7 @@ func AllStepNames() []string {
 
 // NewRunnerFor builds the runner for a playbook: one step per present section, in order.
 func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*Runner, error) {
-	r := &Runner{Now: env.Now, StateFile: env.state().path}
+	r := &Runner{Now: env.Now, StateFile: env.State().Path}
 	for _, d := range Steps() {
 		s, err := d.build(pb, env)
 		if err != nil {
