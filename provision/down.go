@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"rig/internal/pci"
-	"rig/playbooks"
 )
 
 // DownOptions are `rig down`'s choices.
@@ -37,38 +36,6 @@ func (k keptStep) Check(context.Context) (Plan, error) {
 // Kept is the step rig down runs for a step whose work it leaves in
 // place: its Check notes why.
 func Kept(name, why string) Step { return keptStep{name: name, why: why} }
-
-// keptWhy says why rig down leaves a step's work in place.
-func keptWhy(step string) string {
-	switch step {
-	case "mst":
-		return "mst: left as is (`mst start` only makes device nodes)"
-	case "rdma":
-		return "rdma: links left up (setting them down could cut off this host)"
-	case "check":
-		return "check: nothing to undo (each check removes its ports and flows when it ends)"
-	}
-	return step + ": rig down cannot undo this step yet; left as is"
-}
-
-// NewDownRunnerFor builds the runner of `rig down`: the playbook's steps in
-// reverse order, each as the step that undoes it.
-func NewDownRunnerFor(pb *playbooks.Playbook, env *Env, opts DownOptions) (*Runner, error) {
-	up, err := NewRunnerFor(pb, env)
-	if err != nil {
-		return nil, err
-	}
-	r := &Runner{Now: env.Now, StateFile: up.StateFile}
-	for i := len(up.Steps) - 1; i >= 0; i-- {
-		s := up.Steps[i]
-		if d, ok := s.(Downer); ok {
-			r.Steps = append(r.Steps, d.Down(opts))
-			continue
-		}
-		r.Steps = append(r.Steps, Kept(s.Name(), keptWhy(s.Name())))
-	}
-	return r, nil
-}
 
 // RecordVetter is a step whose apply acts on records of rig's state file
 // (a rig down step). VetRecords reads the state file (refusing one another

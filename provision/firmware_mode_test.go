@@ -1,4 +1,4 @@
-package provision
+package provision_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steps"
 )
 
 // modeQuery is the mode step's query argv on bdf: all five mode parameters.
@@ -23,16 +25,16 @@ func modeQuery(bdf string) string {
 // cycle); after it, both steps are ok and write nothing.
 func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 	ctx := context.Background()
-	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	r := provision.NewModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
 	pb, err := playbooks.Parse("t.yaml", []byte("name: t\nmode: {want: dpu}\nfirmware:\n  devices:\n    - device: \"*\"\n      parameters: {INTERNAL_CPU_MODEL: EMBEDDED_CPU, INTERNAL_CPU_OFFLOAD_ENGINE: 0, NUM_OF_VFS: 16}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := NewRunnerFor(pb, &Env{Host: r.h})
+	run, err := steps.NewRunnerFor(pb, &provision.Env{Host: r.Host()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := run.Execute(ctx, RunPlan, Selection{})
+	plan, err := run.Execute(ctx, provision.RunPlan, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +47,9 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 	if n := strings.Count(strings.Join(planned, "\n"), "INTERNAL_CPU_MODEL"); n != 1 || len(planned) != 6 || plan.Steps[1].Changes[0].String() != "firmware 0000:03:00.0: set NUM_OF_VFS (next boot) 8 -> 16" {
 		t.Fatalf("plan: INTERNAL_CPU_MODEL %d times in\n%s", n, strings.Join(planned, "\n"))
 	}
-	r.reset()
-	rep, err := run.Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusPendingReboot || rep.Steps[1].Status != StatusPendingReboot {
+	r.Reset()
+	rep, err := run.Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusPendingReboot || rep.Steps[1].Status != provision.StatusPendingReboot {
 		t.Fatalf("first apply: %+v %v", rep.Steps, err)
 	}
 	want := []string{
@@ -58,7 +60,7 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 		"mstconfig -y -d 0000:03:00.0 set NUM_OF_VFS=16",
 		"mstconfig -e -d 0000:03:00.0 q NUM_OF_VFS",
 	}
-	if got := callStrings(r.rec.Calls()); !reflect.DeepEqual(got, want) {
+	if got := provision.CallStrings(r.Calls()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("first apply ran\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	notes := strings.Join(rep.Steps[1].Notes, "\n")
@@ -67,18 +69,18 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 			t.Errorf("firmware notes lack %s:\n%s", n, notes)
 		}
 	}
-	r.reset()
-	rep, err = run.Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusPendingReboot || rep.Steps[1].Status != StatusPendingReboot || len(r.writes()) != 0 || len(rep.Steps[0].Changes)+len(rep.Steps[1].Changes) != 0 {
-		t.Fatalf("second apply: %+v %v writes %q", rep.Steps, err, r.writes())
+	r.Reset()
+	rep, err = run.Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusPendingReboot || rep.Steps[1].Status != provision.StatusPendingReboot || len(r.Writes()) != 0 || len(rep.Steps[0].Changes)+len(rep.Steps[1].Changes) != 0 {
+		t.Fatalf("second apply: %+v %v writes %q", rep.Steps, err, r.Writes())
 	}
-	if _, err := r.sim.PowerCycle(); err != nil {
+	if _, err := r.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
-	r.reset()
-	rep, err = run.Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusOK || rep.Steps[1].Status != StatusOK || len(r.writes()) != 0 {
-		t.Fatalf("after the power cycle: %+v %v writes %q", rep.Steps, err, r.writes())
+	r.Reset()
+	rep, err = run.Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusOK || rep.Steps[1].Status != provision.StatusOK || len(r.Writes()) != 0 {
+		t.Fatalf("after the power cycle: %+v %v writes %q", rep.Steps, err, r.Writes())
 	}
 }
 
@@ -89,18 +91,18 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 // is the firmware step's.
 func TestFirmwareConflictWithModeWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:04:00.0": "a2d6:dpu"})
+	r := provision.NewModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:04:00.0": "a2d6:dpu"})
 	mode := &playbooks.ModeSpec{Want: "dpu", Devices: []string{"03:00.0"}}
 	fw := &playbooks.FirmwareSpec{Devices: []playbooks.FirmwareDevice{{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_MODEL": "SEPARATED_HOST"}}}}
-	_, err := newFirmwareStep(&Env{Host: r.h}, fw, mode).Check(ctx)
-	p, ok := AsProblem(err)
+	_, err := provision.NewFirmwareStepWithMode(&provision.Env{Host: r.Host()}, fw, mode).Check(ctx)
+	p, ok := provision.AsProblem(err)
 	if !ok || p.Object != "firmware 0000:03:00.0" || !strings.Contains(err.Error(), "INTERNAL_CPU_MODEL=SEPARATED_HOST conflicts with mode.want: dpu, which sets INTERNAL_CPU_MODEL to EMBEDDED_CPU(1) on this BlueField") ||
-		!strings.Contains(p.Fix(), "remove INTERNAL_CPU_MODEL from the firmware section") || len(r.rec.Calls()) != 0 {
-		t.Fatalf("%v (fix %q), ran %q", err, p.Fix(), r.rec.Calls())
+		!strings.Contains(p.Fix(), "remove INTERNAL_CPU_MODEL from the firmware section") || len(r.Calls()) != 0 {
+		t.Fatalf("%v (fix %q), ran %q", err, p.Fix(), r.Calls())
 	}
 	fw.Devices[0].Device = "0000:04:00.0"
-	res := runStep(t, newFirmwareStep(&Env{Host: r.h}, fw, mode))
-	if want := []string{"mstconfig -y -d 0000:04:00.0 set INTERNAL_CPU_MODEL=SEPARATED_HOST"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
-		t.Fatalf("other card: %s %s writes %q", res.Status, res.Error, r.writes())
+	res := provision.RunStep(t, provision.NewFirmwareStepWithMode(&provision.Env{Host: r.Host()}, fw, mode))
+	if want := []string{"mstconfig -y -d 0000:04:00.0 set INTERNAL_CPU_MODEL=SEPARATED_HOST"}; res.Status != provision.StatusPendingReboot || !reflect.DeepEqual(r.Writes(), want) {
+		t.Fatalf("other card: %s %s writes %q", res.Status, res.Error, r.Writes())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"rig/bench"
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/steps"
 )
 
 // checkFlags are `rig check`'s flags: the playbook and the OvS instance.
@@ -75,16 +76,16 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB = f.rundir, f.db
-	runner, err := provision.NewRunnerFor(pb, env)
+	runner, err := steps.NewRunnerFor(pb, env)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	sel := provision.Selection{Only: []string{"check"}}
-	steps, err := runner.Select(sel)
+	selected, err := runner.Select(sel)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	mt, err := newMetricsTarget(f.metrics, pb, steps)
+	mt, err := newMetricsTarget(f.metrics, pb, selected)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,8 @@
-package provision
+package steps
 
 import (
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // StepDef is one entry of the ordered step list: its name (also its
@@ -12,12 +13,12 @@ type StepDef struct {
 	Summary string
 	// build makes the step from the playbook, or nil when its section is
 	// absent.
-	build func(pb *playbooks.Playbook, env *Env) (Step, error)
+	build func(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error)
 }
 
 // section adapts a uniform constructor to the step list: nil spec, no step.
-func section[S any](get func(*playbooks.Playbook) *S, newStep func(*Env, *S) (Step, error)) func(*playbooks.Playbook, *Env) (Step, error) {
-	return func(pb *playbooks.Playbook, env *Env) (Step, error) {
+func section[S any](get func(*playbooks.Playbook) *S, newStep func(*provision.Env, *S) (provision.Step, error)) func(*playbooks.Playbook, *provision.Env) (provision.Step, error) {
+	return func(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error) {
 		spec := get(pb)
 		if spec == nil {
 			return nil, nil
@@ -33,23 +34,23 @@ func section[S any](get func(*playbooks.Playbook) *S, newStep func(*Env, *S) (St
 func Steps() []StepDef {
 	return []StepDef{
 		{"mst", "make the Mellanox devices addressable by the firmware tools (mst start)",
-			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, NewMSTStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, provision.NewMSTStep)},
 		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
-			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, NewModeStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, provision.NewModeStep)},
 		{"firmware", "any firmware (NV) parameter per device (mlxconfig names and values), next boot; exit 3 until a power cycle",
-			BuildFirmware},
+			provision.BuildFirmware},
 		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
-			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, NewKernelStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, provision.NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
-			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, NewRDMAStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, provision.NewRDMAStep)},
 		{"sriov", "create VFs per PF (sriov_numvfs) and set the eSwitch mode (devlink); VFs and representors verified",
-			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, NewSRIOVStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, provision.NewSRIOVStep)},
 		{"bind", "bind PCI functions (by address or netdev) to vfio-pci/uio_pci_generic for DPDK; mlx5 stays on mlx5_core",
-			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, NewBindStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, provision.NewBindStep)},
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
-			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, NewHugepagesStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, provision.NewHugepagesStep)},
 		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",
-			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, NewOVSStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, provision.NewOVSStep)},
 		{"check", "send rig's traffic through the OvS bridge; report Mpps, loss (and where), latency; pass/fail per threshold", buildCheck},
 	}
 }
@@ -64,8 +65,8 @@ func AllStepNames() []string {
 }
 
 // NewRunnerFor builds the runner for a playbook: one step per present section, in order.
-func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*Runner, error) {
-	r := &Runner{Now: env.Now, StateFile: env.State().Path}
+func NewRunnerFor(pb *playbooks.Playbook, env *provision.Env) (*provision.Runner, error) {
+	r := &provision.Runner{Now: env.Now, StateFile: env.State().Path}
 	for _, d := range Steps() {
 		s, err := d.build(pb, env)
 		if err != nil {
@@ -79,9 +80,9 @@ func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*Runner, error) {
 }
 
 // buildCheck builds the check step, which also reads the ovs section.
-func buildCheck(pb *playbooks.Playbook, env *Env) (Step, error) {
+func buildCheck(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error) {
 	if pb.Check == nil {
 		return nil, nil
 	}
-	return NewCheckStep(env, pb.Check, pb.OVS)
+	return provision.NewCheckStep(env, pb.Check, pb.OVS)
 }
