@@ -37,9 +37,6 @@ type Env struct {
 	// Geteuid is rig's effective uid (nil = os.Geteuid), which a failing
 	// firmware tool ran with too; tests play a non-root user.
 	Geteuid func() int
-	// Dataplane runs the check's dataplane in a network namespace ("" =
-	// rig's own); nil: the check step cannot run traffic.
-	Dataplane func(netns string) Dataplane
 }
 
 // NowFunc is the clock: Env.Now, or time.Now.

@@ -30,7 +30,7 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := steps.NewRunnerFor(pb, &provision.Env{Host: r.Host()})
+	run, err := steps.NewRunnerFor(pb, &steps.Env{Env: provision.Env{Host: r.Host()}})
 	if err != nil {
 		t.Fatal(err)
 	}

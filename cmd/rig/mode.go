@@ -25,7 +25,7 @@ func newModeCmd(a *app) *cobra.Command {
 		Short: "Print each card's running and next-boot mode (Default/Current/Next Boot of the INTERNAL_CPU_* parameters; n/a on a ConnectX)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reps, err := provision.ShowModes(cmd.Context(), a.env(), devices)
+			reps, err := provision.ShowModes(cmd.Context(), &a.env().Env, devices)
 			if err != nil {
 				return err
 			}

@@ -228,9 +228,9 @@ const stateFileUsage = "rig's record of what it changed, which rig down restores
 // not open a device), and rig's state file (--state-file, $RIG_STATE_FILE
 // or the default for the root). A state file that cannot be placed (no
 // $HOME) is left to the steps that read or write it, which say why.
-func (a *app) env() *provision.Env {
+func (a *app) env() *steps.Env {
 	h := a.host()
-	env := &provision.Env{Host: h, FirmwareSim: a.fwSim != "", Dataplane: a.dataplane()}
+	env := &steps.Env{Env: provision.Env{Host: h, FirmwareSim: a.fwSim != ""}, Dataplane: a.dataplane()}
 	if !h.IsRealRoot() {
 		env.FixtureRoot = h.Root
 	}
@@ -263,7 +263,7 @@ func (a *app) stateNote(path string) string {
 
 // provision builds the playbook's steps, refuses a bad selection or
 // --metrics-file (exit 2) and plans or applies them.
-func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *provision.Env, mode provision.RunMode, sel provision.Selection, metricsFile string) error {
+func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *steps.Env, mode provision.RunMode, sel provision.Selection, metricsFile string) error {
 	runner, err := steps.NewRunnerFor(pb, env)
 	if err != nil {
 		return withCode(exitUsage, err)

@@ -20,7 +20,7 @@ func keptWhy(step string) string {
 
 // NewDownRunnerFor builds the runner of `rig down`: the playbook's steps in
 // reverse order, each as the step that undoes it.
-func NewDownRunnerFor(pb *playbooks.Playbook, env *provision.Env, opts provision.DownOptions) (*provision.Runner, error) {
+func NewDownRunnerFor(pb *playbooks.Playbook, env *Env, opts provision.DownOptions) (*provision.Runner, error) {
 	up, err := NewRunnerFor(pb, env)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,12 @@ package steps
 import (
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/check"
 )
+
+// Env is what the step list builds its steps with: the engine's Env,
+// which every step takes, and the dataplane the check step runs.
+type Env = check.Env
 
 // StepDef is one entry of the ordered step list: its name (also its
 // playbook section's key), what it does (the help table), and how it is
@@ -13,18 +18,24 @@ type StepDef struct {
 	Summary string
 	// build makes the step from the playbook, or nil when its section is
 	// absent.
-	build func(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error)
+	build func(pb *playbooks.Playbook, env *Env) (provision.Step, error)
 }
 
 // section adapts a uniform constructor to the step list: nil spec, no step.
-func section[S any](get func(*playbooks.Playbook) *S, newStep func(*provision.Env, *S) (provision.Step, error)) func(*playbooks.Playbook, *provision.Env) (provision.Step, error) {
-	return func(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error) {
+func section[S any](get func(*playbooks.Playbook) *S, newStep func(*provision.Env, *S) (provision.Step, error)) func(*playbooks.Playbook, *Env) (provision.Step, error) {
+	return func(pb *playbooks.Playbook, env *Env) (provision.Step, error) {
 		spec := get(pb)
 		if spec == nil {
 			return nil, nil
 		}
-		return newStep(env, spec)
+		return newStep(&env.Env, spec)
 	}
+}
+
+// whole adapts a constructor that reads more of the playbook than its
+// own section (firmware reads the mode section too) to the step list.
+func whole(build func(*playbooks.Playbook, *provision.Env) (provision.Step, error)) func(*playbooks.Playbook, *Env) (provision.Step, error) {
+	return func(pb *playbooks.Playbook, env *Env) (provision.Step, error) { return build(pb, &env.Env) }
 }
 
 // Steps is the one ordered step list behind `rig plan`, `rig up`,
@@ -38,7 +49,7 @@ func Steps() []StepDef {
 		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
 			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, provision.NewModeStep)},
 		{"firmware", "any firmware (NV) parameter per device (mlxconfig names and values), next boot; exit 3 until a power cycle",
-			provision.BuildFirmware},
+			whole(provision.BuildFirmware)},
 		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
 			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, provision.NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
@@ -65,7 +76,7 @@ func AllStepNames() []string {
 }
 
 // NewRunnerFor builds the runner for a playbook: one step per present section, in order.
-func NewRunnerFor(pb *playbooks.Playbook, env *provision.Env) (*provision.Runner, error) {
+func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*provision.Runner, error) {
 	r := &provision.Runner{Now: env.Now, StateFile: env.State().Path}
 	for _, d := range Steps() {
 		s, err := d.build(pb, env)
@@ -80,9 +91,9 @@ func NewRunnerFor(pb *playbooks.Playbook, env *provision.Env) (*provision.Runner
 }
 
 // buildCheck builds the check step, which also reads the ovs section.
-func buildCheck(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error) {
+func buildCheck(pb *playbooks.Playbook, env *Env) (provision.Step, error) {
 	if pb.Check == nil {
 		return nil, nil
 	}
-	return provision.NewCheckStep(env, pb.Check, pb.OVS)
+	return check.NewCheckStep(env, pb.Check, pb.OVS)
 }

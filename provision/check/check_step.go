@@ -1,4 +1,4 @@
-package provision
+package check
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // Dataplane runs one dataplane configuration and returns what it measured:
@@ -18,6 +19,15 @@ import (
 // network namespace) in rig, a fake in tests.
 type Dataplane interface {
 	Run(ctx context.Context, cfg bench.Config) (*bench.Result, error)
+}
+
+// Env is what the check step is built with: the steps' Env and the
+// dataplane it runs its traffic with.
+type Env struct {
+	provision.Env
+	// Dataplane runs the check's dataplane in a network namespace ("" =
+	// rig's own); nil: the check step cannot run traffic.
+	Dataplane func(netns string) Dataplane
 }
 
 // checkStep is the `check` section: it runs last, sends rig's own traffic
@@ -40,10 +50,10 @@ type checkStep struct {
 
 // NewCheckStep builds the check step; pbOVS is the playbook's ovs section
 // (the bridge it creates, the default bridge, the ovs step it needs).
-func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec) (Step, error) {
+func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec) (provision.Step, error) {
 	bridge := spec.BridgeIn(pbOVS)
 	if bridge == "" {
-		return nil, &UsageError{Msg: "check: bridge: no bridge to check; name it (check: bridge: br0)"}
+		return nil, &provision.UsageError{Msg: "check: bridge: no bridge to check; name it (check: bridge: br0)"}
 	}
 	h := env.Host
 	c := ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))
@@ -55,11 +65,11 @@ func (s *checkStep) Name() string { return "check" }
 
 // Needs implements needer: the check measures the bridge the ovs step
 // configures.
-func (s *checkStep) Needs() []Need {
+func (s *checkStep) Needs() []provision.Need {
 	if s.pbOVS == nil {
 		return nil
 	}
-	return []Need{{Step: "ovs", Why: "the check sends traffic through the bridge and ports the ovs step configures"}}
+	return []provision.Need{{Step: "ovs", Why: "the check sends traffic through the bridge and ports the ovs step configures"}}
 }
 
 // inPlaybook reports whether the playbook's ovs section creates bridge.
@@ -78,11 +88,11 @@ func (s *checkStep) inPlaybook(bridge string) bool {
 // Check plans the removal of a killed check's leftovers on every bridge
 // (ports named rig-chk-*, flows with rig's cookie) and refuses a check
 // that cannot run (no such bridge, no such port). Read-only.
-func (s *checkStep) Check(ctx context.Context) (Plan, error) {
-	var plan Plan
+func (s *checkStep) Check(ctx context.Context) (provision.Plan, error) {
+	var plan provision.Plan
 	st, err := s.o.ReadState(ctx)
 	if err != nil {
-		return plan, &Problem{Object: "check", Err: err, CauseText: "OvS's database cannot be read",
+		return plan, &provision.Problem{Object: "check", Err: err, CauseText: "OvS's database cannot be read",
 			FixText: "start OvS (rig ovs daemon start --rundir DIR for a private one) and give the same --rundir/--db"}
 	}
 	if err := s.planLeftovers(ctx, st, &plan); err != nil {
@@ -93,7 +103,7 @@ func (s *checkStep) Check(ctx context.Context) (Plan, error) {
 	case !ok && s.inPlaybook(s.bridge):
 		plan.Notes = append(plan.Notes, fmt.Sprintf("check: bridge %s does not exist yet; the ovs step creates it before the check runs", s.bridge))
 	case !ok:
-		return plan, &Problem{Object: "check: bridge " + s.bridge, Err: errors.New("no such bridge"),
+		return plan, &provision.Problem{Object: "check: bridge " + s.bridge, Err: errors.New("no such bridge"),
 			FixText: "name an existing bridge in check.bridge, or add it to the playbook's ovs section"}
 	case s.spec.TopologyOrDefault() == playbooks.TopologyThroughPorts:
 		if err := s.checkPorts(b); err != nil {
@@ -106,7 +116,7 @@ func (s *checkStep) Check(ctx context.Context) (Plan, error) {
 
 // planLeftovers adds one op per leftover port and one per bridge with
 // cookie flows.
-func (s *checkStep) planLeftovers(ctx context.Context, st *ovs.State, plan *Plan) error {
+func (s *checkStep) planLeftovers(ctx context.Context, st *ovs.State, plan *provision.Plan) error {
 	for _, b := range st.Bridges {
 		for _, p := range b.Ports {
 			if !strings.HasPrefix(p.Name, CheckPortPrefix) {
@@ -114,20 +124,20 @@ func (s *checkStep) planLeftovers(ctx context.Context, st *ovs.State, plan *Plan
 			}
 			br, port := b.Name, p.Name
 			plan.Add(func(ctx context.Context) error { return s.o.DeletePort(ctx, br, port) },
-				Change{Object: "bridge " + br, Action: "remove leftover port " + port + " (a check that did not finish)"})
+				provision.Change{Object: "bridge " + br, Action: "remove leftover port " + port + " (a check that did not finish)"})
 		}
 		if b.DatapathType != "netdev" && b.Name != s.bridge {
 			continue // the check only ever adds flows to netdev bridges under test
 		}
 		flows, err := s.o.FlowsByCookie(ctx, b.Name, CheckCookie)
 		if err != nil {
-			return &Problem{Object: "check: bridge " + b.Name, Err: err, CauseText: "ovs-ofctl cannot read the bridge's flows",
+			return &provision.Problem{Object: "check: bridge " + b.Name, Err: err, CauseText: "ovs-ofctl cannot read the bridge's flows",
 				FixText: "check that ovs-vswitchd runs (rig ovs status) and that ovs-ofctl is installed"}
 		}
 		if len(flows) > 0 {
 			br := b.Name
 			plan.Add(func(ctx context.Context) error { return s.o.DelFlowsByCookie(ctx, br, CheckCookie) },
-				Change{Object: "bridge " + br, Action: fmt.Sprintf("remove %d leftover flow(s) with rig's cookie %#x", len(flows), CheckCookie)})
+				provision.Change{Object: "bridge " + br, Action: fmt.Sprintf("remove %d leftover flow(s) with rig's cookie %#x", len(flows), CheckCookie)})
 		}
 	}
 	return nil
@@ -141,7 +151,7 @@ func (s *checkStep) checkPorts(b *ovs.Bridge) error {
 	}
 	for _, p := range s.spec.Ports {
 		if !have[p] && !s.inPlaybook(b.Name) {
-			return &Problem{Object: "check: port " + p, Err: fmt.Errorf("not a port of bridge %s", b.Name),
+			return &provision.Problem{Object: "check: port " + p, Err: fmt.Errorf("not a port of bridge %s", b.Name),
 				FixText: "name two of the bridge's ports in check.ports (ovs-vsctl list-ports " + b.Name + ")"}
 		}
 	}
@@ -180,7 +190,7 @@ func (s *checkStep) farEndNetNS() (string, error) {
 	if in != nil && in.WireNetNS != "" {
 		return in.WireNetNS, nil
 	}
-	return "", &Problem{Object: "check: far_end_netns", Err: errors.New("not set, and rig does not run inside a virtual lab"),
+	return "", &provision.Problem{Object: "check: far_end_netns", Err: errors.New("not set, and rig does not run inside a virtual lab"),
 		CauseText: "through-ports sends traffic from the far ends of the ports' cables; rig must know where they are",
 		FixText:   "set check.far_end_netns to the network namespace (under /run/netns) holding the far-end netdevs; traffic from another host is not supported yet"}
 }

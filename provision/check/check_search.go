@@ -1,4 +1,4 @@
-package provision
+package check
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"rig/bench"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // `check: {search: ndr}`: the check's path (the temporary ports, or the
@@ -34,7 +35,7 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 		spec.TrialGap = gap
 	}
 	if err := spec.Validate(); err != nil {
-		return &UsageError{Msg: "check: search: " + err.Error()}
+		return &provision.UsageError{Msg: "check: search: " + err.Error()}
 	}
 	dp := s.dataplane(p.netns)
 	run := func(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
@@ -102,11 +103,11 @@ func judgeSearch(res *CheckResult) error {
 	res.Pass = len(invalid)+len(failed)+len(below) == 0
 	switch {
 	case len(invalid) > 0:
-		return &InvalidMeasurementError{Problem{Object: "check: search", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),
+		return &InvalidMeasurementError{provision.Problem{Object: "check: search", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),
 			CauseText: "a trial's figures cannot be right, so the search stopped there",
 			FixText:   "see the trial's reasons; rerun the check (rig check -p PLAYBOOK)"}}
 	case len(failed) > 0:
-		return &Problem{Object: "check: search", Err: errors.New(strings.Join(failed, "; ")),
+		return &provision.Problem{Object: "check: search", Err: errors.New(strings.Join(failed, "; ")),
 			FixText: "see the failed trial's cause; `rig bench ndr` with the same ports runs the search in the open"}
 	case len(below) > 0:
 		return &BelowThresholdError{Failed: below, Offload: res.Offload}

@@ -1,4 +1,4 @@
-package provision
+package check
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // ---- leftovers: plan and cleanup through the real clients, exact argv ----
@@ -25,7 +27,7 @@ import (
 // leftoverState is the recorded state with the bridge's vnull0 renamed to
 // a check port a killed run left behind.
 func leftoverState(t *testing.T) []byte {
-	return bytes.ReplaceAll(sample(t, "state-attached.json"), []byte(`"vnull0"`), []byte(`"rig-chk-in"`))
+	return bytes.ReplaceAll(steptest.Sample(t, "state-attached.json"), []byte(`"vnull0"`), []byte(`"rig-chk-in"`))
 }
 
 // dumpFlows is `ovs-ofctl dump-flows BR cookie=.../-1` output with n flows.
@@ -41,7 +43,7 @@ func dumpFlows(n int) []byte {
 // the first write: clean) and dump-flows (2 flows before, 0 after).
 func fakeCheckExec(t *testing.T) *fakeexec.Recorder {
 	wrote := false
-	before, after := leftoverState(t), sample(t, "state-attached.json")
+	before, after := leftoverState(t), steptest.Sample(t, "state-attached.json")
 	return &fakeexec.Recorder{Answer: func(name string, args []string) ([]byte, error, bool) {
 		argv := append([]string{name}, args...)
 		switch {
@@ -72,7 +74,7 @@ func isDumpFlows(argv []string) bool {
 func TestCheckStepPlansAndCleansLeftoversExactArgv(t *testing.T) {
 	f := fakeCheckExec(t)
 	rundir := t.TempDir()
-	env := &Env{Host: &host.Host{Root: "/", Exec: f.Exec}, OVSRunDir: rundir}
+	env := &Env{Env: provision.Env{Host: &host.Host{Root: "/", Exec: f.Exec}, OVSRunDir: rundir}}
 	step, err := NewCheckStep(env, &playbooks.CheckSpec{Bridge: "br-vdev"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func TestCheckStepPlansAndCleansLeftoversExactArgv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Change{
+	want := []provision.Change{
 		{Object: "bridge br-vdev", Action: "remove leftover port rig-chk-in (a check that did not finish)"},
 		{Object: "bridge br-vdev", Action: "remove 2 leftover flow(s) with rig's cookie 0x7269672d63686b"},
 	}
@@ -110,10 +112,10 @@ func TestCheckStepPlansAndCleansLeftoversExactArgv(t *testing.T) {
 
 func TestCheckStepRefusesMissingBridge(t *testing.T) {
 	f := fakeCheckExec(t)
-	env := &Env{Host: &host.Host{Root: "/", Exec: f.Exec}, OVSRunDir: t.TempDir()}
+	env := &Env{Env: provision.Env{Host: &host.Host{Root: "/", Exec: f.Exec}, OVSRunDir: t.TempDir()}}
 	step, _ := NewCheckStep(env, &playbooks.CheckSpec{Bridge: "br-nope"}, nil)
 	_, err := step.Check(context.Background())
-	var p *Problem
+	var p *provision.Problem
 	if !errors.As(err, &p) || !strings.Contains(err.Error(), "check: bridge br-nope: no such bridge") || p.Fix() == "" {
 		t.Fatalf("got %v", err)
 	}
@@ -261,7 +263,7 @@ func (d *fakeDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Resul
 }
 
 func checkEnv(t *testing.T, dp Dataplane) *Env {
-	return &Env{Host: &host.Host{Root: "/", Exec: (&fakeexec.Recorder{}).Exec}, OVSRunDir: t.TempDir(),
+	return &Env{Env: provision.Env{Host: &host.Host{Root: "/", Exec: (&fakeexec.Recorder{}).Exec}, OVSRunDir: t.TempDir()},
 		Dataplane: func(string) Dataplane { return dp }}
 }
 
@@ -390,8 +392,8 @@ func TestCheckStepApplyTwiceRunsCheckEachTime(t *testing.T) {
 	o.flows = 1
 	dp := &fakeDataplane{sent: 1000}
 	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, o, dp)
-	for i, want := range []Status{StatusChanged, StatusOK} {
-		rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	for i, want := range []provision.Status{provision.StatusChanged, provision.StatusOK} {
+		rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +409,7 @@ func TestCheckStepApplyTwiceRunsCheckEachTime(t *testing.T) {
 		t.Fatalf("the check ran %d times, want once per apply", len(dp.cfgs))
 	}
 	// a plan never runs traffic
-	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunPlan, Selection{})
+	rep, _ := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), provision.RunPlan, provision.Selection{})
 	if rep.Steps[0].Result != nil || len(dp.cfgs) != 2 {
 		t.Fatal("a plan ran the check")
 	}
@@ -416,9 +418,9 @@ func TestCheckStepApplyTwiceRunsCheckEachTime(t *testing.T) {
 func TestCheckRunnerReportsBelowThreshold(t *testing.T) {
 	o := newFakeCheckOVS()
 	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s", Thresholds: playbooks.CheckThresholds{MinMpps: 100}}, o, &fakeDataplane{sent: 1000})
-	rep, _ := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	rep, _ := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	st := rep.Steps[0]
-	if st.Status != StatusFailed || st.Phase != PhaseMeasure || !st.BelowThreshold || rep.Summary.BelowThreshold != 1 || st.Result == nil {
+	if st.Status != provision.StatusFailed || st.Phase != provision.PhaseMeasure || !st.BelowThreshold || rep.Summary.BelowThreshold != 1 || st.Result == nil {
 		t.Fatalf("%+v", st)
 	}
 	var text bytes.Buffer
@@ -496,9 +498,9 @@ func TestCheckBenchInvalidFailsTheStep(t *testing.T) {
 	dp := &invalidDataplane{fakeDataplane{sent: 1000, o: o}}
 	step, _ := NewCheckStep(checkEnv(t, dp), &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, nil)
 	step.(*checkStep).o = o
-	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	rep, _ := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	st := rep.Steps[0]
-	if st.Status != StatusFailed || !st.InvalidMeasurement || st.BelowThreshold || rep.Summary.Invalid != 1 ||
+	if st.Status != provision.StatusFailed || !st.InvalidMeasurement || st.BelowThreshold || rep.Summary.Invalid != 1 ||
 		!strings.Contains(st.Error, "invalid measurement: 64 B: received 5 frames without rig's stamp") || st.Result.(*CheckResult).Pass {
 		t.Fatalf("%+v", st)
 	}

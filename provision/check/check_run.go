@@ -1,4 +1,4 @@
-package provision
+package check
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"rig/bench"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -49,10 +50,10 @@ const portWait = 15 * time.Second
 // judge the figures. It returns the result also when the check fails.
 func (s *checkStep) Measure(ctx context.Context) (any, error) {
 	if !s.env.Host.IsRealRoot() {
-		return nil, &Problem{Object: "check", Err: errors.New("refused under --root: it adds ports and flows to a live OvS"), FixText: "run the check without --root"}
+		return nil, &provision.Problem{Object: "check", Err: errors.New("refused under --root: it adds ports and flows to a live OvS"), FixText: "run the check without --root"}
 	}
 	if s.dataplane == nil {
-		return nil, &Problem{Object: "check", Err: bench.ErrNoDataplane, FixText: "build rig with cgo and libdpdk-dev (make build)"}
+		return nil, &provision.Problem{Object: "check", Err: bench.ErrNoDataplane, FixText: "build rig with cgo and libdpdk-dev (make build)"}
 	}
 	sp := s.spec
 	res := &CheckResult{SchemaVersion: CheckSchemaVersion, Topology: sp.TopologyOrDefault(), Bridge: s.bridge}
@@ -123,7 +124,7 @@ func judge(res *CheckResult) error {
 		res.Pass = res.Pass && r.Pass
 	}
 	if len(invalid) > 0 {
-		return &InvalidMeasurementError{Problem{Object: "check", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),
+		return &InvalidMeasurementError{provision.Problem{Object: "check", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),
 			CauseText: "the dataplane's figures cannot be right, so they are neither a pass nor a fail",
 			FixText:   "see the run's warnings; rerun the check (rig check -p PLAYBOOK)"}}
 	}
@@ -139,7 +140,7 @@ func judge(res *CheckResult) error {
 
 // InvalidMeasurementError is a check whose figures cannot be right (exit
 // code 5): never a pass, never a below-threshold.
-type InvalidMeasurementError struct{ Problem }
+type InvalidMeasurementError struct{ provision.Problem }
 
 // InvalidMeasurement marks the error for the exit code.
 func (e *InvalidMeasurementError) InvalidMeasurement() bool { return true }
@@ -207,7 +208,7 @@ func (s *checkStep) setupBridge(ctx context.Context) (*checkPath, error) {
 	for i, port := range []string{p.in, p.out} {
 		sock := filepath.Join(dir, strings.TrimPrefix(port, CheckPortPrefix)+".sock")
 		if len(sock) > playbooks.MaxSocketPathLen {
-			return p, &Problem{Object: "check: socket " + sock, Err: errors.New("path longer than a unix socket path may be"), FixText: "use a shorter --rundir"}
+			return p, &provision.Problem{Object: "check: socket " + sock, Err: errors.New("path longer than a unix socket path may be"), FixText: "use a shorter --rundir"}
 		}
 		_ = os.Remove(sock) // a killed check's socket; rig's side is the server
 		set, vdev := ovs.IfaceSettings{Type: "dpdkvhostuserclient", VhostServerPath: sock},
@@ -288,7 +289,7 @@ func (s *checkStep) waitAttached(ctx context.Context, ports ...string) (int64, i
 			case !ok:
 				waiting = fmt.Errorf("check: port %s: not in OvS's database", port)
 			case ifc.Error != "":
-				return 0, 0, &Problem{Object: "check: port " + port, Err: fmt.Errorf("OvS: %s", ifc.Error),
+				return 0, 0, &provision.Problem{Object: "check: port " + port, Err: fmt.Errorf("OvS: %s", ifc.Error),
 					FixText: "see the port's error and ovs-vswitchd's log (rig ovs status)"}
 			case ifc.OFPort <= 0:
 				waiting = fmt.Errorf("check: port %s: no ofport after %v (ofport %d)", port, portWait, ifc.OFPort)

@@ -1,4 +1,4 @@
-package provision
+package check
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"rig/bench"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // cappedDataplane is a path that carries at most capPPS: what the
@@ -44,7 +45,7 @@ func TestCheckSearchNDRThroughBridge(t *testing.T) {
 	dp := &cappedDataplane{capPPS: 300e3}
 	spec := &playbooks.CheckSpec{Bridge: "br0", Duration: "1s", Warmup: "1s", Search: playbooks.SearchNDR,
 		NDR: playbooks.CheckNDR{Resolution: "1kpps", Max: "1Mpps"}, Thresholds: playbooks.CheckThresholds{MinMpps: 0.25}}
-	step, err := NewCheckStep(&Env{Host: checkEnv(t, nil).Host, OVSRunDir: t.TempDir(), Dataplane: func(string) Dataplane { return dp }}, spec, nil)
+	step, err := NewCheckStep(&Env{Env: provision.Env{Host: checkEnv(t, nil).Host, OVSRunDir: t.TempDir()}, Dataplane: func(string) Dataplane { return dp }}, spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestCheckSearchInvalidTrial(t *testing.T) {
 	bad := dataplaneFunc(func(_ context.Context, cfg bench.Config) (*bench.Result, error) {
 		return &bench.Result{Sent: 100, Received: 120, DurationS: 1, SendS: 1, Invalid: []string{"received 120 frames but sent 100"}}, nil
 	})
-	step, err := NewCheckStep(&Env{Host: checkEnv(t, nil).Host, OVSRunDir: t.TempDir(), Dataplane: func(string) Dataplane { return bad }}, spec, nil)
+	step, err := NewCheckStep(&Env{Env: provision.Env{Host: checkEnv(t, nil).Host, OVSRunDir: t.TempDir()}, Dataplane: func(string) Dataplane { return bad }}, spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
