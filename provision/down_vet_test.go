@@ -10,6 +10,7 @@ import (
 
 	"rig/hugepages"
 	"rig/internal/host"
+	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
@@ -95,7 +96,7 @@ func TestDownRefusesFileRecordsOutsideTheStep(t *testing.T) {
 			if hp := hd.(*hugepagesDown).s.state.Path; hp != sf {
 				t.Fatalf("two state files: %s %s", hp, sf)
 			}
-			body := plantState(t, sf, `{"version": 1, `+c.record+`}`)
+			body := testutil.PlantState(t, sf, `{"version": 1, `+c.record+`}`)
 			for _, mode := range []RunMode{RunPlan, RunApply} {
 				rep := execute(t, mode, hd, kd)
 				var bad StepResult
@@ -139,7 +140,7 @@ func TestDownRefusesFileRecordOnRealFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := plantState(t, sf, `{"version": 1, "kernel": {"files": [{"path": "`+victim+`", "existed": true, "content": "pwned\n"}, {"path": "`+gone+`", "existed": false}]}}`)
+	body := testutil.PlantState(t, sf, `{"version": 1, "kernel": {"files": [{"path": "`+victim+`", "existed": true, "content": "pwned\n"}, {"path": "`+gone+`", "existed": false}]}}`)
 	rep := execute(t, RunApply, s.(Downer).Down(DownOptions{}))
 	wantRefused(t, rep.Steps[0], sf, "kernel.files[0].path", victim, "kernel.files[1].path", gone)
 	fileIs(t, victim, "precious\n")
@@ -169,7 +170,7 @@ func TestDownRefusesPoolRecords(t *testing.T) {
 			k.Put("/etc/hostname", "host\n")
 			k.ResetWrites()
 			s := hpStep(t, k, spec)
-			plantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [`+c.pool+`]}}`)
+			testutil.PlantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [`+c.pool+`]}}`)
 			for _, mode := range []RunMode{RunPlan, RunApply} {
 				wantRefused(t, runOne(t, s.Down(DownOptions{}), mode), s.state.Path, c.want)
 			}
@@ -185,7 +186,7 @@ func TestDownRefusesPoolRecords(t *testing.T) {
 	k.SetPool(2048, 0, 128)
 	k.ResetWrites()
 	s := hpStep(t, k, spec)
-	plantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 12000}]}}`)
+	testutil.PlantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 12000}]}}`)
 	if res := runOne(t, s.Down(DownOptions{}), RunPlan); res.Status != StatusWouldChange || res.Changes[0].To != "12000" {
 		t.Fatalf("the most the host holds: %s %v %s", res.Status, res.Changes, res.Error)
 	}
@@ -198,7 +199,7 @@ func TestHugepagesDownKeepsAFilledDirectory(t *testing.T) {
 	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
 	k.Put("/mnt/huge/keep", "data\n")
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}})
-	plantState(t, s.state.Path, `{"version": 1, "hugepages": {"mounts": [{"path": "/mnt/huge", "created": true}]}}`)
+	testutil.PlantState(t, s.state.Path, `{"version": 1, "hugepages": {"mounts": [{"path": "/mnt/huge", "created": true}]}}`)
 	res := runOne(t, s.Down(DownOptions{}), RunPlan)
 	if res.Status != StatusWouldChange || len(res.Changes) != 1 || !strings.Contains(strings.Join(res.Notes, " "), "hugetlbfs /mnt/huge: the directory rig made is left in place: it holds 1 entries (e.g. keep)") {
 		t.Fatalf("plan: %s %v %q %s", res.Status, res.Changes, res.Notes, res.Error)
@@ -221,7 +222,7 @@ func TestDownRefusesWholeRunForOneRecord(t *testing.T) {
 	}
 	kd, rec, sf := kernelDownOn(t, k.Root, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "10"}})
 	hd := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}}).Down(DownOptions{})
-	body := plantState(t, sf, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 0}]},
+	body := testutil.PlantState(t, sf, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 0}]},
 		"kernel": {"sysctl": {"vm.swappiness": "60"}, "files": [{"path": "/etc/passwd", "existed": true, "content": "x"}]}}`)
 	rep := execute(t, RunApply, hd, kd)
 	if rep.Steps[0].Status != StatusNotRun || !strings.Contains(rep.Steps[0].Notes[0], "(step kernel)") {
@@ -240,7 +241,7 @@ func TestSRIOVDownRefusesRecords(t *testing.T) {
 	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(4), Eswitch: "switchdev"}}
 	s := sriovStepFor(t, k, pfs, "")
-	plantState(t, s.state.Path, `{"version": 1, "sriov": [{"bdf": "0000:3b:00.0", "numvfs": 9999, "eswitch": "switchdev; reboot"}]}`)
+	testutil.PlantState(t, s.state.Path, `{"version": 1, "sriov": [{"bdf": "0000:3b:00.0", "numvfs": 9999, "eswitch": "switchdev; reboot"}]}`)
 	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path,
 		"sriov[0].numvfs: 9999 is outside 0..8 (0000:3b:00.0's sriov_totalvfs)", `sriov[0].eswitch: "switchdev; reboot" is not an eSwitch mode`)
 	if len(k.writes)+len(k.sets) != 0 {
@@ -262,42 +263,12 @@ func TestBindDownRefusesRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := bindRoot(t)
 			s, k, _ := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"ens5"}}, "")
-			plantState(t, s.state.Path, `{"version": 1, "bound": [`+c.rec+`]}`)
+			testutil.PlantState(t, s.state.Path, `{"version": 1, "bound": [`+c.rec+`]}`)
 			wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path, c.want)
 			if len(k.writes) != 0 {
 				t.Fatalf("writes %q", k.writes)
 			}
 		})
-	}
-}
-
-// TestOVSDownRefusesRecords: bridges, ports and other_config keys the
-// playbook's ovs section does not manage are refused before OvS is even
-// read (the instance here does not exist); a record of the playbook's own
-// passes the vet.
-func TestOVSDownRefusesRecords(t *testing.T) {
-	spec := &playbooks.OVSSpec{Config: playbooks.OVSConfig{DPDKInit: "try"},
-		Bridges: []playbooks.OVSBridge{{Name: "br0", Ports: []playbooks.OVSPort{{Name: "p0", Type: "dpdk", Devargs: "0000:03:00.0"}}}}}
-	rec := &fakeexec.Recorder{}
-	h := &host.Host{Root: t.TempDir(), Exec: rec.Exec}
-	st, err := NewOVSStep(&Env{Host: h, OVSRunDir: t.TempDir()}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := st.(*ovsStep)
-	target := s.target()
-	plantState(t, s.state.Path, `{"version": 1, "ovs": [{"target": "`+target+`", "config": {"dpdk-init": null, "vlan-limit": "0", "dpdk-extra": "x\ny"},
-		"bridges": ["br-ex", "-x"], "ports": [{"bridge": "br-ex", "name": "eth0"}, {"bridge": "br-int", "name": "p0"}]}]}`)
-	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path,
-		`ovs[0].bridges[0]: "br-ex" is not a bridge this playbook's ovs section makes (br0)`, `ovs[0].bridges[1]: ovs: bridge name "-x"`,
-		`ovs[0].ports[0].name: "eth0" is not a port this playbook's ovs section adds`, `ovs[0].ports[1].bridge: "br-int": the playbook adds port p0 to br0`,
-		`ovs[0].config["dpdk-extra"]: not an other_config key this playbook's ovs section sets (dpdk-init)`, `ovs[0].config["vlan-limit"]: not an other_config key`)
-	if len(rec.Lines()) != 0 {
-		t.Fatalf("ran %q", rec.Lines())
-	}
-	plantState(t, s.state.Path, `{"version": 1, "ovs": [{"target": "`+target+`", "config": {"dpdk-init": null}, "bridges": ["br0"], "ports": [{"bridge": "br0", "name": "p0"}]}]}`)
-	if err := s.Down(DownOptions{}).(*ovsDown).VetRecords(context.Background()); err != nil {
-		t.Fatalf("the playbook's own record: %v", err)
 	}
 }
 
@@ -309,7 +280,7 @@ func TestFirmwareDownRefusesRecords(t *testing.T) {
 	dev := playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16"}}
 	s := firmwareStepFor(t, r, dev).(Downer).Down(DownOptions{Firmware: true})
 	sf := s.(*fwRestore).fw.state.Path
-	plantState(t, sf, `{"version": 1, "firmware": {"0000:03:00.0": {"NUM_OF_VFS": "8 SRIOV_EN=0"}, "-d": {"NUM_OF_VFS": "8"}}}`)
+	testutil.PlantState(t, sf, `{"version": 1, "firmware": {"0000:03:00.0": {"NUM_OF_VFS": "8 SRIOV_EN=0"}, "-d": {"NUM_OF_VFS": "8"}}}`)
 	wantRefused(t, runStep(t, s), sf, `firmware["0000:03:00.0"]["NUM_OF_VFS"]: "8 SRIOV_EN=0" is not a value as the firmware tool prints it`, `firmware["-d"]: not a PCI address`)
 	if len(r.rec.Lines()) != 0 {
 		t.Fatalf("ran %q", r.rec.Lines())

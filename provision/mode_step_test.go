@@ -12,8 +12,8 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil/fakeexec"
 	"rig/lab/fwsim"
-	"rig/playbooks"
 	"rig/mlxconfig"
+	"rig/playbooks"
 )
 
 // modeRig is a fake host root with BlueField PCI functions, the firmware

@@ -15,19 +15,6 @@ import (
 	"rig/playbooks"
 )
 
-// plantState writes a state file as an attacker who edited rig's own
-// would leave it: rig's place, mode 0600, owned by rig's user.
-func plantState(t *testing.T, path, body string) []byte {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []byte(body)
-}
-
 // TestLoadStateRefusesUntrustedFile: the state file must be a regular file
 // (a FIFO is refused at once, not read), not a symbolic link, with one
 // link, not writable by group or others, at most 4 MiB, in a directory
@@ -47,28 +34,28 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 		}, []string{"it is a named pipe, not a regular file", "fix: remove it (rm "}},
 		{"symlink", func(t *testing.T, p string) {
 			target := filepath.Join(filepath.Dir(p), "real.json")
-			plantState(t, target, good)
+			testutil.PlantState(t, target, good)
 			if err := os.Symlink(target, p); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"it is a symbolic link to ", "rig does not follow it"}},
 		{"hard link", func(t *testing.T, p string) {
-			plantState(t, p, good)
+			testutil.PlantState(t, p, good)
 			if err := os.Link(p, p+".other"); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"it has 2 hard links"}},
 		{"group-writable", func(t *testing.T, p string) {
-			plantState(t, p, good)
+			testutil.PlantState(t, p, good)
 			if err := os.Chmod(p, 0o664); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"it is writable by group or others (mode 0664)", "fix: chmod go-w "}},
 		{"too big", func(t *testing.T, p string) {
-			plantState(t, p, good+strings.Repeat(" ", maxStateFile))
+			testutil.PlantState(t, p, good+strings.Repeat(" ", maxStateFile))
 		}, []string{"bytes, more than the 4194304 a state file of rig's can be"}},
 		{"open directory", func(t *testing.T, p string) {
-			plantState(t, p, good)
+			testutil.PlantState(t, p, good)
 			if err := os.Chmod(filepath.Dir(p), 0o777); err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +95,7 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(sticky, "state.json")
-	plantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
+	testutil.PlantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
 	if st, err := LoadState(StateStore{Path: p}); err != nil || len(st.Bound) != 1 {
 		t.Fatalf("sticky directory: %+v %v", st, err)
 	}
@@ -142,7 +129,7 @@ func TestDownRefusesAFIFOStateFile(t *testing.T) {
 func TestPrivilegedStateFileForeignOwner(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	p := filepath.Join(t.TempDir(), "st", "state.json")
-	plantState(t, p, `{"version": 1}`)
+	testutil.PlantState(t, p, `{"version": 1}`)
 	if err := os.Chown(p, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}

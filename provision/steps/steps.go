@@ -4,6 +4,7 @@ import (
 	"rig/playbooks"
 	"rig/provision"
 	"rig/provision/check"
+	"rig/provision/ovsstep"
 )
 
 // Env is what the step list builds its steps with: the engine's Env,
@@ -61,7 +62,7 @@ func Steps() []StepDef {
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
 			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, provision.NewHugepagesStep)},
 		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",
-			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, provision.NewOVSStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, ovsstep.NewOVSStep)},
 		{"check", "send rig's traffic through the OvS bridge; report Mpps, loss (and where), latency; pass/fail per threshold", buildCheck},
 	}
 }

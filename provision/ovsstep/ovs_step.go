@@ -1,4 +1,4 @@
-package provision
+package ovsstep
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -33,13 +34,13 @@ type ovsStep struct {
 	// fixture's, so the step plans against an empty database and refuses
 	// every write.
 	fixture string
-	state   StateStore // rig's state file (what the ovs step changed)
+	state   provision.StateStore // rig's state file (what the ovs step changed)
 }
 
 // NewOVSStep builds the step. rundir (a private instance from `rig ovs
 // daemon start`) or db (an ovsdb remote) select the instance; both empty
 // means the system one, restarted through systemd.
-func NewOVSStep(env *Env, spec *playbooks.OVSSpec) (Step, error) {
+func NewOVSStep(env *provision.Env, spec *playbooks.OVSSpec) (provision.Step, error) {
 	h := env.Host
 	s := &ovsStep{h: h, spec: spec, c: ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB)), state: env.State()}
 	if env.FixtureRoot != "" && env.OVSRunDir == "" && env.OVSDB == "" {
@@ -52,21 +53,21 @@ func (s *ovsStep) Name() string { return "ovs" }
 
 // Needs implements needer: ovs-vswitchd with DPDK takes its memory from
 // hugepages, so a playbook's hugepages step must not be skipped.
-func (s *ovsStep) Needs() []Need {
-	return []Need{{Step: "hugepages", Why: "OvS-DPDK allocates its memory from the hugepages that step reserves and mounts"}}
+func (s *ovsStep) Needs() []provision.Need {
+	return []provision.Need{{Step: "hugepages", Why: "OvS-DPDK allocates its memory from the hugepages that step reserves and mounts"}}
 }
 
 // ovsAction is one planned write before the ops are put in phase order.
 type ovsAction struct {
 	phase   int // order of execution
-	changes []Change
+	changes []provision.Change
 	do      func(ctx context.Context) error
 }
 
 // op makes the action a plan op whose errors name the object and action
 // (the last change's: the write that covers them all). An
 // ovs.VswitchdDiedError keeps its cause and fix through the wrap.
-func (s *ovsStep) op(a ovsAction) Op {
+func (s *ovsStep) op(a ovsAction) provision.Op {
 	c := a.changes[len(a.changes)-1]
 	do := func(ctx context.Context) error {
 		if err := a.do(ctx); err != nil {
@@ -77,7 +78,7 @@ func (s *ovsStep) op(a ovsAction) Op {
 		}
 		return nil
 	}
-	return Op{Changes: a.changes, Do: do}
+	return provision.Op{Changes: a.changes, Do: do}
 }
 
 // Phases order the writes: config and restart before bridges, ports
@@ -91,14 +92,14 @@ const (
 	phaseBridgeDel
 )
 
-func (s *ovsStep) Check(ctx context.Context) (Plan, error) {
+func (s *ovsStep) Check(ctx context.Context) (provision.Plan, error) {
 	return s.diff(ctx)
 }
 
 func (s *ovsStep) unreachable(err error) error {
 	// the same cause and fix `rig ovs status` gives
 	d := s.c.DiagnoseReadError(err)
-	return &Problem{Object: "ovs", Err: err, CauseText: d.Cause, FixText: d.Fix}
+	return &provision.Problem{Object: "ovs", Err: err, CauseText: d.Cause, FixText: d.Fix}
 }
 
 func orDefault(s, d string) string {
@@ -108,12 +109,12 @@ func orDefault(s, d string) string {
 	return s
 }
 
-func diagProblem(d ovs.Diagnosis) *Problem {
+func diagProblem(d ovs.Diagnosis) *provision.Problem {
 	msg := d.Error
 	if len(d.Evidence) > 0 {
 		msg += " [vswitchd log: " + strings.Join(d.Evidence, " | ") + "]"
 	}
-	return &Problem{Object: d.Object, Err: errors.New(msg), CauseText: d.Cause, FixText: d.Fix}
+	return &provision.Problem{Object: d.Object, Err: errors.New(msg), CauseText: d.Cause, FixText: d.Fix}
 }
 
 // ovsDiff collects one check's planned writes.
@@ -125,14 +126,14 @@ type ovsDiff struct {
 	devargs      map[string]string // port -> devargs (given, or resolved from its netdev)
 }
 
-func (d *ovsDiff) add(phase int, do func(ctx context.Context) error, changes ...Change) {
+func (d *ovsDiff) add(phase int, do func(ctx context.Context) error, changes ...provision.Change) {
 	d.acts = append(d.acts, ovsAction{phase: phase, changes: changes, do: do})
 }
 
 // diff compares the playbook with OvS and returns the plan (ops in phase
 // order) or an explained error.
-func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
-	var plan Plan
+func (s *ovsStep) diff(ctx context.Context) (provision.Plan, error) {
+	var plan provision.Plan
 	if err := s.checkCPUMasks(&plan); err != nil {
 		return plan, err
 	}
@@ -182,7 +183,7 @@ func (s *ovsStep) diff(ctx context.Context) (Plan, error) {
 // readState reads OvS and whether ovs-vswitchd is down because rig was
 // interrupted restarting it (resume says so). Under a fixture root with no
 // instance given it reads nothing: the state is an empty database.
-func (s *ovsStep) readState(ctx context.Context, plan *Plan) (*ovs.State, string, error) {
+func (s *ovsStep) readState(ctx context.Context, plan *provision.Plan) (*ovs.State, string, error) {
 	if s.fixture != "" {
 		plan.Notes = append(plan.Notes, "ovs: --root "+s.fixture+" is a fixture, and the system Open vSwitch is this machine's, not the fixture's: "+
 			"planned against an empty database; apply refuses (give --rundir or --db to plan and apply against an instance)")
@@ -206,8 +207,8 @@ func (s *ovsStep) readState(ctx context.Context, plan *Plan) (*ovs.State, string
 }
 
 // refuseFixture is the refusal of a write under a fixture root.
-func (s *ovsStep) refuseFixture(c Change) error {
-	return RefuseLiveWrite(c.Object, s.fixture, "write ("+c.Action+") would reach this machine's Open vSwitch",
+func (s *ovsStep) refuseFixture(c provision.Change) error {
+	return provision.RefuseLiveWrite(c.Object, s.fixture, "write ("+c.Action+") would reach this machine's Open vSwitch",
 		"or give --rundir DIR (a private instance from `rig ovs daemon start`) or --db to apply against that instance")
 }
 
@@ -215,7 +216,7 @@ func (s *ovsStep) refuseFixture(c Change) error {
 // netdev (smartnic.ResolveNetdev: mlx5 devargs from sysfs, or the af_packet
 // vdev a virtual lab puts in their place, which goes into the plan's
 // notes and substitutions). Two ports on one device are refused.
-func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
+func (s *ovsStep) resolvePorts(plan *provision.Plan) (map[string]string, error) {
 	root := s.h.Root
 	if root == "" {
 		root = "/"
@@ -232,20 +233,20 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 				if lab == nil {
 					var err error
 					if lab, err = labinfo.Read(root); err != nil {
-						return nil, &Problem{Object: "ovs port " + p.Name, Err: err, FixText: "recreate the lab: `rig lab down NAME`, `rig lab up KIND --name NAME`"}
+						return nil, &provision.Problem{Object: "ovs port " + p.Name, Err: err, FixText: "recreate the lab: `rig lab down NAME`, `rig lab up KIND --name NAME`"}
 					}
 				}
 				np, err := smartnic.ResolveNetdev(s.h, lab, smartnic.NetdevRequest{Netdev: p.Netdev, MLX5Args: p.MLX5Args, NRxq: p.NRxq, MTU: p.MTURequest})
 				var ne *smartnic.NetdevError
 				if errors.As(err, &ne) {
-					return nil, &Problem{Object: "ovs port " + p.Name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
+					return nil, &provision.Problem{Object: "ovs port " + p.Name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
 				} else if err != nil {
 					return nil, fmt.Errorf("ovs port %s: %w", p.Name, err)
 				}
 				d = np.Devargs
 				plan.Notes = append(plan.Notes, np.String())
 				if np.Substituted {
-					plan.Substitutions = append(plan.Substitutions, Substitution{Object: "ovs port " + p.Name, Netdev: p.Netdev,
+					plan.Substitutions = append(plan.Substitutions, provision.Substitution{Object: "ovs port " + p.Name, Netdev: p.Netdev,
 						Hardware: np.Hardware, Substitute: np.Devargs, Reason: np.Reason, Text: np.String()})
 				}
 			}
@@ -259,7 +260,7 @@ func (s *ovsStep) resolvePorts(plan *Plan) (map[string]string, error) {
 				key = name
 			}
 			if other, dup := owner[key]; dup {
-				return nil, &Problem{Object: "ovs port " + p.Name, Err: fmt.Errorf("devargs %s name the device of port %s too", d, other),
+				return nil, &provision.Problem{Object: "ovs port " + p.Name, Err: fmt.Errorf("devargs %s name the device of port %s too", d, other),
 					FixText: "one device cannot back two ports: name another netdev or devargs for one of them"}
 			}
 			owner[key], out[p.Name] = p.Name, d
@@ -280,7 +281,7 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 	sort.Strings(keys)
 	kv := map[string]string{}
 	before := map[string]*string{}
-	var changes []Change
+	var changes []provision.Change
 	for _, k := range keys {
 		if cur, ok := st.OtherConfig[k]; !ok || cur != want[k] {
 			kv[k] = want[k]
@@ -289,12 +290,12 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 			} else {
 				before[k] = nil
 			}
-			changes = append(changes, Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]})
+			changes = append(changes, provision.Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]})
 		}
 	}
 	if len(kv) > 0 {
 		d.add(phaseConfig, func(ctx context.Context) error {
-			if err := s.record(func(r *OVSRecord) { recordConfig(r, before) }); err != nil {
+			if err := s.record(func(r *provision.OVSRecord) { recordConfig(r, before) }); err != nil {
 				return err
 			}
 			return s.c.SetOtherConfig(ctx, kv)
@@ -321,7 +322,7 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 		if s.c.Target.Private {
 			how = "private instance in " + s.c.Target.RunDir
 		}
-		d.add(phaseRestart, s.c.RestartVswitchd, Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: d.restart})
+		d.add(phaseRestart, s.c.RestartVswitchd, provision.Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: d.restart})
 	}
 	return nil
 }
@@ -335,15 +336,15 @@ func (s *ovsStep) planBridges(d *ovsDiff) {
 		switch {
 		case !ok:
 			d.add(phaseBridge, func(ctx context.Context) error {
-				if err := s.record(func(r *OVSRecord) { r.Bridges = appendNew(r.Bridges, b.Name) }); err != nil {
+				if err := s.record(func(r *provision.OVSRecord) { r.Bridges = appendNew(r.Bridges, b.Name) }); err != nil {
 					return err
 				}
 				return s.c.AddBridge(ctx, b.Name, b.Datapath())
 			},
-				Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()})
+				provision.Change{Object: obj, Action: "add bridge", To: "datapath_type=" + b.Datapath()})
 		case orDefault(cur.DatapathType, "system") != b.Datapath():
 			d.add(phaseBridge, func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) },
-				Change{Object: obj, Action: "set datapath_type", From: orDefault(cur.DatapathType, "system"), To: b.Datapath()})
+				provision.Change{Object: obj, Action: "set datapath_type", From: orDefault(cur.DatapathType, "system"), To: b.Datapath()})
 		}
 		for _, p := range b.Ports {
 			s.planPort(d, b.Name, p)
@@ -365,16 +366,16 @@ func (s *ovsStep) planPort(d *ovsDiff, bridge string, p playbooks.OVSPort) {
 	case !exists:
 		d.changedPorts[p.Name] = true
 		d.add(phasePortAdd, func(ctx context.Context) error {
-			if err := s.record(func(r *OVSRecord) { recordPort(r, bridge, p.Name) }); err != nil {
+			if err := s.record(func(r *provision.OVSRecord) { recordPort(r, bridge, p.Name) }); err != nil {
 				return err
 			}
 			return addPort(ctx)
-		}, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
+		}, provision.Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
 	case curBr != bridge:
 		d.changedPorts[p.Name] = true
 		d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, curBr, p.Name) },
-			Change{Object: pobj, Action: "move port", From: curBr, To: bridge})
-		d.add(phasePortAdd, addPort, Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
+			provision.Change{Object: pobj, Action: "move port", From: curBr, To: bridge})
+		d.add(phasePortAdd, addPort, provision.Change{Object: pobj, Action: "add port to " + bridge, To: describePort(p, devargs)})
 	default:
 		ifc, _ := d.st.Interface(p.Name)
 		var cur ovs.Interface
@@ -408,7 +409,7 @@ func (s *ovsStep) planPrune(d *ovsDiff) {
 		b := b
 		if !wantBridges[b.Name] {
 			d.add(phaseBridgeDel, func(ctx context.Context) error { return s.c.DeleteBridge(ctx, b.Name) },
-				Change{Object: "ovs bridge " + b.Name, Action: "delete bridge (prune: true)"})
+				provision.Change{Object: "ovs bridge " + b.Name, Action: "delete bridge (prune: true)"})
 			continue
 		}
 		for _, p := range b.Ports {
@@ -417,14 +418,14 @@ func (s *ovsStep) planPrune(d *ovsDiff) {
 				continue
 			}
 			d.add(phasePortDel, func(ctx context.Context) error { return s.c.DeletePort(ctx, b.Name, p.Name) },
-				Change{Object: "ovs port " + p.Name, Action: "delete port from " + b.Name + " (prune: true)"})
+				provision.Change{Object: "ovs port " + p.Name, Action: "delete port from " + b.Name + " (prune: true)"})
 		}
 	}
 }
 
 // checkAttached fails, naming the cause, for a port that needs no change
 // but is not attached; while other changes are planned it only notes it.
-func (s *ovsStep) checkAttached(ctx context.Context, d *ovsDiff, plan *Plan) error {
+func (s *ovsStep) checkAttached(ctx context.Context, d *ovsDiff, plan *provision.Plan) error {
 	var failed []ovs.Interface
 	for _, b := range s.spec.Bridges {
 		for _, p := range b.Ports {
@@ -457,7 +458,7 @@ func (s *ovsStep) checkAttached(ctx context.Context, d *ovsDiff, plan *Plan) err
 // checkCPUMasks refuses, before OvS is touched, CPU masks naming CPUs the
 // host does not have online: ovs-vswitchd accepts such a pmd-cpu-mask
 // silently and runs no PMD thread on the missing CPUs.
-func (s *ovsStep) checkCPUMasks(plan *Plan) error {
+func (s *ovsStep) checkCPUMasks(plan *provision.Plan) error {
 	want := s.spec.Config.OtherConfig()
 	for _, key := range []string{"pmd-cpu-mask", "dpdk-lcore-mask"} {
 		mask, ok := want[key]
@@ -471,7 +472,7 @@ func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 			continue
 		}
 		if err != nil {
-			return &Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
+			return &provision.Problem{Object: obj, Err: fmt.Errorf("cannot check %s %s against the online CPUs: %w", key, mask, err),
 				CauseText: "the host's online CPU list is unreadable", FixText: "check that " + s.h.Path(ovs.OnlineCPUsFile) + " is readable (sysfs mounted)"}
 		}
 		if why == "" {
@@ -500,7 +501,7 @@ func (s *ovsStep) checkCPUMasks(plan *Plan) error {
 				}
 			}
 		}
-		return &Problem{Object: obj, Err: errors.New(why),
+		return &provision.Problem{Object: obj, Err: errors.New(why),
 			CauseText: "the mask names CPUs that do not exist or are offline; ovs-vsctl accepts such a mask and ovs-vswitchd runs no thread on a CPU it does not have", FixText: fix}
 	}
 	return nil
@@ -546,27 +547,27 @@ func describePort(p playbooks.OVSPort, devargs string) string {
 // settings that fix them (only the differing ones).
 // byName: the port goes by its netdev name (OVS-DOCA), so devargs it
 // holds are removed.
-func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings, byName bool) ([]Change, ovs.IfaceSettings) {
-	var ch []Change
+func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings, byName bool) ([]provision.Change, ovs.IfaceSettings) {
+	var ch []provision.Change
 	var fix ovs.IfaceSettings
 	if want.Type != "" && cur.Type != want.Type {
-		ch = append(ch, Change{Action: "set type", From: cur.Type, To: want.Type})
+		ch = append(ch, provision.Change{Action: "set type", From: cur.Type, To: want.Type})
 		fix.Type = want.Type
 	}
 	if want.Devargs != "" && cur.Devargs() != want.Devargs {
-		ch = append(ch, Change{Action: "set options:dpdk-devargs", From: cur.Devargs(), To: want.Devargs})
+		ch = append(ch, provision.Change{Action: "set options:dpdk-devargs", From: cur.Devargs(), To: want.Devargs})
 		fix.Devargs = want.Devargs
 	}
 	if byName && cur.Devargs() != "" {
-		ch = append(ch, Change{Action: "remove options:dpdk-devargs", From: cur.Devargs(), To: "(none: OVS-DOCA resolves the port by its netdev name)"})
+		ch = append(ch, provision.Change{Action: "remove options:dpdk-devargs", From: cur.Devargs(), To: "(none: OVS-DOCA resolves the port by its netdev name)"})
 		fix.ClearDevargs = true
 	}
 	if want.NRxq != "" && cur.Options["n_rxq"] != want.NRxq {
-		ch = append(ch, Change{Action: "set options:n_rxq", From: cur.Options["n_rxq"], To: want.NRxq})
+		ch = append(ch, provision.Change{Action: "set options:n_rxq", From: cur.Options["n_rxq"], To: want.NRxq})
 		fix.NRxq = want.NRxq
 	}
 	if want.VhostServerPath != "" && cur.Options["vhost-server-path"] != want.VhostServerPath {
-		ch = append(ch, Change{Action: "set options:vhost-server-path", From: cur.Options["vhost-server-path"], To: want.VhostServerPath})
+		ch = append(ch, provision.Change{Action: "set options:vhost-server-path", From: cur.Options["vhost-server-path"], To: want.VhostServerPath})
 		fix.VhostServerPath = want.VhostServerPath
 	}
 	if want.MTURequest > 0 && cur.MTURequest != int64(want.MTURequest) {
@@ -574,7 +575,7 @@ func ifaceDiff(cur ovs.Interface, want ovs.IfaceSettings, byName bool) ([]Change
 		if cur.MTURequest > 0 {
 			from = strconv.FormatInt(cur.MTURequest, 10)
 		}
-		ch = append(ch, Change{Action: "set mtu_request", From: from, To: strconv.Itoa(want.MTURequest)})
+		ch = append(ch, provision.Change{Action: "set mtu_request", From: from, To: strconv.Itoa(want.MTURequest)})
 		fix.MTURequest = want.MTURequest
 	}
 	return ch, fix

@@ -1,4 +1,4 @@
-package provision
+package ovsstep
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"rig/internal/testutil/ovstest"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // ---- unit tests: fake exec with exact argv, fake host root ----
@@ -43,15 +45,6 @@ func fakeOVS(before, after []byte) *fakeexec.Recorder {
 // ovsWrites are the recorded commands that are not reads.
 func ovsWrites(r *fakeexec.Recorder) [][]string {
 	return r.Filter(func(argv []string) bool { return !ovstest.IsRead(argv) })
-}
-
-func sample(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // systemHost is a fake root where the system ovs-vswitchd is alive.
@@ -86,18 +79,18 @@ func vdevSpec() *playbooks.OVSSpec {
 }
 
 func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
-	f := fakeOVS(sample(t, "state-empty.json"), sample(t, "state-attached.json"))
+	f := fakeOVS(steptest.Sample(t, "state-empty.json"), steptest.Sample(t, "state-attached.json"))
 	h := systemHost(t, f)
-	step, err := NewOVSStep(&Env{Host: h}, vdevSpec())
+	step, err := NewOVSStep(&provision.Env{Host: h}, vdevSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Steps: []Step{step}}
-	rep, err := r.Execute(context.Background(), RunApply, Selection{})
+	r := &provision.Runner{Steps: []provision.Step{step}}
+	rep, err := r.Execute(context.Background(), provision.RunApply, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Steps[0].Status != StatusChanged || len(rep.Steps[0].Changes) != 9 {
+	if rep.Steps[0].Status != provision.StatusChanged || len(rep.Steps[0].Changes) != 9 {
 		t.Fatalf("first apply: %+v", rep.Steps[0])
 	}
 	want := [][]string{
@@ -114,11 +107,11 @@ func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
 	}
 	// second apply: zero changes, zero write commands
 	f.Reset()
-	rep, err = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	rep, err = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Steps[0].Status != StatusOK || len(rep.Steps[0].Changes) != 0 || len(ovsWrites(f)) != 0 {
+	if rep.Steps[0].Status != provision.StatusOK || len(rep.Steps[0].Changes) != 0 || len(ovsWrites(f)) != 0 {
 		t.Fatalf("second apply: %+v, writes %q", rep.Steps[0], ovsWrites(f))
 	}
 	if len(f.Calls()) != 1 {
@@ -127,7 +120,7 @@ func TestOVSStepUnitApplyTwiceExactArgv(t *testing.T) {
 }
 
 func TestOVSStepUnitPruneAndSet(t *testing.T) {
-	f := fakeOVS(sample(t, "state-bad-pci.json"), sample(t, "state-bad-pci.json"))
+	f := fakeOVS(steptest.Sample(t, "state-bad-pci.json"), steptest.Sample(t, "state-bad-pci.json"))
 	h := systemHost(t, f)
 	spec := vdevSpec()
 	spec.Config.DPDKExtra = "--no-pci --no-telemetry" // as recorded in state-bad-pci.json
@@ -135,7 +128,7 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 	spec.Bridges[0].Ports[1].NRxq = 4
 	spec.Bridges[0].Ports[0].MTURequest = 9000
 	spec.Bridges[0].Ports[0].Devargs = "net_null0,size=128"
-	step, _ := NewOVSStep(&Env{Host: h}, spec)
+	step, _ := NewOVSStep(&provision.Env{Host: h}, spec)
 	plan, err := step.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -162,11 +155,11 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 		}
 	}
 	// without prune the extra port and a foreign bridge are left alone
-	f2 := fakeOVS(sample(t, "state-bad-pci.json"), nil)
+	f2 := fakeOVS(steptest.Sample(t, "state-bad-pci.json"), nil)
 	spec2 := vdevSpec()
 	spec2.Config.DPDKExtra = "--no-pci --no-telemetry"
 	spec2.Bridges[0].Name = "br-other"
-	step2, _ := NewOVSStep(&Env{Host: systemHost(t, f2)}, spec2)
+	step2, _ := NewOVSStep(&provision.Env{Host: systemHost(t, f2)}, spec2)
 	plan2, err := step2.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -178,8 +171,8 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 	}
 	// with prune, the foreign bridge goes
 	spec2.Prune = true
-	f3 := fakeOVS(sample(t, "state-bad-pci.json"), sample(t, "state-bad-pci.json"))
-	step3, _ := NewOVSStep(&Env{Host: systemHost(t, f3)}, spec2)
+	f3 := fakeOVS(steptest.Sample(t, "state-bad-pci.json"), steptest.Sample(t, "state-bad-pci.json"))
+	step3, _ := NewOVSStep(&provision.Env{Host: systemHost(t, f3)}, spec2)
 	plan3, _ := step3.Check(context.Background())
 	if err := plan3.Apply(context.Background()); err != nil {
 		t.Fatal(err)
@@ -196,13 +189,13 @@ func TestOVSStepUnitPruneAndSet(t *testing.T) {
 }
 
 func TestOVSStepUnitBrokenPortFailsCheck(t *testing.T) {
-	f := fakeOVS(sample(t, "state-bad-pci.json"), nil)
+	f := fakeOVS(steptest.Sample(t, "state-bad-pci.json"), nil)
 	spec := vdevSpec()
 	spec.Config.DPDKExtra = "--no-pci --no-telemetry"
 	spec.Bridges[0].Ports = append(spec.Bridges[0].Ports, playbooks.OVSPort{Name: "bad0", Type: "dpdk", Devargs: "0000:99:00.0"})
-	step, _ := NewOVSStep(&Env{Host: systemHost(t, f)}, spec)
+	step, _ := NewOVSStep(&provision.Env{Host: systemHost(t, f)}, spec)
 	_, err := step.Check(context.Background())
-	p, ok := AsProblem(err)
+	p, ok := provision.AsProblem(err)
 	if !ok || p.Object != "ovs: port bad0" || !strings.Contains(p.Cause(), "PCI device 0000:99:00.0 does not exist") ||
 		!strings.Contains(err.Error(), "Error attaching device '0000:99:00.0' to DPDK") || p.Fix() == "" {
 		t.Fatalf("got %v (%+v)", err, p)
@@ -213,14 +206,14 @@ func TestOVSStepUnitBrokenPortFailsCheck(t *testing.T) {
 }
 
 func TestOVSStepUnitVswitchdDown(t *testing.T) {
-	f := fakeOVS(sample(t, "state-attached.json"), nil)
+	f := fakeOVS(steptest.Sample(t, "state-attached.json"), nil)
 	h := systemHost(t, f)
 	if err := os.Remove(h.Path("/proc/4242/stat")); err != nil {
 		t.Fatal(err)
 	}
-	step, _ := NewOVSStep(&Env{Host: h}, vdevSpec())
+	step, _ := NewOVSStep(&provision.Env{Host: h}, vdevSpec())
 	_, err := step.Check(context.Background())
-	p, ok := AsProblem(err)
+	p, ok := provision.AsProblem(err)
 	if !ok || !strings.Contains(err.Error(), "ovs-vswitchd is not running") || !strings.Contains(err.Error(), "stale") ||
 		!strings.Contains(p.Fix(), "systemctl restart openvswitch-switch") {
 		t.Fatalf("got %v", err)
@@ -231,9 +224,9 @@ func TestOVSStepUnitUnreachable(t *testing.T) {
 	h := &host.Host{Root: t.TempDir(), Exec: func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return nil, &host.ToolError{Argv: append([]string{name}, args...), Stderr: "ovs-vsctl: unix:/x/db.sock: database connection failed (No such file or directory)", Err: errors.New("exit status 1")}
 	}}
-	step, _ := NewOVSStep(&Env{Host: h, OVSRunDir: "/x"}, vdevSpec())
+	step, _ := NewOVSStep(&provision.Env{Host: h, OVSRunDir: "/x"}, vdevSpec())
 	_, err := step.Check(context.Background())
-	p, ok := AsProblem(err)
+	p, ok := provision.AsProblem(err)
 	if !ok || !strings.Contains(p.Fix(), "rig ovs daemon start --rundir /x") || !strings.Contains(err.Error(), "database connection failed") {
 		t.Fatalf("got %v", err)
 	}
@@ -241,15 +234,15 @@ func TestOVSStepUnitUnreachable(t *testing.T) {
 
 // ---- privileged integration tests against a real private OvS-DPDK ----
 
-func ovsRun(t *testing.T, h *host.Host, d *ovs.Daemon, spec *playbooks.OVSSpec) (*Report, *ovs.Client) {
+func ovsRun(t *testing.T, h *host.Host, d *ovs.Daemon, spec *playbooks.OVSSpec) (*provision.Report, *ovs.Client) {
 	t.Helper()
-	step, err := NewOVSStep(&Env{Host: h, OVSRunDir: d.Dir}, spec)
+	step, err := NewOVSStep(&provision.Env{Host: h, OVSRunDir: d.Dir}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := (&Runner{Steps: []Step{step}}).Execute(ctx, RunApply, Selection{})
+	rep, err := (&provision.Runner{Steps: []provision.Step{step}}).Execute(ctx, provision.RunApply, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +299,7 @@ func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
 		{Name: "vhc0", Type: "dpdkvhostuserclient", VhostServerPath: filepath.Join(d.Dir, "vhc0.sock"), MTURequest: 2000},
 	}}}}
 	rep, c := ovsRun(t, h, d, spec)
-	if st := rep.Steps[0]; st.Status != StatusChanged {
+	if st := rep.Steps[0]; st.Status != provision.StatusChanged {
 		t.Fatalf("first apply: %s: %s", st.Status, st.Error)
 	}
 	status, err := c.ReadStatus(context.Background())
@@ -333,7 +326,7 @@ func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
 	}
 	rec.Reset()
 	rep, _ = ovsRun(t, h, d, spec)
-	if st := rep.Steps[0]; st.Status != StatusOK || len(st.Changes) != 0 {
+	if st := rep.Steps[0]; st.Status != provision.StatusOK || len(st.Changes) != 0 {
 		t.Fatalf("second apply: %+v", st)
 	}
 	if w := rec.Writes(); len(w) != 0 {
@@ -341,10 +334,10 @@ func TestPrivilegedOVSStepVdevsApplyTwice(t *testing.T) {
 	}
 }
 
-func mustFail(t *testing.T, rep *Report, kindText ...string) {
+func mustFail(t *testing.T, rep *provision.Report, kindText ...string) {
 	t.Helper()
 	st := rep.Steps[0]
-	if st.Status != StatusFailed {
+	if st.Status != provision.StatusFailed {
 		t.Fatalf("want failed, got %s (%+v)", st.Status, st)
 	}
 	all := st.Error + "\ncause: " + st.Cause + "\nfix: " + st.Fix
@@ -367,7 +360,7 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 		return &playbooks.OVSSpec{Config: vmConfig(), Prune: true, Bridges: []playbooks.OVSBridge{{Name: "br-d",
 			Ports: append([]playbooks.OVSPort{{Name: "good0", Devargs: "net_null0"}}, extra...)}}}
 	}
-	if rep, _ := ovsRun(t, h, d, base()); rep.Steps[0].Status != StatusChanged {
+	if rep, _ := ovsRun(t, h, d, base()); rep.Steps[0].Status != provision.StatusChanged {
 		t.Fatalf("base: %+v", rep.Steps[0])
 	}
 	t.Run("bad PCI devargs", func(t *testing.T) {
@@ -385,7 +378,7 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 	t.Run("memif socket reuse", func(t *testing.T) {
 		sock := filepath.Join(d.Dir, "reuse.sock")
 		rep, _ := ovsRun(t, h, d, base(playbooks.OVSPort{Name: "mem1", Devargs: "net_memif1,role=server,socket=" + sock}))
-		if rep.Steps[0].Status != StatusChanged {
+		if rep.Steps[0].Status != provision.StatusChanged {
 			t.Fatalf("memif port: %+v", rep.Steps[0])
 		}
 		rep, _ = ovsRun(t, h, d, base(playbooks.OVSPort{Name: "mem2", Devargs: "net_memif2,role=server,socket=" + sock}))
@@ -413,7 +406,7 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 		}
 	})
 	t.Run("vswitchd killed: stale dpdk_initialized", func(t *testing.T) {
-		if rep, _ := ovsRun(t, h, d, base()); rep.Steps[0].Status != StatusChanged {
+		if rep, _ := ovsRun(t, h, d, base()); rep.Steps[0].Status != provision.StatusChanged {
 			t.Fatalf("recover: %+v", rep.Steps[0])
 		}
 		if err := d.KillVswitchd(context.Background()); err != nil {
@@ -439,7 +432,7 @@ func TestPrivilegedOVSStepDiagnoses(t *testing.T) {
 // A pmd-cpu-mask naming CPUs the host does not have fails the plan, before
 // any ovs-vsctl runs, naming the mask, the missing CPUs and the online set.
 func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
-	f := fakeOVS(sample(t, "state-attached.json"), nil)
+	f := fakeOVS(steptest.Sample(t, "state-attached.json"), nil)
 	h := systemHost(t, f)
 	online := h.Path(ovs.OnlineCPUsFile)
 	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
@@ -450,9 +443,9 @@ func TestOVSStepUnitPMDMaskOfflineCPUs(t *testing.T) {
 	}
 	spec := vdevSpec()
 	spec.Config.PMDCPUMask = "0xe"
-	step, _ := NewOVSStep(&Env{Host: h}, spec)
+	step, _ := NewOVSStep(&provision.Env{Host: h}, spec)
 	_, err := step.Check(context.Background())
-	p, ok := AsProblem(err)
+	p, ok := provision.AsProblem(err)
 	if !ok || p.Object != "ovs other_config:pmd-cpu-mask" ||
 		!strings.Contains(err.Error(), "pmd-cpu-mask 0xe selects CPU(s) 2-3, which this host does not have online (online CPUs: 0-1") ||
 		!strings.Contains(p.Fix(), "0x2 keeps CPU(s) 1") {
@@ -495,14 +488,14 @@ func TestPrivilegedOVSStepVswitchdDiesMidRun(t *testing.T) {
 		return host.RealExec(ctx, name, args...)
 	}
 	spec := &playbooks.OVSSpec{Bridges: []playbooks.OVSBridge{{Name: "br-die"}}}
-	step, err := NewOVSStep(&Env{Host: h, OVSRunDir: d.Dir}, spec)
+	step, err := NewOVSStep(&provision.Env{Host: h, OVSRunDir: d.Dir}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	step.(*ovsStep).c.Timeout = 2 // the write waits for vswitchd this long
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := (&Runner{Steps: []Step{step}}).Execute(ctx, RunApply, Selection{})
+	rep, err := (&provision.Runner{Steps: []provision.Step{step}}).Execute(ctx, provision.RunApply, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +519,7 @@ func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
 	d := ovstest.Start(t, h, vmOVS())
 	spec := &playbooks.OVSSpec{Config: vmConfig(), Bridges: []playbooks.OVSBridge{{Name: "br-r", Ports: []playbooks.OVSPort{
 		{Name: "rnull0", Devargs: "net_null0"}}}}}
-	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusChanged {
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != provision.StatusChanged {
 		t.Fatalf("first apply: %+v", rep.Steps[0])
 	}
 	if _, pending := d.InterruptedRestart(); pending {
@@ -545,7 +538,7 @@ func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
 	}
 	rep, c := ovsRun(t, h, d, spec)
 	st := rep.Steps[0]
-	if st.Status != StatusChanged {
+	if st.Status != provision.StatusChanged {
 		t.Fatalf("run after the interrupted restart: %s: %s (cause %s, fix %s)", st.Status, st.Error, st.Cause, st.Fix)
 	}
 	var said bool
@@ -566,7 +559,7 @@ func TestPrivilegedOVSStepResumesInterruptedRestart(t *testing.T) {
 		t.Fatalf("status after: %+v %v", status, err)
 	}
 	rec.Reset()
-	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusOK || len(rec.Writes()) != 0 {
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != provision.StatusOK || len(rec.Writes()) != 0 {
 		t.Fatalf("second run: %+v, writes %q", rep.Steps[0], rec.Writes())
 	}
 }

@@ -1,4 +1,4 @@
-package provision
+package ovsstep
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"rig/internal/testutil/ovstest"
 	"rig/internal/testutil/sysfstree"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 	"rig/smartnic"
 )
 
@@ -39,7 +41,7 @@ func netdevSpec() *playbooks.OVSSpec {
 func netdevRoot(t *testing.T, f *fakeexec.Recorder, lab bool) *host.Host {
 	t.Helper()
 	h := systemHost(t, f)
-	sysfstree.Copy(t, "../testdata/hosts/bf2-dpu-arm/sys", filepath.Join(h.Root, "sys"))
+	sysfstree.Copy(t, "../../testdata/hosts/bf2-dpu-arm/sys", filepath.Join(h.Root, "sys"))
 	if lab {
 		dir := filepath.Join(h.Root, "run/rig")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -57,7 +59,7 @@ func netdevRoot(t *testing.T, f *fakeexec.Recorder, lab bool) *host.Host {
 // and their devargs replaced: what OvS holds after the first apply.
 func attachedAs(t *testing.T, dev0, dev1 string) []byte {
 	return []byte(strings.NewReplacer(`"vnull0"`, `"p0"`, `"vnull1"`, `"pf0hpf"`,
-		`"net_null0"`, `"`+dev0+`"`, `"net_null1"`, `"`+dev1+`"`).Replace(string(sample(t, "state-attached.json"))))
+		`"net_null0"`, `"`+dev0+`"`, `"net_null1"`, `"`+dev1+`"`).Replace(string(steptest.Sample(t, "state-attached.json"))))
 }
 
 // Apply twice with ports named by netdev: on hardware (the fixture's
@@ -69,10 +71,10 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 		name       string
 		lab        bool
 		dev0, dev1 string
-		subs       []Substitution
+		subs       []provision.Substitution
 	}{
 		{"hardware", false, "0000:03:00.0", "0000:03:00.0,representor=[65535]", nil},
-		{"lab", true, "net_af_packet_p0,iface=p0,framecnt=8192", "net_af_packet_pf0hpf,iface=pf0hpf,framecnt=8192", []Substitution{
+		{"lab", true, "net_af_packet_p0,iface=p0,framecnt=8192", "net_af_packet_pf0hpf,iface=pf0hpf,framecnt=8192", []provision.Substitution{
 			{Object: "ovs port p0", Netdev: "p0", Hardware: "0000:03:00.0", Substitute: "net_af_packet_p0,iface=p0,framecnt=8192",
 				Reason: "virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev",
 				Text:   "p0: mlx5 devargs 0000:03:00.0 substituted by net_af_packet_p0,iface=p0,framecnt=8192 (virtual lab a: no mlx5 hardware here; net_af_packet carries the frames over the same netdev)"},
@@ -82,9 +84,9 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := fakeOVS(sample(t, "state-empty.json"), attachedAs(t, c.dev0, c.dev1))
+			f := fakeOVS(steptest.Sample(t, "state-empty.json"), attachedAs(t, c.dev0, c.dev1))
 			h := netdevRoot(t, f, c.lab)
-			step, err := NewOVSStep(&Env{Host: h}, netdevSpec())
+			step, err := NewOVSStep(&provision.Env{Host: h}, netdevSpec())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,12 +97,12 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 			if len(ovsWrites(f)) != 0 || !reflect.DeepEqual(plan.Substitutions, c.subs) {
 				t.Fatalf("check wrote %q or substitutions %+v", ovsWrites(f), plan.Substitutions)
 			}
-			rep, err := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+			rep, err := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st := rep.Steps[0]
-			if st.Status != StatusChanged || !reflect.DeepEqual(st.Substitutions, c.subs) {
+			if st.Status != provision.StatusChanged || !reflect.DeepEqual(st.Substitutions, c.subs) {
 				t.Fatalf("first apply: %+v", st)
 			}
 			w := ovsWrites(f)
@@ -124,8 +126,8 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 				t.Errorf("report:\n%s\n%s", out.String(), js)
 			}
 			f.Reset()
-			rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
-			if st := rep.Steps[0]; st.Status != StatusOK || len(st.Changes) != 0 || len(ovsWrites(f)) != 0 || !reflect.DeepEqual(st.Substitutions, c.subs) {
+			rep, _ = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
+			if st := rep.Steps[0]; st.Status != provision.StatusOK || len(st.Changes) != 0 || len(ovsWrites(f)) != 0 || !reflect.DeepEqual(st.Substitutions, c.subs) {
 				t.Fatalf("second apply: %+v, writes %q", st, ovsWrites(f))
 			}
 		})
@@ -135,32 +137,32 @@ func TestOVSStepNetdevPortsApplyTwice(t *testing.T) {
 // A netdev that is not an mlx5 port fails the check, before OvS is read,
 // naming the port, the netdev and what sysfs shows.
 func TestOVSStepNetdevRefused(t *testing.T) {
-	f := fakeOVS(sample(t, "state-empty.json"), nil)
+	f := fakeOVS(steptest.Sample(t, "state-empty.json"), nil)
 	h := netdevRoot(t, f, false)
 	spec := vdevSpec()
 	spec.Bridges[0].Ports = []playbooks.OVSPort{{Name: "tm", Netdev: "tmfifo_net0"}}
-	step, _ := NewOVSStep(&Env{Host: h}, spec)
-	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
+	step, _ := NewOVSStep(&provision.Env{Host: h}, spec)
+	rep, _ := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunPlan, provision.Selection{})
 	mustFail(t, rep, "ovs port tm: netdev tmfifo_net0: not an mlx5 port: it has no PCI function", "sysfs shows no device link", "raw devargs")
 	if len(f.Calls()) != 0 {
 		t.Fatalf("ran %q", f.Calls())
 	}
 	// two ports resolving to one device
 	spec.Bridges[0].Ports = []playbooks.OVSPort{{Name: "a", Netdev: "p0"}, {Name: "b", Devargs: "0000:03:00.0"}}
-	step, _ = NewOVSStep(&Env{Host: h}, spec)
-	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
+	step, _ = NewOVSStep(&provision.Env{Host: h}, spec)
+	rep, _ = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunPlan, provision.Selection{})
 	mustFailNoCause(t, rep, "ovs port b: devargs 0000:03:00.0 name the device of port a too")
 	// in a lab, a raw vdev with the name the substitute takes
 	hl := netdevRoot(t, f, true)
 	spec.Bridges[0].Ports = []playbooks.OVSPort{{Name: "a", Devargs: "net_af_packet_p0,iface=x"}, {Name: "b", Netdev: "p0"}}
-	step, _ = NewOVSStep(&Env{Host: hl}, spec)
-	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
+	step, _ = NewOVSStep(&provision.Env{Host: hl}, spec)
+	rep, _ = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunPlan, provision.Selection{})
 	mustFailNoCause(t, rep, "ovs port b: devargs net_af_packet_p0,iface=p0,framecnt=8192 name the device of port a too")
 }
 
-func mustFailNoCause(t *testing.T, rep *Report, text string) {
+func mustFailNoCause(t *testing.T, rep *provision.Report, text string) {
 	t.Helper()
-	if st := rep.Steps[0]; st.Status != StatusFailed || !strings.Contains(st.Error, text) || st.Fix == "" {
+	if st := rep.Steps[0]; st.Status != provision.StatusFailed || !strings.Contains(st.Error, text) || st.Fix == "" {
 		t.Fatalf("want failed with %q: %+v", text, st)
 	}
 }
@@ -169,20 +171,20 @@ func mustFailNoCause(t *testing.T, rep *Report, text string) {
 // OvS (the system one is this machine's), plans against an empty database
 // and the apply refuses before its first write.
 func TestOVSStepFixtureRootRefusesWrites(t *testing.T) {
-	f := fakeOVS(sample(t, "state-empty.json"), nil)
+	f := fakeOVS(steptest.Sample(t, "state-empty.json"), nil)
 	h := netdevRoot(t, f, false)
 	spec := netdevSpec()
 	spec.Config.PMDCPUMask = "0x2"
-	step, _ := NewOVSStep(&Env{Host: h, FixtureRoot: h.Root}, spec)
-	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunPlan, Selection{})
+	step, _ := NewOVSStep(&provision.Env{Host: h, FixtureRoot: h.Root}, spec)
+	rep, _ := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunPlan, provision.Selection{})
 	st := rep.Steps[0]
 	notes := strings.Join(st.Notes, "\n")
-	if st.Status != StatusWouldChange || len(st.Changes) != 10 || !strings.Contains(notes, "planned against an empty database; apply refuses") ||
+	if st.Status != provision.StatusWouldChange || len(st.Changes) != 10 || !strings.Contains(notes, "planned against an empty database; apply refuses") ||
 		!strings.Contains(notes, "p0: mlx5 devargs 0000:03:00.0 (PCI function 0000:03:00.0, driver mlx5_core, phys_port_name p0)") ||
 		!strings.Contains(notes, "pmd-cpu-mask 0x2 not checked against the online CPUs") {
 		t.Fatalf("plan: %+v", st)
 	}
-	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	rep, _ = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	mustFail(t, rep, "refused: --root "+h.Root+" reads a fixture, and this write (set pmd-cpu-mask) would reach this machine's Open vSwitch", "--rundir")
 	if len(f.Calls()) != 0 {
 		t.Fatalf("ran %q", f.Calls())
@@ -222,7 +224,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 		{Name: "up0", Netdev: veth, MLX5Args: "txq_inline_max=1024"}}}}}
 	rep, c := ovsRun(t, h, d, spec)
 	st := rep.Steps[0]
-	if st.Status != StatusChanged || len(st.Substitutions) != 1 || st.Substitutions[0].Substitute != "net_af_packet_"+veth+",iface="+veth+",framecnt=8192" {
+	if st.Status != provision.StatusChanged || len(st.Substitutions) != 1 || st.Substitutions[0].Substitute != "net_af_packet_"+veth+",iface="+veth+",framecnt=8192" {
 		t.Fatalf("first apply: %+v", st)
 	}
 	t.Logf("substitution: %s", st.Substitutions[0].Text)
@@ -235,7 +237,7 @@ func TestPrivilegedOVSStepNetdevLabAFPacket(t *testing.T) {
 	}
 	rec.Reset()
 	rep, _ = ovsRun(t, h, d, spec)
-	if st := rep.Steps[0]; st.Status != StatusOK || len(st.Changes) != 0 || len(rec.Writes()) != 0 || len(st.Substitutions) != 1 {
+	if st := rep.Steps[0]; st.Status != provision.StatusOK || len(st.Changes) != 0 || len(rec.Writes()) != 0 || len(st.Substitutions) != 1 {
 		t.Fatalf("second apply: %+v, writes %q", st, rec.Writes())
 	}
 }

@@ -1,10 +1,11 @@
-package provision
+package ovsstep
 
 import (
 	"errors"
 	"fmt"
 
 	"rig/ovs"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -19,12 +20,12 @@ import (
 // names (what netdev_doca_generate_devargs reads) and notes what each
 // resolves to. It runs after checkDOCA: on an OvS that is not OVS-DOCA
 // the names do not matter.
-func (s *ovsStep) checkByNames(plan *Plan) error {
+func (s *ovsStep) checkByNames(plan *provision.Plan) error {
 	for _, name := range s.byNamePorts() {
 		n, err := ovs.ResolveDOCAName(s.h, name)
 		var ne *smartnic.NetdevError
 		if errors.As(err, &ne) {
-			return &Problem{Object: "ovs port " + name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
+			return &provision.Problem{Object: "ovs port " + name, Err: err, CauseText: "sysfs shows " + ne.Cause(), FixText: ne.Fix()}
 		} else if err != nil {
 			return fmt.Errorf("ovs port %s: %w", name, err)
 		}
@@ -36,7 +37,7 @@ func (s *ovsStep) checkByNames(plan *Plan) error {
 // checkDOCA refuses a playbook that says the OvS is OVS-DOCA on an OvS
 // whose database is not OVS-DOCA's. Under a fixture root the database is
 // a stand-in, so it only notes what it could not check.
-func (s *ovsStep) checkDOCA(st *ovs.State, plan *Plan) error {
+func (s *ovsStep) checkDOCA(st *ovs.State, plan *provision.Plan) error {
 	if !s.spec.DOCA() {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (s *ovsStep) checkDOCA(st *ovs.State, plan *Plan) error {
 	if len(names) > 0 {
 		why += fmt.Sprintf(", and ports %v have no devargs, which only OVS-DOCA resolves (upstream OvS fails each with \"'%s' is missing 'options:dpdk-devargs'\")", names, names[0])
 	}
-	return &Problem{Object: "ovs", Err: errors.New("this Open vSwitch is not NVIDIA's OVS-DOCA: its database has no doca_initialized column"),
+	return &provision.Problem{Object: "ovs", Err: errors.New("this Open vSwitch is not NVIDIA's OVS-DOCA: its database has no doca_initialized column"),
 		CauseText: why,
 		FixText: "run the playbook on a host with OVS-DOCA (DOCA's openvswitch packages; on a BlueField /etc/mellanox/mlnx-ovs.conf OVS_DOCA=\"yes\"); " +
 			"for upstream Open vSwitch drop doca-init, set dpdk-init: try and give each dpdk port devargs or netdev: NAME"}

@@ -1,4 +1,4 @@
-package provision
+package ovsstep
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"rig/internal/testutil/sysfstree"
 	"rig/ovs"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // docaSpec is the OVS-DOCA layout of NVIDIA's DPF DPUFlavor on the BF3
@@ -34,7 +36,7 @@ func docaSpec() *playbooks.OVSSpec {
 
 func ovsSample(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "ovs", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "ovs", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +48,14 @@ func ovsSample(t *testing.T, name string) []byte {
 // not set yet).
 func docaEmpty(t *testing.T) []byte {
 	return []byte(strings.NewReplacer(`{"data":[[`, `{"data":[[false,`, `"headings":["dpdk_initialized"`, `"headings":["doca_initialized","dpdk_initialized"`).
-		Replace(string(sample(t, "state-empty.json"))))
+		Replace(string(steptest.Sample(t, "state-empty.json"))))
 }
 
 // bf3Host is systemHost with the BlueField-3 Arm fixture's sysfs.
 func bf3Host(t *testing.T, f *fakeexec.Recorder) *host.Host {
 	t.Helper()
 	h := systemHost(t, f)
-	sysfstree.Copy(t, "../testdata/hosts/bf3-dpu-arm/sys", filepath.Join(h.Root, "sys"))
+	sysfstree.Copy(t, "../../testdata/hosts/bf3-dpu-arm/sys", filepath.Join(h.Root, "sys"))
 	return h
 }
 
@@ -63,14 +65,14 @@ func bf3Host(t *testing.T, f *fakeexec.Recorder) *host.Host {
 func TestOVSStepDOCAByNameApplyTwice(t *testing.T) {
 	f := fakeOVS(docaEmpty(t), ovsSample(t, "state-doca-byname.json"))
 	h := bf3Host(t, f)
-	step, _ := NewOVSStep(&Env{Host: h}, docaSpec())
-	rep, err := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	step, _ := NewOVSStep(&provision.Env{Host: h}, docaSpec())
+	rep, err := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := rep.Steps[0]
 	notes := strings.Join(st.Notes, "\n")
-	if st.Status != StatusChanged || !strings.Contains(notes, "p0: no devargs, OVS-DOCA resolves it by its netdev name: uplink (phys_port_name p0) of 0000:03:00.0") ||
+	if st.Status != provision.StatusChanged || !strings.Contains(notes, "p0: no devargs, OVS-DOCA resolves it by its netdev name: uplink (phys_port_name p0) of 0000:03:00.0") ||
 		!strings.Contains(notes, "pf0hpf: no devargs, OVS-DOCA resolves it by its netdev name: host-PF representor (phys_port_name c1pf0) on 0000:03:00.0") {
 		t.Fatalf("first apply: %+v", st)
 	}
@@ -86,8 +88,8 @@ func TestOVSStepDOCAByNameApplyTwice(t *testing.T) {
 		t.Fatalf("writes:\n got %q\nwant %q", got, want)
 	}
 	f.Reset()
-	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
-	if st := rep.Steps[0]; st.Status != StatusOK || len(st.Changes) != 0 || len(ovsWrites(f)) != 0 {
+	rep, _ = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
+	if st := rep.Steps[0]; st.Status != provision.StatusOK || len(st.Changes) != 0 || len(ovsWrites(f)) != 0 {
 		t.Fatalf("second apply: %+v, writes %q", st, ovsWrites(f))
 	}
 }
@@ -105,9 +107,9 @@ func TestOVSStepDOCAByNameRemovesDevargs(t *testing.T) {
 	if ifc, _ := st.Interface("p0"); ifc.Devargs() != "0000:03:00.0" {
 		t.Fatalf("fixture edit did not give p0 devargs: %+v", ifc)
 	}
-	step, _ := NewOVSStep(&Env{Host: h}, docaSpec())
-	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
-	if s := rep.Steps[0]; s.Status != StatusChanged || len(s.Changes) != 1 || s.Changes[0].Action != "remove options:dpdk-devargs" || s.Changes[0].From != "0000:03:00.0" {
+	step, _ := NewOVSStep(&provision.Env{Host: h}, docaSpec())
+	rep, _ := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
+	if s := rep.Steps[0]; s.Status != provision.StatusChanged || len(s.Changes) != 1 || s.Changes[0].Action != "remove options:dpdk-devargs" || s.Changes[0].From != "0000:03:00.0" {
 		t.Fatalf("apply: %+v", s)
 	}
 	want := [][]string{{"ovs-vsctl", "--timeout=15", "remove", "Interface", "p0", "options", "dpdk-devargs"}}
@@ -120,9 +122,9 @@ func TestOVSStepDOCAByNameRemovesDevargs(t *testing.T) {
 // after one read, before any write, naming the ports upstream OvS would
 // fail; a name OVS-DOCA cannot resolve is refused the same way.
 func TestOVSStepDOCARefused(t *testing.T) {
-	f := fakeOVS(sample(t, "state-empty.json"), nil)
-	step, _ := NewOVSStep(&Env{Host: bf3Host(t, f)}, docaSpec())
-	rep, _ := (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	f := fakeOVS(steptest.Sample(t, "state-empty.json"), nil)
+	step, _ := NewOVSStep(&provision.Env{Host: bf3Host(t, f)}, docaSpec())
+	rep, _ := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	mustFail(t, rep, "this Open vSwitch is not NVIDIA's OVS-DOCA: its database has no doca_initialized column",
 		`ports [p0 pf0hpf] have no devargs, which only OVS-DOCA resolves (upstream OvS fails each with "'p0' is missing 'options:dpdk-devargs'")`,
 		"for upstream Open vSwitch drop doca-init, set dpdk-init: try and give each dpdk port devargs or netdev: NAME")
@@ -133,8 +135,8 @@ func TestOVSStepDOCARefused(t *testing.T) {
 	f = fakeOVS(docaEmpty(t), nil)
 	spec := docaSpec()
 	spec.Bridges[0].Ports = append(spec.Bridges[0].Ports, playbooks.OVSPort{Name: "tmfifo_net0"})
-	step, _ = NewOVSStep(&Env{Host: bf3Host(t, f)}, spec)
-	rep, _ = (&Runner{Steps: []Step{step}}).Execute(context.Background(), RunApply, Selection{})
+	step, _ = NewOVSStep(&provision.Env{Host: bf3Host(t, f)}, spec)
+	rep, _ = (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	mustFail(t, rep, "ovs port tmfifo_net0: netdev tmfifo_net0: OVS-DOCA cannot resolve it: it has no PCI function", "sysfs shows no device link", "give the port devargs")
 	if len(ovsWrites(f)) != 0 {
 		t.Fatalf("wrote %q", ovsWrites(f))
@@ -160,7 +162,7 @@ func TestPrivilegedOVSStepDOCAOnUpstream(t *testing.T) {
 	// what a user doing it by hand gets: doca-init set, DPDK up, p0 by name
 	spec.Config.DOCAInit = nil
 	spec.Bridges[0].Ports = spec.Bridges[0].Ports[2:]
-	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != StatusChanged {
+	if rep, _ := ovsRun(t, h, d, spec); rep.Steps[0].Status != provision.StatusChanged {
 		t.Fatalf("upstream playbook: %+v", rep.Steps[0])
 	}
 	ctx := context.Background()
