@@ -3,6 +3,7 @@ package steps
 import (
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/card"
 	"rig/provision/check"
 	"rig/provision/ovsstep"
 )
@@ -46,11 +47,11 @@ func whole(build func(*playbooks.Playbook, *provision.Env) (provision.Step, erro
 func Steps() []StepDef {
 	return []StepDef{
 		{"mst", "make the Mellanox devices addressable by the firmware tools (mst start)",
-			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, provision.NewMSTStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.MSTSpec { return pb.MST }, card.NewMSTStep)},
 		{"mode", "put each BlueField in DPU, NIC or separated-host mode (firmware, next boot)",
-			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, provision.NewModeStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.ModeSpec { return pb.Mode }, card.NewModeStep)},
 		{"firmware", "any firmware (NV) parameter per device (mlxconfig names and values), next boot; exit 3 until a power cycle",
-			whole(provision.BuildFirmware)},
+			whole(card.BuildFirmware)},
 		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
 			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, provision.NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",

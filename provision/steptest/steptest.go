@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,49 @@ func RunStep(t *testing.T, s provision.Step) provision.StepResult {
 		t.Fatal(err)
 	}
 	return rep.Steps[0]
+}
+
+// RunStepOnce runs one step through the runner in mode and returns its
+// result.
+func RunStepOnce(t *testing.T, s provision.Step, mode provision.RunMode) provision.StepResult {
+	t.Helper()
+	rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), mode, provision.Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Steps[0]
+}
+
+// CopyHostRoot copies a fixture host root (testdata/hosts/NAME, from a
+// step package's directory) so a test may change it; symlinks stay
+// symlinks.
+func CopyHostRoot(t *testing.T, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("cp", "-a", "../../testdata/hosts/"+name, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp fixture: %v: %s", err, out)
+	}
+	return dst
+}
+
+// RefusedPlan checks a plan whose ops are all refused, naming what, and
+// that says so in its notes (what rig plan shows).
+func RefusedPlan(t *testing.T, p provision.Plan, want string) {
+	t.Helper()
+	if len(p.Ops) == 0 {
+		t.Fatal("no ops planned")
+	}
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "apply refuses") {
+		t.Errorf("plan notes do not show the refusal: %q", p.Notes)
+	}
+	for _, op := range p.Ops {
+		if op.Refused == nil || !strings.Contains(op.Refused.Error(), want) {
+			t.Fatalf("op %v: refused %v, want %q", op.Changes, op.Refused, want)
+		}
+		if pr, ok := provision.AsProblem(op.Refused); !ok || pr.Cause() == "" || pr.Fix() == "" {
+			t.Fatalf("refusal without cause/fix: %v", op.Refused)
+		}
+	}
 }
 
 // WantRefused checks that res failed at check naming the state file, each

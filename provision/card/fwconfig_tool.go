@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"rig/internal/host"
 	"rig/mlxconfig"
+	"rig/provision"
 )
 
 // runTool runs the firmware config tool, trying mstconfig (mstflint) first
@@ -27,7 +28,7 @@ func runTool(ctx context.Context, h *host.Host, obj string, tool *string, args .
 		*tool = t
 		return out, err
 	}
-	return nil, &Problem{Object: obj, Err: fmt.Errorf("neither mstconfig nor mlxconfig is installed: %w", lastErr),
+	return nil, &provision.Problem{Object: obj, Err: fmt.Errorf("neither mstconfig nor mlxconfig is installed: %w", lastErr),
 		CauseText: "no firmware configuration tool on this host",
 		FixText:   "install Debian package mstflint (apt-get install mstflint), or NVIDIA MFT for mlxconfig"}
 }
@@ -60,7 +61,7 @@ func toolFailure(obj, what, tool, dev string, args []string, facts *mlxconfig.Ho
 		run.Exit = te.Err.Error()
 	}
 	f := mlxconfig.ClassifyRun(run)
-	return &Problem{Object: obj, Err: fmt.Errorf("%s failed (%s): %w", what, f.Summary(), err), CauseText: f.Cause(), FixText: f.Fix()}
+	return &provision.Problem{Object: obj, Err: fmt.Errorf("%s failed (%s): %w", what, f.Summary(), err), CauseText: f.Cause(), FixText: f.Fix()}
 }
 
 // privHost queries zero-trust with mstprivhost (mstflint) or mlxprivhost (MFT).

@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"rig/internal/pci"
 	"rig/playbooks"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -55,17 +56,17 @@ func firmwarePreset() fwPreset {
 }
 
 // NewFirmwareStep builds the firmware step; the spec was validated.
-func NewFirmwareStep(env *Env, spec *playbooks.FirmwareSpec) (Step, error) {
+func NewFirmwareStep(env *provision.Env, spec *playbooks.FirmwareSpec) (provision.Step, error) {
 	return newFirmwareStep(env, spec, nil), nil
 }
 
-func newFirmwareStep(env *Env, spec *playbooks.FirmwareSpec, mode *playbooks.ModeSpec) *firmwareStep {
+func newFirmwareStep(env *provision.Env, spec *playbooks.FirmwareSpec, mode *playbooks.ModeSpec) *firmwareStep {
 	return &firmwareStep{fw: newFwPlanner(env, firmwarePreset()), devices: spec.Devices, mode: mode}
 }
 
 // BuildFirmware builds the firmware step, which also reads the mode
 // section (the parameters it sets are the mode step's).
-func BuildFirmware(pb *playbooks.Playbook, env *Env) (Step, error) {
+func BuildFirmware(pb *playbooks.Playbook, env *provision.Env) (provision.Step, error) {
 	if pb.Firmware == nil {
 		return nil, nil
 	}
@@ -75,27 +76,27 @@ func BuildFirmware(pb *playbooks.Playbook, env *Env) (Step, error) {
 func (s *firmwareStep) Name() string { return "firmware" }
 
 // Check implements Step: read-only (queries only).
-func (s *firmwareStep) Check(ctx context.Context) (Plan, error) {
+func (s *firmwareStep) Check(ctx context.Context) (provision.Plan, error) {
 	want, err := s.targets(ctx)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	owned, err := s.modeOwned(ctx)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	var plan Plan
+	var plan provision.Plan
 	for _, b := range sortedKeys(want) {
 		params, notes, err := leaveToMode(b, want[b], owned)
 		if err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		plan.Notes = append(plan.Notes, notes...)
 		if len(params) == 0 {
 			continue
 		}
 		if err := s.fw.plan(ctx, firmwareDevice(b, params), firmwareWords{}, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	return plan, nil
@@ -123,17 +124,17 @@ func sortedKeys[V any](m map[string]V) []string {
 // firmwareWords words the planner's decision in parameters.
 type firmwareWords struct{}
 
-func (firmwareWords) written(r *fwRead, plan *Plan) error {
+func (firmwareWords) written(r *fwRead, plan *provision.Plan) error {
 	plan.AddPending(fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", r.Dev.BDF, powerCycleNote))
 	return nil
 }
 
-func (firmwareWords) pending(r *fwRead, plan *Plan) error {
+func (firmwareWords) pending(r *fwRead, plan *provision.Plan) error {
 	plan.AddPending(fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", r.Dev.BDF, strings.Join(r.Pending, ", "), powerCycleNote))
 	return nil
 }
 
-func (firmwareWords) settled(r *fwRead, plan *Plan) error {
+func (firmwareWords) settled(r *fwRead, plan *provision.Plan) error {
 	note := fmt.Sprintf("%s: %s applied", r.Dev.BDF, strings.Join(r.Dev.Query, ", "))
 	switch {
 	case r.NoCurrent:
@@ -204,7 +205,7 @@ func resolveFirmwareDevice(inv *smartnic.Inventory, dev string) ([]string, error
 		}
 	}
 	if len(out) == 0 {
-		return nil, &Problem{Object: "firmware " + dev, Err: fmt.Errorf("no Mellanox NIC function matches %q (found: %s)", dev, OrNoneList(names)),
+		return nil, &provision.Problem{Object: "firmware " + dev, Err: fmt.Errorf("no Mellanox NIC function matches %q (found: %s)", dev, provision.OrNoneList(names)),
 			FixText: "name a device from `rig mst status` (its PCI address or mst name), or \"*\" for every card"}
 	}
 	return out, nil
@@ -212,7 +213,7 @@ func resolveFirmwareDevice(inv *smartnic.Inventory, dev string) ([]string, error
 
 // recordFirmware keeps each parameter's Next Boot value from before rig's
 // first set.
-func recordFirmware(st *RigState, bdf string, before map[string]string) {
+func recordFirmware(st *provision.RigState, bdf string, before map[string]string) {
 	if st.Firmware == nil {
 		st.Firmware = map[string]map[string]string{}
 	}
@@ -229,9 +230,9 @@ func recordFirmware(st *RigState, bdf string, before map[string]string) {
 // Down implements Downer: with --firmware, the parameters this section
 // names go back to their Next Boot values before rig (live after a power
 // cycle); without it they are left as they are.
-func (s *firmwareStep) Down(opts DownOptions) Step {
+func (s *firmwareStep) Down(opts provision.DownOptions) provision.Step {
 	if !opts.Firmware {
-		return Kept("firmware", "firmware: parameters left as they are (rig down --firmware restores them; they take effect at the next power cycle)")
+		return provision.Kept("firmware", "firmware: parameters left as they are (rig down --firmware restores them; they take effect at the next power cycle)")
 	}
 	names := map[string]bool{}
 	for _, d := range s.devices {

@@ -1,10 +1,12 @@
-package provision
+package card
 
 import (
 	"context"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"rig/provision"
 )
 
 // fwRestore is rig down --firmware for a step over the firmware planner
@@ -23,7 +25,7 @@ type fwRestore struct {
 func (d *fwRestore) Name() string { return d.name }
 
 // owned is the state file's records of d's parameters, by device.
-func (d *fwRestore) owned(st RigState) map[string]map[string]string {
+func (d *fwRestore) owned(st provision.RigState) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for bdf, params := range st.Firmware {
 		for n, v := range params {
@@ -39,23 +41,23 @@ func (d *fwRestore) owned(st RigState) map[string]map[string]string {
 }
 
 // Check implements Step: read-only (the state file and queries).
-func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
-	st, err := LoadState(d.fw.state)
+func (d *fwRestore) Check(ctx context.Context) (provision.Plan, error) {
+	st, err := provision.LoadState(d.fw.state)
 	if err != nil {
-		return Plan{}, &Problem{Object: d.name, Err: err}
+		return provision.Plan{}, &provision.Problem{Object: d.name, Err: err}
 	}
 	rec := d.owned(st)
 	if err := d.vet(rec); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	var plan Plan
+	var plan provision.Plan
 	if len(rec) == 0 {
 		plan.Notes = append(plan.Notes, d.name+": no rig record in "+d.fw.state.String()+" (rig set nothing, or down restored it)")
 		return plan, nil
 	}
 	for _, b := range sortedKeys(rec) {
 		if err := d.fw.plan(ctx, firmwareDevice(b, rec[b]), firmwareWords{}, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	if len(plan.Ops) > 0 || plan.Pending != "" {
@@ -68,14 +70,14 @@ func (d *fwRestore) Check(ctx context.Context) (Plan, error) {
 		names = append(names, b+" "+strings.Join(sortedKeys(rec[b]), ","))
 	}
 	plan.Add(func(context.Context) error {
-		return UpdateState(d.fw.state, func(st *RigState) { d.forget(st) })
-	}, Change{Object: "rig state", Action: "forget the " + d.name + " record", From: d.fw.state.String(), To: strings.Join(names, "; ")})
+		return provision.UpdateState(d.fw.state, func(st *provision.RigState) { d.forget(st) })
+	}, provision.Change{Object: "rig state", Action: "forget the " + d.name + " record", From: d.fw.state.String(), To: strings.Join(names, "; ")})
 	return plan, nil
 }
 
 // forget drops d's parameters from the records; a device left with none
 // goes, and so does the section.
-func (d *fwRestore) forget(st *RigState) {
+func (d *fwRestore) forget(st *provision.RigState) {
 	for bdf, params := range st.Firmware {
 		for n := range params {
 			if d.owns(n) {
@@ -93,9 +95,9 @@ func (d *fwRestore) forget(st *RigState) {
 
 // VetRecords implements RecordVetter.
 func (d *fwRestore) VetRecords(context.Context) error {
-	st, err := LoadState(d.fw.state)
+	st, err := provision.LoadState(d.fw.state)
 	if err != nil {
-		return &Problem{Object: d.name, Err: err}
+		return &provision.Problem{Object: d.name, Err: err}
 	}
 	return d.vet(d.owned(st))
 }
@@ -110,9 +112,9 @@ var fwValueRE = regexp.MustCompile(`^(-?[0-9]{1,20}|0x[0-9a-fA-F]{1,16}|[A-Za-z0
 // address not in canonical form (it becomes the tool's -d argument), a
 // value not of the form the tool prints.
 func (d *fwRestore) vet(rec map[string]map[string]string) error {
-	c := RecordCheck{State: d.fw.state}
+	c := provision.RecordCheck{State: d.fw.state}
 	for _, b := range sortedKeys(rec) {
-		if !WellFormedBDF(b) {
+		if !provision.WellFormedBDF(b) {
 			c.Refuse(fmt.Sprintf("firmware[%q]", b), "not a PCI address as rig records it (0000:03:00.0)")
 			continue
 		}

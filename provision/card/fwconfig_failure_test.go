@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"rig/internal/host"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // failQuery makes the rig's fake exec answer the mode query (mstconfig
@@ -26,11 +28,11 @@ func (r *modeRig) failQuery(stdout, stderr string) {
 
 // stepProblem runs the step once (apply) and returns its result and the
 // Problem it failed with.
-func stepProblem(t *testing.T, s Step) (StepResult, *Problem) {
+func stepProblem(t *testing.T, s provision.Step) (provision.StepResult, *provision.Problem) {
 	t.Helper()
-	res := runStep(t, s)
-	p, ok := AsProblem(res.Err)
-	if res.Status != StatusFailed || !ok {
+	res := steptest.RunStep(t, s)
+	p, ok := provision.AsProblem(res.Err)
+	if res.Status != provision.StatusFailed || !ok {
 		t.Fatalf("%s %v", res.Status, res.Err)
 	}
 	var te *host.ToolError
@@ -54,17 +56,19 @@ func TestFirmwareToolFailureThroughModeStep(t *testing.T) {
 	const bdf = "0000:03:00.0"
 	for name, tc := range map[string]struct {
 		stdout, stderr string
-		setup          func(t *testing.T, r *modeRig, env *Env)
+		setup          func(t *testing.T, r *modeRig, env *provision.Env)
 		kind           string
 		causeHas       []string
 		fixHas         string
 	}{
-		"not root": {open, "", func(t *testing.T, r *modeRig, env *Env) { env.Geteuid = func() int { return 1000 } },
+		"not root": {open, "", func(t *testing.T, r *modeRig, env *provision.Env) { env.Geteuid = func() int { return 1000 } },
 			"no-permission on 0000:03:00.0", []string{"rig runs as uid 1000, not root"}, "run rig as root"},
-		"driver not bound": {open, "", func(t *testing.T, r *modeRig, env *Env) { removeFile(t, r, "sys/bus/pci/devices/"+bdf+"/driver") },
+		"driver not bound": {open, "", func(t *testing.T, r *modeRig, env *provision.Env) {
+			removeFile(t, r, "sys/bus/pci/devices/"+bdf+"/driver")
+		},
 			"driver-not-loaded on 0000:03:00.0", []string{"no driver bound", "no /sys/bus/pci/drivers/mlx5_core/" + bdf}, "modprobe mlx5_core"},
 		// issue #416's two lines, the perror on stderr, with a lockdown file
-		"lockdown": {open, "write counter to semaphore: Permission denied\n", func(t *testing.T, r *modeRig, env *Env) {
+		"lockdown": {open, "write counter to semaphore: Permission denied\n", func(t *testing.T, r *modeRig, env *provision.Env) {
 			writeFile(t, r, "sys/kernel/security/lockdown", "none [integrity] confidentiality\n")
 		}, "no-permission on 0000:03:00.0", []string{"locked down", "write counter to semaphore: Permission denied", "[integrity]"}, "Secure Boot off"},
 		// the same lines behind a log's timestamps, among -I- and plain lines
@@ -116,7 +120,7 @@ func TestFirmwareSimFailureIgnoresUID(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
 	writePCIFunction(t, r.h.Root, "0000:04:00.0", "15b3", "a2d6") // on PCI, not in the simulator
 	bindDriver(t, r.h.Root, "0000:04:00.0", "mlx5_core")
-	env := &Env{Host: r.h, FirmwareSim: true, Geteuid: func() int { return 1000 }}
+	env := &provision.Env{Host: r.h, FirmwareSim: true, Geteuid: func() int { return 1000 }}
 	s, err := NewModeStep(env, &playbooks.ModeSpec{Want: "dpu", Devices: []string{"0000:04:00.0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +130,7 @@ func TestFirmwareSimFailureIgnoresUID(t *testing.T) {
 		t.Errorf("%s\ncause %q\nfix %q", res.Error, p.Cause(), p.Fix())
 	}
 	_, err = ShowModes(ctx, env, []string{"0000:04:00.0"})
-	if sp, ok := AsProblem(err); !ok || sp.Cause() != p.Cause() || sp.Fix() != p.Fix() {
+	if sp, ok := provision.AsProblem(err); !ok || sp.Cause() != p.Cause() || sp.Fix() != p.Fix() {
 		t.Errorf("show: %v", err)
 	}
 }
@@ -161,7 +165,7 @@ func TestFirmwareWriteAndOutputProblems(t *testing.T) {
 			return []byte(tc.out), &host.ToolError{Argv: append([]string{name}, args...), Stdout: tc.out, Err: errors.New("exit status 3")}, true
 		}
 		err = plan.Apply(ctx)
-		p, ok := AsProblem(err)
+		p, ok := provision.AsProblem(err)
 		if !ok || !strings.Contains(err.Error(), tc.errHas) || p.Cause() == "" || !strings.Contains(p.Fix(), tc.fixHas) {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -169,7 +173,7 @@ func TestFirmwareWriteAndOutputProblems(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
 	r.answerQuery("garbage the tool never prints\n", false)
 	_, err := modeStepFor(t, r, "dpu").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "`mstconfig -e -d 0000:03:00.0 q INTERNAL_CPU_MODEL") || !strings.Contains(p.Cause(), "exited 0") || !strings.Contains(p.Fix(), "by hand") {
+	if p, ok := provision.AsProblem(err); !ok || !strings.Contains(err.Error(), "`mstconfig -e -d 0000:03:00.0 q INTERNAL_CPU_MODEL") || !strings.Contains(p.Cause(), "exited 0") || !strings.Contains(p.Fix(), "by hand") {
 		t.Errorf("output: %v", err)
 	}
 }

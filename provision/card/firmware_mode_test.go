@@ -1,4 +1,4 @@
-package provision_test
+package card_test
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/card"
 	"rig/provision/steps"
+	"rig/provision/steptest"
 )
 
 // modeQuery is the mode step's query argv on bdf: all five mode parameters.
@@ -25,7 +27,7 @@ func modeQuery(bdf string) string {
 // cycle); after it, both steps are ok and write nothing.
 func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 	ctx := context.Background()
-	r := provision.NewModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
+	r := card.NewModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
 	pb, err := playbooks.Parse("t.yaml", []byte("name: t\nmode: {want: dpu}\nfirmware:\n  devices:\n    - device: \"*\"\n      parameters: {INTERNAL_CPU_MODEL: EMBEDDED_CPU, INTERNAL_CPU_OFFLOAD_ENGINE: 0, NUM_OF_VFS: 16}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 		"mstconfig -y -d 0000:03:00.0 set NUM_OF_VFS=16",
 		"mstconfig -e -d 0000:03:00.0 q NUM_OF_VFS",
 	}
-	if got := provision.CallStrings(r.Calls()); !reflect.DeepEqual(got, want) {
+	if got := card.CallStrings(r.Calls()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("first apply ran\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	notes := strings.Join(rep.Steps[1].Notes, "\n")
@@ -91,17 +93,17 @@ func TestModeAndFirmwareWriteEachParameterOnce(t *testing.T) {
 // is the firmware step's.
 func TestFirmwareConflictWithModeWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	r := provision.NewModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:04:00.0": "a2d6:dpu"})
+	r := card.NewModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:04:00.0": "a2d6:dpu"})
 	mode := &playbooks.ModeSpec{Want: "dpu", Devices: []string{"03:00.0"}}
 	fw := &playbooks.FirmwareSpec{Devices: []playbooks.FirmwareDevice{{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_MODEL": "SEPARATED_HOST"}}}}
-	_, err := provision.NewFirmwareStepWithMode(&provision.Env{Host: r.Host()}, fw, mode).Check(ctx)
+	_, err := card.NewFirmwareStepWithMode(&provision.Env{Host: r.Host()}, fw, mode).Check(ctx)
 	p, ok := provision.AsProblem(err)
 	if !ok || p.Object != "firmware 0000:03:00.0" || !strings.Contains(err.Error(), "INTERNAL_CPU_MODEL=SEPARATED_HOST conflicts with mode.want: dpu, which sets INTERNAL_CPU_MODEL to EMBEDDED_CPU(1) on this BlueField") ||
 		!strings.Contains(p.Fix(), "remove INTERNAL_CPU_MODEL from the firmware section") || len(r.Calls()) != 0 {
 		t.Fatalf("%v (fix %q), ran %q", err, p.Fix(), r.Calls())
 	}
 	fw.Devices[0].Device = "0000:04:00.0"
-	res := provision.RunStep(t, provision.NewFirmwareStepWithMode(&provision.Env{Host: r.Host()}, fw, mode))
+	res := steptest.RunStep(t, card.NewFirmwareStepWithMode(&provision.Env{Host: r.Host()}, fw, mode))
 	if want := []string{"mstconfig -y -d 0000:04:00.0 set INTERNAL_CPU_MODEL=SEPARATED_HOST"}; res.Status != provision.StatusPendingReboot || !reflect.DeepEqual(r.Writes(), want) {
 		t.Fatalf("other card: %s %s writes %q", res.Status, res.Error, r.Writes())
 	}

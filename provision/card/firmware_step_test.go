@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"reflect"
@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
-func firmwareStepFor(t *testing.T, r *modeRig, devs ...playbooks.FirmwareDevice) Step {
+func firmwareStepFor(t *testing.T, r *modeRig, devs ...playbooks.FirmwareDevice) provision.Step {
 	t.Helper()
 	spec := &playbooks.FirmwareSpec{Devices: devs}
 	if errs := spec.Validate(); len(errs) > 0 {
@@ -33,8 +35,8 @@ func TestFirmwareApplyPowerCycleApply(t *testing.T) {
 		{Device: "0000:03:00.0", Parameters: map[string]string{"LINK_TYPE_P1": "IB", "LINK_TYPE_P2": "2"}},
 		{Device: "5e:00.0", Parameters: map[string]string{"NUM_OF_VFS": "4"}},
 	}
-	res := runStep(t, firmwareStepFor(t, r, devs...))
-	if res.Status != StatusPendingReboot || len(res.Changes) != 3 || !strings.Contains(res.Pending, "power cycle required: 0000:03:00.0 next boot holds the wanted values") {
+	res := steptest.RunStep(t, firmwareStepFor(t, r, devs...))
+	if res.Status != provision.StatusPendingReboot || len(res.Changes) != 3 || !strings.Contains(res.Pending, "power cycle required: 0000:03:00.0 next boot holds the wanted values") {
 		t.Fatalf("first apply: %s pending %q err %s", res.Status, res.Pending, res.Error)
 	}
 	want := []string{
@@ -45,15 +47,15 @@ func TestFirmwareApplyPowerCycleApply(t *testing.T) {
 		t.Fatalf("writes\n%q\nwant\n%q", got, want)
 	}
 	r.reset()
-	if res := runStep(t, firmwareStepFor(t, r, devs...)); res.Status != StatusPendingReboot || len(r.writes()) != 0 || !strings.Contains(res.Pending, "running firmware has LINK_TYPE_P1 (running ETH(2))") {
+	if res := steptest.RunStep(t, firmwareStepFor(t, r, devs...)); res.Status != provision.StatusPendingReboot || len(r.writes()) != 0 || !strings.Contains(res.Pending, "running firmware has LINK_TYPE_P1 (running ETH(2))") {
 		t.Fatalf("before the power cycle: %s %q writes %q", res.Status, res.Pending, r.writes())
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
 	r.reset()
-	res = runStep(t, firmwareStepFor(t, r, devs...))
-	if res.Status != StatusOK || len(r.writes()) != 0 {
+	res = steptest.RunStep(t, firmwareStepFor(t, r, devs...))
+	if res.Status != provision.StatusOK || len(r.writes()) != 0 {
 		t.Fatalf("after the power cycle: %s %v writes %q %s", res.Status, res.Changes, r.writes(), res.Error)
 	}
 }
@@ -63,13 +65,13 @@ func TestFirmwareApplyPowerCycleApply(t *testing.T) {
 // before the other card's set.
 func TestFirmwareUnknownParameterWritesNothing(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu", "0000:5e:00.0": "101d:dpu"})
-	res := runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"LINK_TYPE_P1": "ETH", "NUM_OF_VFS": "2"}}))
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "0000:5e:00.0") || len(r.writes()) != 0 {
+	res := steptest.RunStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"LINK_TYPE_P1": "ETH", "NUM_OF_VFS": "2"}}))
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "0000:5e:00.0") || len(r.writes()) != 0 {
 		t.Fatalf("%s %q writes %q", res.Status, res.Error, r.writes())
 	}
 	r2 := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
-	res = runStep(t, firmwareStepFor(t, r2, playbooks.FirmwareDevice{Device: "0000:04:00.0", Parameters: map[string]string{"SRIOV_EN": "1"}}))
-	if res.Status != StatusFailed || !strings.Contains(res.Error, `no Mellanox NIC function matches "0000:04:00.0"`) {
+	res = steptest.RunStep(t, firmwareStepFor(t, r2, playbooks.FirmwareDevice{Device: "0000:04:00.0", Parameters: map[string]string{"SRIOV_EN": "1"}}))
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, `no Mellanox NIC function matches "0000:04:00.0"`) {
 		t.Fatalf("%s %q", res.Status, res.Error)
 	}
 }
@@ -99,27 +101,27 @@ func TestFirmwareSection(t *testing.T) {
 func TestFirmwareDown(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
 	dev := playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16", "LINK_TYPE_P1": "IB"}}
-	runStep(t, firmwareStepFor(t, r, dev))
+	steptest.RunStep(t, firmwareStepFor(t, r, dev))
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
 	r.reset()
-	s := firmwareStepFor(t, r, dev).(Downer)
-	if res := runStep(t, s.Down(DownOptions{})); res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "rig down --firmware restores them") {
+	s := firmwareStepFor(t, r, dev).(provision.Downer)
+	if res := steptest.RunStep(t, s.Down(provision.DownOptions{})); res.Status != provision.StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "rig down --firmware restores them") {
 		t.Fatalf("down without --firmware: %s %q %q", res.Status, res.Notes, r.writes())
 	}
-	res := runStep(t, s.Down(DownOptions{Firmware: true}))
-	if want := []string{"mstconfig -y -d 0000:03:00.0 set LINK_TYPE_P1=2 NUM_OF_VFS=8"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
+	res := steptest.RunStep(t, s.Down(provision.DownOptions{Firmware: true}))
+	if want := []string{"mstconfig -y -d 0000:03:00.0 set LINK_TYPE_P1=2 NUM_OF_VFS=8"}; res.Status != provision.StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
 		t.Fatalf("down --firmware: %s %q writes %q", res.Status, res.Error, r.writes())
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
 	r.reset()
-	if res := runStep(t, s.Down(DownOptions{Firmware: true})); res.Status != StatusChanged || len(r.writes()) != 0 || res.Changes[0].Action != "forget the firmware record" {
+	if res := steptest.RunStep(t, s.Down(provision.DownOptions{Firmware: true})); res.Status != provision.StatusChanged || len(r.writes()) != 0 || res.Changes[0].Action != "forget the firmware record" {
 		t.Fatalf("after the power cycle: %s %v %q", res.Status, res.Changes, r.writes())
 	}
-	if res := runStep(t, s.Down(DownOptions{Firmware: true})); res.Status != StatusOK {
+	if res := steptest.RunStep(t, s.Down(provision.DownOptions{Firmware: true})); res.Status != provision.StatusOK {
 		t.Fatalf("again: %s %v", res.Status, res.Changes)
 	}
 }
@@ -133,14 +135,14 @@ func TestFirmwareReadOnly(t *testing.T) {
 	if err := r.sim.SetRestricted("", true); err != nil {
 		t.Fatal(err)
 	}
-	res := runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "DISABLED", "NUM_OF_VFS": "4"}}))
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "this host may not change these firmware parameters (zero-trust / restricted host)") ||
+	res := steptest.RunStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "DISABLED", "NUM_OF_VFS": "4"}}))
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "this host may not change these firmware parameters (zero-trust / restricted host)") ||
 		!strings.Contains(res.Error, "marks INTERNAL_CPU_OFFLOAD_ENGINE RO") || !strings.Contains(res.Error, "level                         : RESTRICTED") ||
 		!strings.Contains(res.Fix, "mstprivhost -d 0000:03:00.0 p") || len(r.writes()) != 0 {
 		t.Fatalf("%s %q fix %q writes %q", res.Status, res.Error, res.Fix, r.writes())
 	}
-	res = runStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "ENABLED"}}))
-	if res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, "\n"), "INTERNAL_CPU_OFFLOAD_ENGINE read-only from this host (RO)") {
+	res = steptest.RunStep(t, firmwareStepFor(t, r, playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"INTERNAL_CPU_OFFLOAD_ENGINE": "ENABLED"}}))
+	if res.Status != provision.StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, "\n"), "INTERNAL_CPU_OFFLOAD_ENGINE read-only from this host (RO)") {
 		t.Fatalf("satisfied: %s %q %q writes %q", res.Status, res.Error, res.Notes, r.writes())
 	}
 }
@@ -154,35 +156,35 @@ func TestModeDownRestoresOnlyTheMode(t *testing.T) {
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:separated"})
 	dev := playbooks.FirmwareDevice{Device: "*", Parameters: map[string]string{"NUM_OF_VFS": "16"}}
 	mode := modeStepFor(t, r, "dpu")
-	runStep(t, mode)
-	runStep(t, firmwareStepFor(t, r, dev))
+	steptest.RunStep(t, mode)
+	steptest.RunStep(t, firmwareStepFor(t, r, dev))
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
 	r.reset()
-	md := mode.(Downer)
-	if res := runStep(t, md.Down(DownOptions{})); res.Status != StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "the DPU mode is left as it is") {
+	md := mode.(provision.Downer)
+	if res := steptest.RunStep(t, md.Down(provision.DownOptions{})); res.Status != provision.StatusOK || len(r.writes()) != 0 || !strings.Contains(strings.Join(res.Notes, " "), "the DPU mode is left as it is") {
 		t.Fatalf("down without --firmware: %s %q %q", res.Status, res.Notes, r.writes())
 	}
-	res := runStep(t, md.Down(DownOptions{Firmware: true}))
+	res := steptest.RunStep(t, md.Down(provision.DownOptions{Firmware: true}))
 	// separated mode's values as the card had them before rig (what
 	// the dpu mode changed: all five on a BlueField-2)
-	if want := []string{"mstconfig -y -d 0000:03:00.0 set INTERNAL_CPU_ESWITCH_MANAGER=1 INTERNAL_CPU_IB_VPORT0=1 INTERNAL_CPU_MODEL=0 INTERNAL_CPU_OFFLOAD_ENGINE=1 INTERNAL_CPU_PAGE_SUPPLIER=1"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
+	if want := []string{"mstconfig -y -d 0000:03:00.0 set INTERNAL_CPU_ESWITCH_MANAGER=1 INTERNAL_CPU_IB_VPORT0=1 INTERNAL_CPU_MODEL=0 INTERNAL_CPU_OFFLOAD_ENGINE=1 INTERNAL_CPU_PAGE_SUPPLIER=1"}; res.Status != provision.StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
 		t.Fatalf("mode down --firmware: %s %q writes %q", res.Status, res.Error, r.writes())
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
 	r.reset()
-	if res := runStep(t, md.Down(DownOptions{Firmware: true})); res.Status != StatusChanged || len(r.writes()) != 0 || res.Changes[0].Action != "forget the mode record" {
+	if res := steptest.RunStep(t, md.Down(provision.DownOptions{Firmware: true})); res.Status != provision.StatusChanged || len(r.writes()) != 0 || res.Changes[0].Action != "forget the mode record" {
 		t.Fatalf("mode down after the power cycle: %s %v %q", res.Status, res.Changes, r.writes())
 	}
-	if res := runStep(t, modeStepFor(t, r, "separated")); res.Status != StatusOK || len(r.writes()) != 0 {
+	if res := steptest.RunStep(t, modeStepFor(t, r, "separated")); res.Status != provision.StatusOK || len(r.writes()) != 0 {
 		t.Fatalf("the card is not back in separated mode: %s %v", res.Status, res.Changes)
 	}
-	fd := firmwareStepFor(t, r, dev).(Downer)
-	res = runStep(t, fd.Down(DownOptions{Firmware: true}))
-	if want := []string{"mstconfig -y -d 0000:03:00.0 set NUM_OF_VFS=8"}; res.Status != StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
+	fd := firmwareStepFor(t, r, dev).(provision.Downer)
+	res = steptest.RunStep(t, fd.Down(provision.DownOptions{Firmware: true}))
+	if want := []string{"mstconfig -y -d 0000:03:00.0 set NUM_OF_VFS=8"}; res.Status != provision.StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
 		t.Fatalf("firmware down --firmware after the mode's: %s %q writes %q", res.Status, res.Error, r.writes())
 	}
 }

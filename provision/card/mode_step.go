@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"rig/playbooks"
 	"rig/mlxconfig"
+	"rig/playbooks"
+	"rig/provision"
 )
 
 // modeStep puts each BlueField into the wanted operation mode (DPU, NIC or
@@ -52,7 +53,7 @@ func modePreset() fwPreset {
 }
 
 // NewModeStep builds the mode step for a playbook's `mode` section.
-func NewModeStep(env *Env, spec *playbooks.ModeSpec) (Step, error) {
+func NewModeStep(env *provision.Env, spec *playbooks.ModeSpec) (provision.Step, error) {
 	w, err := spec.ModeWant()
 	if err != nil {
 		return nil, fmt.Errorf("mode: want: %w", err)
@@ -73,19 +74,19 @@ func NewModeStep(env *Env, spec *playbooks.ModeSpec) (Step, error) {
 func (s *modeStep) Name() string { return "mode" }
 
 // Check implements Step: read-only (queries only).
-func (s *modeStep) Check(ctx context.Context) (Plan, error) {
+func (s *modeStep) Check(ctx context.Context) (provision.Plan, error) {
 	devs, skipped, err := modeTargets(ctx, s.fw.h, s.devices, s.want)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	plan := Plan{Notes: skipped}
+	plan := provision.Plan{Notes: skipped}
 	for _, d := range devs {
 		dev, err := modeDevice(d, s.want)
 		if err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		if err := s.fw.plan(ctx, dev, modeWords{want: s.want, dev: d}, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	return plan, nil
@@ -122,7 +123,7 @@ func (w modeWords) state(r *fwRead) (mlxconfig.ModeState, error) {
 	return st, nil
 }
 
-func (w modeWords) written(r *fwRead, plan *Plan) error {
+func (w modeWords) written(r *fwRead, plan *provision.Plan) error {
 	st, err := w.state(r)
 	if err != nil {
 		return err
@@ -132,7 +133,7 @@ func (w modeWords) written(r *fwRead, plan *Plan) error {
 	return nil
 }
 
-func (w modeWords) pending(r *fwRead, plan *Plan) error {
+func (w modeWords) pending(r *fwRead, plan *provision.Plan) error {
 	st, err := w.state(r)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (w modeWords) pending(r *fwRead, plan *Plan) error {
 	return nil
 }
 
-func (w modeWords) settled(r *fwRead, plan *Plan) error {
+func (w modeWords) settled(r *fwRead, plan *provision.Plan) error {
 	st, err := w.state(r)
 	if err != nil {
 		return err
@@ -172,9 +173,9 @@ func noCurrentWhy(q *mlxconfig.Query) string {
 // Down implements Downer: with --firmware, the mode's parameters go back
 // to their Next Boot values from before rig (the mode then runs after a
 // power cycle); without it the mode is left as it is.
-func (s *modeStep) Down(opts DownOptions) Step {
+func (s *modeStep) Down(opts provision.DownOptions) provision.Step {
 	if !opts.Firmware {
-		return Kept("mode", "mode: the DPU mode is left as it is (rig down --firmware sets the mode from before rig back; it runs after a power cycle)")
+		return provision.Kept("mode", "mode: the DPU mode is left as it is (rig down --firmware sets the mode from before rig back; it runs after a power cycle)")
 	}
 	return &fwRestore{name: "mode", fw: s.fw, owns: func(n string) bool { return slices.Contains(mlxconfig.ModeParams, n) }}
 }

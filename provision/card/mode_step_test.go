@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"rig/lab/fwsim"
 	"rig/mlxconfig"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // modeRig is a fake host root with BlueField PCI functions, the firmware
@@ -54,8 +55,8 @@ func newModeRig(t *testing.T, devs map[string]string) *modeRig {
 }
 
 // env is the steps' environment on the rig's host, rig running as root.
-func (r *modeRig) env() *Env {
-	return &Env{Host: r.h, Geteuid: func() int { return 0 }}
+func (r *modeRig) env() *provision.Env {
+	return &provision.Env{Host: r.h, Geteuid: func() int { return 0 }}
 }
 
 // writePCIFunction creates sys/bus/pci/devices/<bdf> under root with its
@@ -105,7 +106,7 @@ func (r *modeRig) writes() []string {
 
 func (r *modeRig) reset() { r.rec.Reset() }
 
-func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step {
+func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) provision.Step {
 	t.Helper()
 	s, err := NewModeStep(r.env(), &playbooks.ModeSpec{Want: want, Devices: devices})
 	if err != nil {
@@ -114,7 +115,17 @@ func modeStepFor(t *testing.T, r *modeRig, want string, devices ...string) Step 
 	return s
 }
 
-func changeStrings(p Plan) []string {
+// checkAndApply is one step's check followed by its plan's ops, without
+// the runner's re-check.
+func checkAndApply(ctx context.Context, s provision.Step) error {
+	p, err := s.Check(ctx)
+	if err != nil {
+		return err
+	}
+	return p.Apply(ctx)
+}
+
+func changeStrings(p provision.Plan) []string {
 	var out []string
 	for _, c := range p.Changes() {
 		out = append(out, c.String())
@@ -184,8 +195,8 @@ func TestModeSeparatedToDPU(t *testing.T) {
 			if w := r.writes(); len(w) != 0 {
 				t.Fatalf("second apply wrote: %v", w)
 			}
-			rep, err := (&Runner{Steps: []Step{s}}).Execute(ctx, RunApply, Selection{})
-			if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 {
+			rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(ctx, provision.RunApply, provision.Selection{})
+			if err != nil || rep.Steps[0].Status != provision.StatusPendingReboot || len(rep.Steps[0].Changes) != 0 {
 				t.Fatalf("runner: %+v %v", rep, err)
 			}
 
@@ -208,9 +219,9 @@ func TestModeApplyTwice(t *testing.T) {
 	ctx := context.Background()
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
 	s := modeStepFor(t, r, "nic", "03:00.0")
-	run := &Runner{Steps: []Step{s}}
-	rep, err := run.Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 1 {
+	run := &provision.Runner{Steps: []provision.Step{s}}
+	rep, err := run.Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusPendingReboot || len(rep.Steps[0].Changes) != 1 {
 		t.Fatalf("first: %+v %v", rep.Steps, err)
 	}
 	// BlueField-3 NIC mode = INTERNAL_CPU_OFFLOAD_ENGINE only
@@ -218,15 +229,15 @@ func TestModeApplyTwice(t *testing.T) {
 		t.Fatalf("writes: %q", w)
 	}
 	r.reset()
-	rep, err = run.Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusPendingReboot || len(rep.Steps[0].Changes) != 0 || len(r.writes()) != 0 {
+	rep, err = run.Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusPendingReboot || len(rep.Steps[0].Changes) != 0 || len(r.writes()) != 0 {
 		t.Fatalf("second: %+v %v writes %v", rep.Steps, err, r.writes())
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = run.Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusOK || len(r.writes()) != 0 {
+	rep, err = run.Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusOK || len(r.writes()) != 0 {
 		t.Fatalf("after power cycle: %+v %v", rep.Steps, err)
 	}
 }
@@ -239,7 +250,7 @@ func TestModeRestrictedHost(t *testing.T) {
 	}
 	s := modeStepFor(t, r, "dpu")
 	_, err := s.Check(ctx)
-	p, ok := AsProblem(err)
+	p, ok := provision.AsProblem(err)
 	if !ok || !strings.Contains(err.Error(), "zero-trust") ||
 		!strings.Contains(err.Error(), "The 'RO' shows parameters which are for read only and cannot be changed") ||
 		!strings.Contains(err.Error(), "level                         : RESTRICTED") || !strings.Contains(p.Fix(), "mstprivhost -d 0000:03:00.0 p") {
@@ -248,8 +259,8 @@ func TestModeRestrictedHost(t *testing.T) {
 	if err := checkAndApply(ctx, s); err == nil {
 		t.Fatal("apply on a restricted host succeeded")
 	}
-	rep, err := (&Runner{Steps: []Step{s}}).Execute(ctx, RunApply, Selection{})
-	if err != nil || rep.Steps[0].Status != StatusFailed {
+	rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(ctx, provision.RunApply, provision.Selection{})
+	if err != nil || rep.Steps[0].Status != provision.StatusFailed {
 		t.Fatalf("runner: %+v %v", rep, err)
 	}
 	if w := r.writes(); len(w) != 0 {
@@ -279,7 +290,7 @@ func TestModeSetRefusedByTool(t *testing.T) {
 		return inner(ctx, name, args...)
 	}
 	err := checkAndApply(ctx, modeStepFor(t, r, "dpu"))
-	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
+	if _, ok := provision.AsProblem(err); !ok || !strings.Contains(err.Error(), "-E- The Device doesn't support INTERNAL_CPU_MODEL parameter") {
 		t.Fatalf("apply: %v", err)
 	}
 }
@@ -313,7 +324,7 @@ func TestModeToolSelection(t *testing.T) {
 		return nil, &host.ToolError{Argv: append([]string{name}, args...), Err: exec.ErrNotFound}
 	}
 	_, err = modeStepFor(t, r, "dpu").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Fix(), "mstflint") {
+	if p, ok := provision.AsProblem(err); !ok || !strings.Contains(p.Fix(), "mstflint") {
 		t.Fatalf("no tool: %v", err)
 	}
 }
@@ -344,7 +355,7 @@ func TestModeDevices(t *testing.T) {
 		t.Errorf("non-Mellanox: %v", err)
 	}
 	empty := &host.Host{Root: t.TempDir(), Exec: r.h.Exec}
-	s, _ := NewModeStep(&Env{Host: empty}, &playbooks.ModeSpec{Want: "dpu"})
+	s, _ := NewModeStep(&provision.Env{Host: empty}, &playbooks.ModeSpec{Want: "dpu"})
 	if _, err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "no BlueField found") {
 		t.Errorf("none: %v", err)
 	}
@@ -369,14 +380,14 @@ func TestModeUnknownGeneration(t *testing.T) {
 		}
 	}
 	_, err = modeStepFor(t, r, "dpu", "0000:b1:00.0").Check(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix() == "" {
+	if p, ok := provision.AsProblem(err); !ok || !strings.Contains(err.Error(), "not a BlueField-2/-3 PF (BlueField-4, device id a2df)") || p.Fix() == "" {
 		t.Fatalf("explicit: %v", err)
 	}
 	// only unknown generations: the no-BlueField Problem names what was found
 	r2 := newModeRig(t, map[string]string{})
 	writePCIFunction(t, r2.h.Root, "0000:b1:00.0", "15b3", "a2df")
 	_, err = modeStepFor(t, r2, "dpu").Check(ctx)
-	if _, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "no BlueField found") || !strings.Contains(err.Error(), "found only 0000:b1:00.0 (BlueField-4)") {
+	if _, ok := provision.AsProblem(err); !ok || !strings.Contains(err.Error(), "no BlueField found") || !strings.Contains(err.Error(), "found only 0000:b1:00.0 (BlueField-4)") {
 		t.Fatalf("only BlueField-4: %v", err)
 	}
 }
@@ -384,7 +395,7 @@ func TestModeUnknownGeneration(t *testing.T) {
 // mlxSample reads a real-format tool output from mlxconfig/testdata.
 func mlxSample(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("mlxconfig", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "mlxconfig", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +440,7 @@ func TestModeWarmRebootExplained(t *testing.T) {
 		"show":  func() error { _, err := ShowModes(ctx, r.env(), nil); return err },
 	} {
 		err := check()
-		p, ok := AsProblem(err)
+		p, ok := provision.AsProblem(err)
 		var te *host.ToolError
 		if !ok || !errors.As(err, &te) || te.Argv[0] != "mstconfig" || !strings.Contains(te.Stdout, "NV access registers") {
 			t.Fatalf("%s: %v", name, err)
@@ -464,7 +475,7 @@ func TestModeToolFailureTexts(t *testing.T) {
 		r := newModeRig(t, map[string]string{"0000:03:00.0": "a2d6:dpu"})
 		r.answerQuery(mlxSample(t, file), true)
 		_, err := modeStepFor(t, r, "dpu").Check(ctx)
-		p, ok := AsProblem(err)
+		p, ok := provision.AsProblem(err)
 		var te *host.ToolError
 		if !ok || !errors.As(err, &te) || !strings.Contains(err.Error(), want) || p.Cause() == "" || p.Fix() == "" ||
 			!strings.Contains(err.Error(), "mstconfig -e -d 0000:03:00.0 q INTERNAL_CPU_MODEL") {
@@ -486,7 +497,7 @@ func TestModeToolFailureTexts(t *testing.T) {
 		return inner(ctx, name, args...)
 	}
 	err = plan.Apply(ctx)
-	if p, ok := AsProblem(err); !ok || !strings.Contains(err.Error(), "set firmware config failed (nv-access-check-failed on 0000:03:00.0)") ||
+	if p, ok := provision.AsProblem(err); !ok || !strings.Contains(err.Error(), "set firmware config failed (nv-access-check-failed on 0000:03:00.0)") ||
 		!strings.Contains(p.Fix(), "mstfwreset -d 0000:03:00.0 reset") || !strings.Contains(err.Error(), "mstconfig -y -d 0000:03:00.0 set") {
 		t.Fatalf("set: %v", err)
 	}
@@ -506,7 +517,7 @@ func TestModeIncompleteQuery(t *testing.T) {
 		r.answerQuery(cut, false)
 		s := modeStepFor(t, r, want)
 		_, err := s.Check(ctx)
-		p, ok := AsProblem(err)
+		p, ok := provision.AsProblem(err)
 		if !ok || !strings.Contains(err.Error(), "printed no readable Next Boot value for "+missing) || !strings.Contains(p.Cause(), "truncated") {
 			t.Errorf("%s: %v", want, err)
 		}
@@ -573,7 +584,7 @@ func TestModeConnectXOnly(t *testing.T) {
 	}
 	for _, want := range []string{"dpu", "nic", "separated"} {
 		_, err = modeStepFor(t, r, want).Check(ctx)
-		p, ok := AsProblem(err)
+		p, ok := provision.AsProblem(err)
 		if !ok || p.Object != "mode.want: "+want || !strings.Contains(err.Error(), "the NIC found is 0000:5e:00.0 (ConnectX-6 Dx), and a ConnectX has no DPU mode") ||
 			!strings.Contains(p.Fix(), "remove the mode section") {
 			t.Errorf("%s: %v", want, err)

@@ -1,10 +1,11 @@
-package provision
+package card
 
 import (
 	"context"
 	"fmt"
 
 	"rig/mlxconfig"
+	"rig/provision"
 )
 
 // ModeReport is one card's mode as `rig mode show` prints it. A ConnectX
@@ -33,7 +34,7 @@ type ModeReport struct {
 // read, both without running a tool. env is the host seam and what the
 // steps know of it (a fixture root, the simulator, rig's uid), so a tool
 // failure is explained as the mode step explains it.
-func ShowModes(ctx context.Context, env *Env, bdfs []string) ([]ModeReport, error) {
+func ShowModes(ctx context.Context, env *provision.Env, bdfs []string) ([]ModeReport, error) {
 	h := env.Host
 	norm := make([]string, len(bdfs))
 	for i, b := range bdfs {

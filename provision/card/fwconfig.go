@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"rig/internal/host"
 	"rig/mlxconfig"
+	"rig/provision"
 )
 
 // The firmware (NV) configuration planner: the one code path from a
@@ -73,9 +74,9 @@ type fwRead struct {
 
 // fwWords is how a preset words the planner's decision on one device.
 type fwWords interface {
-	written(r *fwRead, plan *Plan) error // a set was planned
-	pending(r *fwRead, plan *Plan) error // nothing to write; a power cycle is pending
-	settled(r *fwRead, plan *Plan) error // nothing to write, nothing known pending
+	written(r *fwRead, plan *provision.Plan) error // a set was planned
+	pending(r *fwRead, plan *provision.Plan) error // nothing to write; a power cycle is pending
+	settled(r *fwRead, plan *provision.Plan) error // nothing to write, nothing known pending
 }
 
 // fwPreset is what a step puts around the planner beyond its words.
@@ -104,7 +105,7 @@ type fwPlanner struct {
 	// the real ones (no --fw-sim): a write would change this machine's
 	// firmware, so the apply refuses it.
 	fixture string
-	state   StateStore // rig's state file (Next Boot values before rig)
+	state   provision.StateStore // rig's state file (Next Boot values before rig)
 	// facts: the host root is the machine the firmware tool works on
 	// (the live host, or the simulator's tree), so a failure is explained
 	// with what the root shows about the device; euid is the tool's uid
@@ -113,7 +114,7 @@ type fwPlanner struct {
 	euid  int
 }
 
-func newFwPlanner(env *Env, preset fwPreset) *fwPlanner {
+func newFwPlanner(env *provision.Env, preset fwPreset) *fwPlanner {
 	p := &fwPlanner{h: env.Host, preset: preset, state: env.State(), facts: true, euid: -1}
 	if !env.FirmwareSim {
 		p.fixture = env.FixtureRoot
@@ -136,16 +137,16 @@ func (p *fwPlanner) failure(obj, what, bdf string, args []string, out []byte, er
 }
 
 // outputProblem: the tool succeeded but printed what rig cannot read.
-func (p *fwPlanner) outputProblem(obj string, args []string, err error) *Problem {
+func (p *fwPlanner) outputProblem(obj string, args []string, err error) *provision.Problem {
 	cmd := p.tool + " " + strings.Join(args, " ")
-	return &Problem{Object: obj, Err: fmt.Errorf("`%s` output: %w", cmd, err),
+	return &provision.Problem{Object: obj, Err: fmt.Errorf("`%s` output: %w", cmd, err),
 		CauseText: fmt.Sprintf("%s exited 0 but printed what rig does not read as its output: a format this mstflint/MFT version changed, or output cut short", p.tool),
 		FixText:   fmt.Sprintf("run `%s` by hand and compare it with the formats rig reads (hardware-formats.md §1.4); `%s -v` names the version", cmd, p.tool)}
 }
 
 // plan queries one device, decides and plans its set (or its pending
 // power cycle), and lets w word it.
-func (p *fwPlanner) plan(ctx context.Context, dev fwDevice, w fwWords, plan *Plan) error {
+func (p *fwPlanner) plan(ctx context.Context, dev fwDevice, w fwWords, plan *provision.Plan) error {
 	r, err := p.read(ctx, dev)
 	if err != nil {
 		return err
@@ -215,7 +216,7 @@ func (p *fwPlanner) query(ctx context.Context, bdf string, names []string) (*mlx
 	out, err := runTool(ctx, p.h, p.preset.section, &p.tool, args...)
 	obj := p.preset.problemObj(bdf)
 	if err != nil {
-		if _, ok := AsProblem(err); ok {
+		if _, ok := provision.AsProblem(err); ok {
 			return nil, nil, err
 		}
 		if strings.Contains(toolOutput(out, err), "doesn't support") {
@@ -234,9 +235,9 @@ func (p *fwPlanner) query(ctx context.Context, bdf string, names []string) (*mlx
 
 // unreadProblem refuses to plan when the tool printed no readable Next
 // Boot value for wanted parameters (why: "NAME (no row)", ...).
-func (p *fwPlanner) unreadProblem(bdf string, args, why []string) *Problem {
+func (p *fwPlanner) unreadProblem(bdf string, args, why []string) *provision.Problem {
 	cmd := p.tool + " " + strings.Join(args, " ")
-	return &Problem{Object: p.preset.changeObj(bdf),
+	return &provision.Problem{Object: p.preset.changeObj(bdf),
 		Err:       fmt.Errorf("`%s` printed no readable Next Boot value for %s; nothing is planned from values that were not read", cmd, strings.Join(why, ", ")),
 		CauseText: "the tool's output is incomplete: a truncated table, or firmware too old to report these parameters",
 		FixText:   fmt.Sprintf("run `%s` by hand and look for the rows; update the %s (and mstflint/MFT) if they are missing", cmd, p.preset.firmwareName)}
@@ -266,8 +267,8 @@ func (p *fwPlanner) refuseReadOnly(ctx context.Context, r *fwRead) error {
 	return p.restrictedProblem(bdf, errors.New(ev))
 }
 
-func (p *fwPlanner) restrictedProblem(bdf string, err error) *Problem {
-	return &Problem{Object: p.preset.problemObj(bdf),
+func (p *fwPlanner) restrictedProblem(bdf string, err error) *provision.Problem {
+	return &provision.Problem{Object: p.preset.problemObj(bdf),
 		Err:       fmt.Errorf("this host may not change %s (zero-trust / restricted host): %w", p.preset.restrictWhat, err),
 		CauseText: "the Arm side restricted this host (`mstprivhost r`); " + p.preset.restrictCause,
 		FixText:   fmt.Sprintf("%s, or lift the restriction on the Arm with `mstprivhost -d %s p`", p.preset.restrictFix(p.tool, bdf), bdf)}
@@ -275,27 +276,27 @@ func (p *fwPlanner) restrictedProblem(bdf string, err error) *Problem {
 
 // addSet plans the one set of r's device: its changes, the state record
 // (when the preset keeps one) and the refusal under a fixture root.
-func (p *fwPlanner) addSet(r *fwRead, plan *Plan) {
+func (p *fwPlanner) addSet(r *fwRead, plan *provision.Plan) {
 	bdf, obj := r.Dev.BDF, p.preset.changeObj(r.Dev.BDF)
 	set := make([]string, len(r.Write))
 	before := map[string]string{}
-	var changes []Change
+	var changes []provision.Change
 	for i, w := range r.Write {
 		set[i] = w.Name + "=" + w.Set
 		before[w.Name] = setForm(r.From[i])
-		changes = append(changes, Change{Object: obj, Action: "set " + w.Name + " (next boot)", From: r.From[i].Text, To: w.Show})
+		changes = append(changes, provision.Change{Object: obj, Action: "set " + w.Name + " (next boot)", From: r.From[i].Text, To: w.Show})
 	}
 	record := p.preset.record
 	plan.Add(func(ctx context.Context) error {
 		if record {
-			if err := UpdateState(p.state, func(st *RigState) { recordFirmware(st, bdf, before) }); err != nil {
-				return &Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err)}
+			if err := provision.UpdateState(p.state, func(st *provision.RigState) { recordFirmware(st, bdf, before) }); err != nil {
+				return &provision.Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 		}
 		return p.write(ctx, bdf, set)
 	}, changes...)
 	if p.fixture != "" {
-		plan.Ops[len(plan.Ops)-1].Refused = RefuseLiveWrite(obj, p.fixture, "would run "+p.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
+		plan.Ops[len(plan.Ops)-1].Refused = provision.RefuseLiveWrite(obj, p.fixture, "would run "+p.tool+" set on this machine's firmware", "or give --fw-sim FILE to write the firmware simulator")
 		plan.Notes = append(plan.Notes, fmt.Sprintf("%s: under --root %s the %s set would write this machine's firmware; apply refuses it (give --fw-sim FILE for the simulator)", obj, p.fixture, p.tool))
 	}
 }
@@ -316,7 +317,7 @@ func (p *fwPlanner) write(ctx context.Context, bdf string, params []string) erro
 	}
 	if !strings.Contains(string(out), "Done!") {
 		cmd := p.tool + " " + strings.Join(args, " ")
-		return &Problem{Object: obj, Err: fmt.Errorf("`%s` exited 0 but did not report success (no \"Applying... Done!\"): %s", cmd, strings.TrimSpace(string(out))),
+		return &provision.Problem{Object: obj, Err: fmt.Errorf("`%s` exited 0 but did not report success (no \"Applying... Done!\"): %s", cmd, strings.TrimSpace(string(out))),
 			CauseText: fmt.Sprintf("%s did not say it wrote the configuration: the write may not have happened (an older or newer tool wording, or output cut short)", p.tool),
 			FixText:   fmt.Sprintf("check Next Boot with `%s -e -d %s q`, and rerun `%s` by hand if the values are not there", p.tool, bdf, cmd)}
 	}

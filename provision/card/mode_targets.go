@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"rig/internal/host"
 	"rig/mlxconfig"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -83,7 +84,7 @@ func scanModes(ctx context.Context, h *host.Host, bdfs []string) (modeScan, erro
 		if len(sc.unknown) > 0 {
 			found = "; found only " + strings.Join(sc.skippedNotes(), ", ")
 		}
-		return modeScan{}, &Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s (no PCI function 0 with vendor 0x15b3 and device 0xa2d6/0xa2dc)%s", h.Path("/sys/bus/pci/devices"), found),
+		return modeScan{}, &provision.Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s (no PCI function 0 with vendor 0x15b3 and device 0xa2d6/0xa2dc)%s", h.Path("/sys/bus/pci/devices"), found),
 			CauseText: "the card is absent, not enumerated on PCI, or this is not the host it is plugged into",
 			FixText:   "check `lspci -d 15b3:`; name the device by PCI address in the playbook's mode.devices"}
 	}
@@ -96,7 +97,7 @@ func namedModeTargets(h *host.Host, inv *smartnic.Inventory, bdfs []string) (mod
 	for _, bdf := range bdfs {
 		f, ok := inv.Function(bdf)
 		if !ok && !h.Exists("/sys/bus/pci/devices/"+bdf) {
-			return modeScan{}, &Problem{Object: "mode: " + bdf, Err: errors.New("PCI device not present"),
+			return modeScan{}, &provision.Problem{Object: "mode: " + bdf, Err: errors.New("PCI device not present"),
 				CauseText: "wrong PCI address in mode.devices, or the card is not enumerated",
 				FixText:   "check `lspci -d 15b3:` and fix mode.devices (or use auto)"}
 		}
@@ -113,7 +114,7 @@ func namedModeTargets(h *host.Host, inv *smartnic.Inventory, bdfs []string) (mod
 			}
 		}
 		if gen == "" {
-			return modeScan{}, &Problem{Object: "mode: " + bdf, Err: fmt.Errorf("not a BlueField-2/-3 PF (%s)", what),
+			return modeScan{}, &provision.Problem{Object: "mode: " + bdf, Err: fmt.Errorf("not a BlueField-2/-3 PF (%s)", what),
 				CauseText: "DPU mode exists only on BlueField-2 (15b3:a2d6) and BlueField-3 (15b3:a2dc)",
 				FixText:   "remove the device from mode.devices"}
 		}
@@ -137,7 +138,7 @@ func modeTargets(ctx context.Context, h *host.Host, bdfs []string, want mlxconfi
 	}
 	skipped := sc.skippedNotes()
 	if len(sc.targets) == 0 {
-		return nil, nil, &Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s; found only %s", h.Path("/sys/bus/pci/devices"), strings.Join(skipped, ", ")),
+		return nil, nil, &provision.Problem{Object: "mode", Err: fmt.Errorf("no BlueField found under %s; found only %s", h.Path("/sys/bus/pci/devices"), strings.Join(skipped, ", ")),
 			CauseText: "rig knows the mode parameters of BlueField-2 and BlueField-3 only",
 			FixText:   "remove the mode section from the playbook, or set the mode with the vendor's tools"}
 	}
@@ -149,7 +150,7 @@ func modeTargets(ctx context.Context, h *host.Host, bdfs []string, want mlxconfi
 
 // connectXModeProblem refuses a mode section (or mode.devices entry) for
 // ConnectX cards, naming the field, the cards and the fix.
-func connectXModeProblem(want mlxconfig.DPUMode, cx []modeTarget, named bool) *Problem {
+func connectXModeProblem(want mlxconfig.DPUMode, cx []modeTarget, named bool) *provision.Problem {
 	var cards []string
 	for _, c := range cx {
 		cards = append(cards, fmt.Sprintf("%s (%s)", c.BDF, c.Model))
@@ -160,7 +161,7 @@ func connectXModeProblem(want mlxconfig.DPUMode, cx []modeTarget, named bool) *P
 		field, fix = "mode.devices", "remove the ConnectX from mode.devices (or the mode section, if the host has no BlueField)"
 		msg = fmt.Sprintf("%s: a ConnectX has no DPU mode", strings.Join(cards, ", "))
 	}
-	return &Problem{Object: field, Err: errors.New(msg),
+	return &provision.Problem{Object: field, Err: errors.New(msg),
 		CauseText: "the playbook's mode section asks for a BlueField operation mode (dpu, nic, separated); only BlueField-2 (15b3:a2d6) and BlueField-3 (15b3:a2dc) have one",
 		FixText:   fix}
 }

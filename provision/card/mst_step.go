@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"rig/internal/host"
 	"rig/playbooks"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -29,7 +30,7 @@ type mstStep struct {
 }
 
 // NewMSTStep builds the mst step.
-func NewMSTStep(env *Env, spec *playbooks.MSTSpec) (Step, error) {
+func NewMSTStep(env *provision.Env, spec *playbooks.MSTSpec) (provision.Step, error) {
 	return &mstStep{h: env.Host, spec: spec, fixture: env.FixtureRoot}, nil
 }
 
@@ -80,7 +81,7 @@ func (s *mstStep) state(ctx context.Context) (mstState, error) {
 	hasMlxconfig := s.installed(ctx, "mlxconfig")
 	st.mft = s.installed(ctx, "mst")
 	if !hasMstconfig && !hasMlxconfig {
-		return st, &Problem{Object: "mst",
+		return st, &provision.Problem{Object: "mst",
 			Err:       errors.New("neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed"),
 			CauseText: "no firmware configuration tool on this host: the mode step and `rig mode` need one",
 			FixText:   "install the Debian package mstflint (`apt-get install mstflint`: mstconfig, mstflint, mstfwreset), or NVIDIA MFT for mlxconfig"}
@@ -95,7 +96,7 @@ func (s *mstStep) state(ctx context.Context) (mstState, error) {
 		}
 	}
 	if len(st.devices) < s.spec.MinDevices {
-		return st, &Problem{Object: "mst",
+		return st, &provision.Problem{Object: "mst",
 			Err:       fmt.Errorf("found %d Mellanox NIC functions under %s, playbook wants at least %d", len(st.devices), s.h.Path("/sys/bus/pci/devices"), s.spec.MinDevices),
 			CauseText: "the card is not enumerated on PCI (seating, slot power, BIOS), or mlx5_core is not bound",
 			FixText:   "check `lspci -d 15b3:` and `dmesg | grep mlx5`"}
@@ -108,12 +109,12 @@ func (s *mstStep) state(ctx context.Context) (mstState, error) {
 	return st, nil
 }
 
-func (s *mstStep) Check(ctx context.Context) (Plan, error) {
+func (s *mstStep) Check(ctx context.Context) (provision.Plan, error) {
 	st, err := s.state(ctx)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	var plan Plan
+	var plan provision.Plan
 	switch {
 	case !st.mft:
 		var devs []string
@@ -129,9 +130,9 @@ func (s *mstStep) Check(ctx context.Context) (Plan, error) {
 		for _, f := range st.devices {
 			want = append(want, "/dev/mst/"+f.MSTName)
 		}
-		plan.Add(s.start, Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
+		plan.Add(s.start, provision.Change{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: strings.Join(want, ",")})
 		if s.fixture != "" {
-			plan.Ops[0].Refused = RefuseLiveWrite("mst", s.fixture, "would load MFT's kernel modules and create /dev/mst on this machine", "")
+			plan.Ops[0].Refused = provision.RefuseLiveWrite("mst", s.fixture, "would load MFT's kernel modules and create /dev/mst on this machine", "")
 			plan.Notes = append(plan.Notes, "mst: under --root "+s.fixture+" `mst start` would load MFT's modules on this machine; apply refuses it")
 		}
 	case len(st.nodes) == 0:
@@ -162,7 +163,7 @@ func describeNodes(nodes []string, devs []smartnic.Function) string {
 // start runs `mst start` and makes sure it created device nodes.
 func (s *mstStep) start(ctx context.Context) error {
 	if _, err := s.h.Run(ctx, "mst", "start"); err != nil {
-		return &Problem{Object: "mst", Err: fmt.Errorf("mst start: %w", err),
+		return &provision.Problem{Object: "mst", Err: fmt.Errorf("mst start: %w", err),
 			CauseText: "MFT's kernel modules (mst_pci, mst_pciconf) did not load for this kernel, or no privilege",
 			FixText:   "run as root; check `mst status` and dmesg; reinstall MFT for this kernel — or remove MFT and use mstflint, which needs no mst start"}
 	}
@@ -171,7 +172,7 @@ func (s *mstStep) start(ctx context.Context) error {
 		return err
 	}
 	if len(nodes) == 0 {
-		return &Problem{Object: "mst", Err: errors.New("`mst start` succeeded but created no /dev/mst devices"),
+		return &provision.Problem{Object: "mst", Err: errors.New("`mst start` succeeded but created no /dev/mst devices"),
 			CauseText: "MFT did not recognise the device (too old an MFT for this card) or the driver set failed to load",
 			FixText:   "check `mst status -v`; try `mst start --with_unknown`; mstflint tools can address the device by PCI BDF instead"}
 	}

@@ -1,18 +1,17 @@
-package provision
+package card
 
 import (
 	"rig/internal/host"
 )
 
 // Hooks for firmware_mode_test.go, an external test (package
-// provision_test): it builds the step list of provision/steps, which
+// card_test): it builds the step list of provision/steps, which
 // imports this package.
 
 var (
 	NewModeRig              = newModeRig
 	NewFirmwareStepWithMode = newFirmwareStep
 	CallStrings             = callStrings
-	RunStep                 = runStep
 )
 
 // Host is the rig's host seam.

@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"rig/mlxconfig"
+	"rig/provision"
 )
 
 // A playbook with both a mode and a firmware section: each parameter is
@@ -46,7 +47,7 @@ func (s *firmwareStep) modeOwned(ctx context.Context) (modeClaim, error) {
 		}
 	}
 	sc, err := scanModes(ctx, s.fw.h, bdfs)
-	if _, ok := AsProblem(err); ok {
+	if _, ok := provision.AsProblem(err); ok {
 		return modeClaim{}, nil
 	}
 	if err != nil {
@@ -85,7 +86,7 @@ func leaveToMode(bdf string, want map[string]string, claim modeClaim) (map[strin
 			continue
 		}
 		if got, err := mlxconfig.ParseSetValue(n, v); err != nil || got != mv {
-			return nil, nil, &Problem{Object: "firmware " + bdf,
+			return nil, nil, &provision.Problem{Object: "firmware " + bdf,
 				Err:     fmt.Errorf("%s=%s conflicts with mode.want: %s, which sets %s to %s on this BlueField; the firmware step writes nothing", n, v, claim.mode, n, mlxconfig.FormatValue(n, mv)),
 				FixText: fmt.Sprintf("remove %s from the firmware section (the mode section sets it), or change mode.want", n)}
 		}

@@ -1,4 +1,4 @@
-package provision
+package card
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"rig/internal/testutil/fakeexec"
 	"rig/lab/fwsim"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // mstHost: a fixture copy plus a fake exec where the listed tools exist.
@@ -20,7 +22,7 @@ import (
 // regular files named like MFT's) for the names given.
 func mstHost(t *testing.T, fixture string, tools []string, startCreates []string) (*host.Host, *fakeexec.Recorder) {
 	t.Helper()
-	root := copyHostRoot(t, fixture)
+	root := steptest.CopyHostRoot(t, fixture)
 	have := map[string]bool{}
 	for _, x := range tools {
 		have[x] = true
@@ -59,12 +61,12 @@ func writesOf(calls []string) []string {
 
 func TestMSTStartApplyTwice(t *testing.T) {
 	h, rec := mstHost(t, "bf2-host", []string{"mst", "mlxconfig"}, []string{"mt41686_pciconf0", "mt41686_pciconf0.1"})
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 1})
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{MinDevices: 1})
 	plan, err := st.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Change{{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: "/dev/mst/mt41686_pciconf0,/dev/mst/mt41686_pciconf0.1"}}
+	want := []provision.Change{{Object: "mst", Action: "mst start", From: "/dev/mst empty", To: "/dev/mst/mt41686_pciconf0,/dev/mst/mt41686_pciconf0.1"}}
 	if !reflect.DeepEqual(plan.Changes(), want) {
 		t.Errorf("plan %+v", plan.Changes())
 	}
@@ -73,8 +75,8 @@ func TestMSTStartApplyTwice(t *testing.T) {
 		t.Errorf("check ran %q, want only the read-only probes %q", c, wantProbes)
 	}
 	rec.Reset()
-	r := runStepOnce(t, st, RunApply)
-	if r.Status != StatusChanged {
+	r := steptest.RunStepOnce(t, st, provision.RunApply)
+	if r.Status != provision.StatusChanged {
 		t.Fatalf("first apply: %s %s", r.Status, r.Error)
 	}
 	if w := writesOf(rec.Lines()); !reflect.DeepEqual(w, []string{"mst start"}) {
@@ -84,8 +86,8 @@ func TestMSTStartApplyTwice(t *testing.T) {
 		t.Errorf("notes %q", r.Notes)
 	}
 	rec.Reset()
-	r = runStepOnce(t, st, RunApply)
-	if r.Status != StatusOK || len(r.Changes) != 0 {
+	r = steptest.RunStepOnce(t, st, provision.RunApply)
+	if r.Status != provision.StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
 	if w := writesOf(rec.Lines()); len(w) != 0 {
@@ -96,10 +98,10 @@ func TestMSTStartApplyTwice(t *testing.T) {
 // mstflint only (Debian): no mst start, a note that tools use the BDF.
 func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 	h, rec := mstHost(t, "bf2-dpu-arm", []string{"mstconfig"}, nil)
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{})
 	for i := 0; i < 2; i++ {
-		r := runStepOnce(t, st, RunApply)
-		if r.Status != StatusOK || len(r.Changes) != 0 {
+		r := steptest.RunStepOnce(t, st, provision.RunApply)
+		if r.Status != provision.StatusOK || len(r.Changes) != 0 {
 			t.Fatalf("apply %d: %s %v %s", i, r.Status, r.Changes, r.Error)
 		}
 		want := "NVIDIA MFT (mst) not installed: mstflint tools address devices by PCI BDF and need no `mst start`; devices: " +
@@ -115,9 +117,9 @@ func TestMSTMstflintOnlyApplyTwice(t *testing.T) {
 
 func TestMSTNoTools(t *testing.T) {
 	h, rec := mstHost(t, "bf2-host", []string{"mst"}, nil) // MFT's mst alone is not enough
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, RunApply)
-	if r.Status != StatusFailed || !strings.Contains(r.Error, "neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed") ||
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{})
+	r := steptest.RunStepOnce(t, st, provision.RunApply)
+	if r.Status != provision.StatusFailed || !strings.Contains(r.Error, "neither mstconfig (mstflint) nor mlxconfig (NVIDIA MFT) is installed") ||
 		!strings.Contains(r.Fix, "Debian package mstflint") || !strings.Contains(r.Fix, "apt-get install mstflint") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
 	}
@@ -135,17 +137,17 @@ func TestMSTProbeFailureIsNotAbsence(t *testing.T) {
 		}
 		return nil, nil, false
 	}
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
-	if r := runStepOnce(t, st, RunPlan); r.Status != StatusOK {
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{})
+	if r := steptest.RunStepOnce(t, st, provision.RunPlan); r.Status != provision.StatusOK {
 		t.Errorf("%s %s", r.Status, r.Error)
 	}
 }
 
 func TestMSTStartCreatesNothing(t *testing.T) {
 	h, _ := mstHost(t, "bf2-host", []string{"mst", "mstconfig"}, nil)
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, RunApply)
-	if r.Status != StatusFailed || !strings.Contains(r.Error, "created no /dev/mst devices") || !strings.Contains(r.Fix, "--with_unknown") {
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{})
+	r := steptest.RunStepOnce(t, st, provision.RunApply)
+	if r.Status != provision.StatusFailed || !strings.Contains(r.Error, "created no /dev/mst devices") || !strings.Contains(r.Fix, "--with_unknown") {
 		t.Errorf("%s: %s / %s", r.Status, r.Error, r.Fix)
 	}
 }
@@ -153,17 +155,17 @@ func TestMSTStartCreatesNothing(t *testing.T) {
 func TestMSTStartDisabledAndMinDevices(t *testing.T) {
 	h, rec := mstHost(t, "cx6dx-host", []string{"mst", "mlxconfig"}, nil)
 	no := false
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{Start: &no})
-	r := runStepOnce(t, st, RunApply)
-	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "mst.start is false") {
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{Start: &no})
+	r := steptest.RunStepOnce(t, st, provision.RunApply)
+	if r.Status != provision.StatusOK || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "mst.start is false") {
 		t.Errorf("%s %q", r.Status, r.Notes)
 	}
 	if w := writesOf(rec.Lines()); len(w) != 0 {
 		t.Errorf("wrote %q", w)
 	}
-	st, _ = NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{MinDevices: 3})
-	r = runStepOnce(t, st, RunPlan)
-	if r.Status != StatusFailed || !strings.Contains(r.Error, "found 2 Mellanox NIC functions") {
+	st, _ = NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{MinDevices: 3})
+	r = steptest.RunStepOnce(t, st, provision.RunPlan)
+	if r.Status != provision.StatusFailed || !strings.Contains(r.Error, "found 2 Mellanox NIC functions") {
 		t.Errorf("%s %s", r.Status, r.Error)
 	}
 	if errs := (&playbooks.MSTSpec{MinDevices: -1}).Validate(); len(errs) != 1 {
@@ -185,9 +187,9 @@ func TestMSTWithFirmwareSimulator(t *testing.T) {
 		}
 		return out, err
 	}
-	st, _ := NewMSTStep(&Env{Host: h}, &playbooks.MSTSpec{})
-	r := runStepOnce(t, st, RunPlan)
-	if r.Status != StatusOK || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "NVIDIA MFT (mst) not installed") {
+	st, _ := NewMSTStep(&provision.Env{Host: h}, &playbooks.MSTSpec{})
+	r := steptest.RunStepOnce(t, st, provision.RunPlan)
+	if r.Status != provision.StatusOK || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "NVIDIA MFT (mst) not installed") {
 		t.Fatalf("%s %s %q", r.Status, r.Error, r.Notes)
 	}
 	want := map[string]string{"mstconfig -v": fwsim.VersionLine + "\n", "mlxconfig -v": fwsim.VersionLine + "\n"}
