@@ -11,8 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/internal/testutil"
-	"rig/internal/testutil/hugetest"
-	"rig/playbooks"
 )
 
 // TestLoadStateRefusesUntrustedFile: the state file must be a regular file
@@ -98,29 +96,6 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 	testutil.PlantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
 	if st, err := LoadState(StateStore{Path: p}); err != nil || len(st.Bound) != 1 {
 		t.Fatalf("sticky directory: %+v %v", st, err)
-	}
-}
-
-// TestDownRefusesAFIFOStateFile: rig down with a FIFO for its state file
-// fails at once, naming it, and runs no step.
-func TestDownRefusesAFIFOStateFile(t *testing.T) {
-	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
-	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}})
-	if err := os.MkdirAll(filepath.Dir(s.state.Path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(s.state.Path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan StepResult, 1)
-	go func() { done <- runOne(t, s.Down(DownOptions{}), RunApply) }()
-	select {
-	case res := <-done:
-		if res.Status != StatusFailed || !errors.Is(res.Err, ErrStateUntrusted) || !strings.Contains(res.Error, "it is a named pipe") || len(k.Writes) != 0 {
-			t.Fatalf("%s %s writes %q", res.Status, res.Error, k.Writes)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("rig down hangs on a FIFO state file")
 	}
 }
 

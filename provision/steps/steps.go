@@ -6,6 +6,7 @@ import (
 	"rig/provision/card"
 	"rig/provision/check"
 	"rig/provision/ovsstep"
+	"rig/provision/system"
 )
 
 // Env is what the step list builds its steps with: the engine's Env,
@@ -53,15 +54,15 @@ func Steps() []StepDef {
 		{"firmware", "any firmware (NV) parameter per device (mlxconfig names and values), next boot; exit 3 until a power cycle",
 			whole(card.BuildFirmware)},
 		{"kernel", "kernel boot parameters (GRUB drop-in, live after a reboot) and sysctls (persisted and live)",
-			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, provision.NewKernelStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.KernelSpec { return pb.Kernel }, system.NewKernelStep)},
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
-			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, provision.NewRDMAStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, system.NewRDMAStep)},
 		{"sriov", "create VFs per PF (sriov_numvfs) and set the eSwitch mode (devlink); VFs and representors verified",
-			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, provision.NewSRIOVStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, system.NewSRIOVStep)},
 		{"bind", "bind PCI functions (by address or netdev) to vfio-pci/uio_pci_generic for DPDK; mlx5 stays on mlx5_core",
-			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, provision.NewBindStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, system.NewBindStep)},
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
-			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, provision.NewHugepagesStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, system.NewHugepagesStep)},
 		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",
 			section(func(pb *playbooks.Playbook) *playbooks.OVSSpec { return pb.OVS }, ovsstep.NewOVSStep)},
 		{"check", "send rig's traffic through the OvS bridge; report Mpps, loss (and where), latency; pass/fail per threshold", buildCheck},

@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"rig/internal/host"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // sriovKernel plays the kernel's part for PF 0000:3b:00.0 of a copy of the
@@ -166,7 +168,7 @@ func (k *sriovKernel) Delete() {}
 func sriovStepFor(t *testing.T, k *sriovKernel, pfs []playbooks.SRIOVPF, fixture string) *sriovStep {
 	t.Helper()
 	h := &host.Host{Root: k.root}
-	st, err := NewSRIOVStep(&Env{Host: h, FixtureRoot: fixture}, &playbooks.SRIOVSpec{PFs: pfs})
+	st, err := NewSRIOVStep(&provision.Env{Host: h, FixtureRoot: fixture}, &playbooks.SRIOVSpec{PFs: pfs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +184,10 @@ func sriovStepFor(t *testing.T, k *sriovKernel, pfs []playbooks.SRIOVPF, fixture
 // go (numvfs 0), the mode changes, 4 VFs come back with representors; the
 // second apply writes nothing and sets nothing.
 func TestSRIOVSwitchdevApplyTwice(t *testing.T) {
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy"}
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(4), Eswitch: "switchdev"}}
-	res := runStep(t, sriovStepFor(t, k, pfs, ""))
-	if res.Status != StatusChanged {
+	res := steptest.RunStep(t, sriovStepFor(t, k, pfs, ""))
+	if res.Status != provision.StatusChanged {
 		t.Fatalf("first apply: %s %s", res.Status, res.Error)
 	}
 	p := "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs"
@@ -196,8 +198,8 @@ func TestSRIOVSwitchdevApplyTwice(t *testing.T) {
 		t.Fatalf("devlink sets %q", k.sets)
 	}
 	k.writes, k.sets = nil, nil
-	res = runStep(t, sriovStepFor(t, k, pfs, ""))
-	if res.Status != StatusOK || len(k.writes) != 0 || len(k.sets) != 0 {
+	res = steptest.RunStep(t, sriovStepFor(t, k, pfs, ""))
+	if res.Status != provision.StatusOK || len(k.writes) != 0 || len(k.sets) != 0 {
 		t.Fatalf("second apply: %s %v writes %q sets %q %s", res.Status, res.Changes, k.writes, k.sets, res.Error)
 	}
 	want := "sriov 0000:3b:00.0 (enp59s0f0np0): 4 of 8 VFs, eswitch switchdev (devlink), representors enp59s0f0npf0vf0 enp59s0f0npf0vf1 enp59s0f0npf0vf2 enp59s0f0npf0vf3"
@@ -209,9 +211,9 @@ func TestSRIOVSwitchdevApplyTwice(t *testing.T) {
 // TestSRIOVCountThroughZero: a count change writes 0 first (the kernel
 // refuses a non-zero to non-zero change with EBUSY).
 func TestSRIOVCountThroughZero(t *testing.T) {
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy"}
 	pfs := []playbooks.SRIOVPF{{PF: "0000:3b:00.0", NumVFs: intp(3)}}
-	if res := runStep(t, sriovStepFor(t, k, pfs, "")); res.Status != StatusChanged {
+	if res := steptest.RunStep(t, sriovStepFor(t, k, pfs, "")); res.Status != provision.StatusChanged {
 		t.Fatalf("%s %s", res.Status, res.Error)
 	}
 	p := "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs"
@@ -219,7 +221,7 @@ func TestSRIOVCountThroughZero(t *testing.T) {
 		t.Fatalf("writes %q", k.writes)
 	}
 	k.writes = nil
-	if res := runStep(t, sriovStepFor(t, k, pfs, "")); res.Status != StatusOK || len(k.writes) != 0 {
+	if res := steptest.RunStep(t, sriovStepFor(t, k, pfs, "")); res.Status != provision.StatusOK || len(k.writes) != 0 {
 		t.Fatalf("second: %s writes %q", res.Status, k.writes)
 	}
 }
@@ -235,9 +237,9 @@ func TestSRIOVRefusals(t *testing.T) {
 		{playbooks.SRIOVPF{PF: "0000:3b:00.2", NumVFs: intp(1)}, "no sriov_totalvfs"},
 		{playbooks.SRIOVPF{PF: "ens9", NumVFs: intp(1)}, "no PF ens9"},
 	} {
-		k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
-		res := runStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{tc.pf}, ""))
-		if res.Status != StatusFailed || !strings.Contains(res.Error, tc.want) || len(k.writes) != 0 || len(k.sets) != 0 {
+		k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy"}
+		res := steptest.RunStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{tc.pf}, ""))
+		if res.Status != provision.StatusFailed || !strings.Contains(res.Error, tc.want) || len(k.writes) != 0 || len(k.sets) != 0 {
 			t.Errorf("%+v: %s %q writes %q, want %q", tc.pf, res.Status, res.Error, k.writes, tc.want)
 		}
 	}
@@ -246,9 +248,9 @@ func TestSRIOVRefusals(t *testing.T) {
 // TestSRIOVMissingRepresentors: VFs made in legacy mode before someone
 // switched to switchdev have no representors: verify says so and how.
 func TestSRIOVMissingRepresentors(t *testing.T) {
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "switchdev"}
-	res := runStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{{PF: "enp59s0f0np0", Eswitch: "switchdev"}}, ""))
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "switchdev with 2 VFs but 0 VF representors") || !strings.Contains(res.Error, "after 10s") {
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "switchdev"}
+	res := steptest.RunStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{{PF: "enp59s0f0np0", Eswitch: "switchdev"}}, ""))
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "switchdev with 2 VFs but 0 VF representors") || !strings.Contains(res.Error, "after 10s") {
 		t.Fatalf("%s %q", res.Status, res.Error)
 	}
 	if k.slept != sriovSettle {
@@ -262,7 +264,7 @@ func TestSRIOVMissingRepresentors(t *testing.T) {
 // the plan says so, the writes are exact (VFs removed, mode, VFs back);
 // the second apply writes nothing. Another devlink error is no fallback.
 func TestSRIOVCompatFallback(t *testing.T) {
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy", devlinkErr: fmt.Errorf("devlink: %w", syscall.ENODEV)}
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy", devlinkErr: fmt.Errorf("devlink: %w", syscall.ENODEV)}
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(3), Eswitch: "switchdev"}}
 	s := sriovStepFor(t, k, pfs, "")
 	plan, err := s.Check(context.Background())
@@ -272,20 +274,20 @@ func TestSRIOVCompatFallback(t *testing.T) {
 	if ch := fmt.Sprint(plan.Changes()); !strings.Contains(ch, "eswitch mode (compat/devlink/mode of enp59s0f0np0: devlink has no pci/0000:3b:00.0) legacy -> switchdev") {
 		t.Fatalf("changes %s", ch)
 	}
-	res := runStep(t, s)
+	res := steptest.RunStep(t, s)
 	p := "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs"
-	if want := []string{p + " <- 0", sriovCompatMode + " <- switchdev", p + " <- 3"}; res.Status != StatusChanged || !reflect.DeepEqual(k.writes, want) || len(k.sets) != 0 {
+	if want := []string{p + " <- 0", sriovCompatMode + " <- switchdev", p + " <- 3"}; res.Status != provision.StatusChanged || !reflect.DeepEqual(k.writes, want) || len(k.sets) != 0 {
 		t.Fatalf("%s %s: writes %q, want %q; devlink sets %q", res.Status, res.Error, k.writes, want, k.sets)
 	}
 	k.writes = nil
-	res = runStep(t, sriovStepFor(t, k, pfs, ""))
+	res = steptest.RunStep(t, sriovStepFor(t, k, pfs, ""))
 	want := "sriov 0000:3b:00.0 (enp59s0f0np0): 3 of 8 VFs, eswitch switchdev (compat/devlink/mode), representors enp59s0f0npf0vf0 enp59s0f0npf0vf1 enp59s0f0npf0vf2"
-	if res.Status != StatusOK || len(k.writes) != 0 || !reflect.DeepEqual(res.Notes, []string{want}) {
+	if res.Status != provision.StatusOK || len(k.writes) != 0 || !reflect.DeepEqual(res.Notes, []string{want}) {
 		t.Fatalf("second apply: %s writes %q notes %q %s", res.Status, k.writes, res.Notes, res.Error)
 	}
 	k.devlinkErr = fmt.Errorf("devlink: %w", syscall.EOPNOTSUPP)
-	res = runStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{{PF: "enp59s0f0np0", Eswitch: "legacy"}}, ""))
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "devlink dev pci/0000:3b:00.0: devlink: operation not supported") || len(k.writes) != 0 {
+	res = steptest.RunStep(t, sriovStepFor(t, k, []playbooks.SRIOVPF{{PF: "enp59s0f0np0", Eswitch: "legacy"}}, ""))
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "devlink dev pci/0000:3b:00.0: devlink: operation not supported") || len(k.writes) != 0 {
 		t.Fatalf("EOPNOTSUPP: %s %q writes %q", res.Status, res.Error, k.writes)
 	}
 }
@@ -294,14 +296,14 @@ func TestSRIOVCompatFallback(t *testing.T) {
 // write (udev) are waited for; ones that never come are named, with the fix.
 func TestSRIOVWaitsForVFNetdevs(t *testing.T) {
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(3)}}
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy", netdevsAfter: 5}
-	if res := runStep(t, sriovStepFor(t, k, pfs, "")); res.Status != StatusChanged || k.slept != 5*sriovPoll {
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy", netdevsAfter: 5}
+	if res := steptest.RunStep(t, sriovStepFor(t, k, pfs, "")); res.Status != provision.StatusChanged || k.slept != 5*sriovPoll {
 		t.Fatalf("late netdevs: %s %s, waited %s", res.Status, res.Error, k.slept)
 	}
-	k = &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy", netdevsAfter: -1}
-	res := runStep(t, sriovStepFor(t, k, pfs, ""))
+	k = &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy", netdevsAfter: -1}
+	res := steptest.RunStep(t, sriovStepFor(t, k, pfs, ""))
 	want := "after 10s these are missing: the netdev of VF 0000:3b:00.2 (virtfn0); the netdev of VF 0000:3b:00.3 (virtfn1); the netdev of VF 0000:3b:00.4 (virtfn2)"
-	if res.Status != StatusFailed || !strings.Contains(res.Error, want) || !strings.Contains(res.Fix, "see dmesg") {
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, want) || !strings.Contains(res.Fix, "see dmesg") {
 		t.Errorf("no netdevs: %s %q fix %q, want %q", res.Status, res.Error, res.Fix, want)
 	}
 }
@@ -309,9 +311,9 @@ func TestSRIOVWaitsForVFNetdevs(t *testing.T) {
 // TestSRIOVFixtureRoot: under --root the mode is read from the fixture's
 // compat/devlink/mode (bf2-dpu-arm: switchdev) and a change is refused.
 func TestSRIOVFixtureRoot(t *testing.T) {
-	root := copyHostRoot(t, "bf2-dpu-arm")
+	root := steptest.CopyHostRoot(t, "bf2-dpu-arm")
 	h := &host.Host{Root: root}
-	st, err := NewSRIOVStep(&Env{Host: h, FixtureRoot: root}, &playbooks.SRIOVSpec{PFs: []playbooks.SRIOVPF{{PF: "p0", Eswitch: "legacy"}}})
+	st, err := NewSRIOVStep(&provision.Env{Host: h, FixtureRoot: root}, &playbooks.SRIOVSpec{PFs: []playbooks.SRIOVPF{{PF: "p0", Eswitch: "legacy"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,14 +334,14 @@ func TestSRIOVFixtureRoot(t *testing.T) {
 // removed, mode set back, VFs made again) and forgets the record; a second
 // down writes and sets nothing.
 func TestSRIOVDown(t *testing.T) {
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy"}
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(4), Eswitch: "switchdev"}}
-	if res := runStep(t, sriovStepFor(t, k, pfs, "")); res.Status != StatusChanged {
+	if res := steptest.RunStep(t, sriovStepFor(t, k, pfs, "")); res.Status != provision.StatusChanged {
 		t.Fatalf("up: %s %s", res.Status, res.Error)
 	}
 	k.writes, k.sets = nil, nil
-	res := runStep(t, sriovStepFor(t, k, pfs, "").Down(DownOptions{}))
-	if res.Status != StatusChanged {
+	res := steptest.RunStep(t, sriovStepFor(t, k, pfs, "").Down(provision.DownOptions{}))
+	if res.Status != provision.StatusChanged {
 		t.Fatalf("down: %s %s", res.Status, res.Error)
 	}
 	p := "/sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs"
@@ -350,8 +352,8 @@ func TestSRIOVDown(t *testing.T) {
 		t.Fatalf("mode %s numvfs %d", k.mode, k.numvfs())
 	}
 	k.writes, k.sets = nil, nil
-	res = runStep(t, sriovStepFor(t, k, pfs, "").Down(DownOptions{}))
-	if res.Status != StatusOK || len(k.writes)+len(k.sets) != 0 {
+	res = steptest.RunStep(t, sriovStepFor(t, k, pfs, "").Down(provision.DownOptions{}))
+	if res.Status != provision.StatusOK || len(k.writes)+len(k.sets) != 0 {
 		t.Fatalf("second down: %s %q %q %v", res.Status, k.writes, k.sets, res.Changes)
 	}
 }

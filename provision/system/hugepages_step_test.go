@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 func intp(n int) *int { return &n }
@@ -24,13 +25,13 @@ func hpStep(t *testing.T, k *hugetest.FakeKernel, spec *playbooks.HugepagesSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.state = (&Env{Host: host.New(k.Root)}).State() // the fake kernel tree's own file
+	s.state = (&provision.Env{Host: host.New(k.Root)}).State() // the fake kernel tree's own file
 	return s
 }
 
-func runOne(t *testing.T, s Step, mode RunMode) StepResult {
+func runOne(t *testing.T, s provision.Step, mode provision.RunMode) provision.StepResult {
 	t.Helper()
-	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), mode, Selection{})
+	rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), mode, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,15 +51,15 @@ func TestHugepagesPlanApplyTwice(t *testing.T) {
 	s := hpStep(t, k, spec)
 
 	// plan: exact changes, no write
-	res := runOne(t, s, RunPlan)
-	want := []Change{
+	res := runOne(t, s, provision.RunPlan)
+	want := []provision.Change{
 		{Object: "hugepages node0 2048kB", Action: "set nr_hugepages", From: "0", To: "512"},
 		{Object: "hugepages node1 2048kB", Action: "set nr_hugepages", From: "0", To: "256"},
 		{Object: "hugepages 1048576kB", Action: "set nr_hugepages", From: "0", To: "2"},
 		{Object: "hugetlbfs /dev/hugepages", Action: "mount hugetlbfs", To: "pagesize=2M"},
 		{Object: "hugetlbfs /mnt/huge1G", Action: "mount hugetlbfs", To: "pagesize=1G"},
 	}
-	if res.Status != StatusWouldChange || !reflect.DeepEqual(res.Changes, want) {
+	if res.Status != provision.StatusWouldChange || !reflect.DeepEqual(res.Changes, want) {
 		t.Fatalf("plan: %s %+v", res.Status, res.Changes)
 	}
 	if len(k.Writes) != 0 {
@@ -66,8 +67,8 @@ func TestHugepagesPlanApplyTwice(t *testing.T) {
 	}
 
 	// apply: the writes, in order, then verified
-	res = runOne(t, s, RunApply)
-	if res.Status != StatusChanged || res.Error != "" {
+	res = runOne(t, s, provision.RunApply)
+	if res.Status != provision.StatusChanged || res.Error != "" {
 		t.Fatalf("apply: %+v", res)
 	}
 	wantWrites := []string{
@@ -86,8 +87,8 @@ func TestHugepagesPlanApplyTwice(t *testing.T) {
 
 	// apply twice: nothing changes, nothing is written
 	k.ResetWrites()
-	res = runOne(t, s, RunApply)
-	if res.Status != StatusOK || len(res.Changes) != 0 {
+	res = runOne(t, s, provision.RunApply)
+	if res.Status != provision.StatusOK || len(res.Changes) != 0 {
 		t.Fatalf("second apply: %+v", res)
 	}
 	if len(k.Writes) != 0 {
@@ -102,8 +103,8 @@ func TestHugepagesPartialGrantRollsBack(t *testing.T) {
 	k := hugetest.NewFakeKernel(t, 2048, []int64{2048, 1 << 20}, []int{0})
 	k.Capacity[1<<20] = 1
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "1G", Count: 4, Node: intp(0)}}})
-	res := runOne(t, s, RunApply)
-	if res.Status != StatusFailed {
+	res := runOne(t, s, provision.RunApply)
+	if res.Status != provision.StatusFailed {
 		t.Fatalf("want failed, got %+v", res)
 	}
 	for _, sub := range []string{"node0 1048576kB", "kernel granted 1 of 4", "restored the previous 0"} {
@@ -136,8 +137,8 @@ func TestHugepagesProblems(t *testing.T) {
 			[]string{"hugepages node3 2048kB", "NUMA node 3 has no hugepage pools (nodes: [0])"}},
 	}
 	for _, c := range cases {
-		res := runOne(t, hpStep(t, k, c.spec), RunPlan)
-		if res.Status != StatusFailed {
+		res := runOne(t, hpStep(t, k, c.spec), provision.RunPlan)
+		if res.Status != provision.StatusFailed {
 			t.Errorf("%s: status %s", c.name, res.Status)
 		}
 		for _, w := range c.want {
@@ -148,12 +149,12 @@ func TestHugepagesProblems(t *testing.T) {
 	}
 	// a hugetlbfs already mounted with another page size is a failure, not a remount
 	k.Put("/proc/mounts", "hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=1024M 0 0\ntmpfs /run/hp tmpfs rw 0 0\n")
-	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages", PageSize: "2M"}}}), RunApply)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "mounted with pagesize=1G, want 2M") || !strings.Contains(res.Fix, "umount /dev/hugepages") {
+	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages", PageSize: "2M"}}}), provision.RunApply)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "mounted with pagesize=1G, want 2M") || !strings.Contains(res.Fix, "umount /dev/hugepages") {
 		t.Fatalf("wrong page size mount: %+v", res)
 	}
-	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/run/hp"}}}), RunApply)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "/run/hp is already a tmpfs mount") {
+	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/run/hp"}}}), provision.RunApply)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "/run/hp is already a tmpfs mount") {
 		t.Fatalf("other fs: %+v", res)
 	}
 	if len(k.Writes) != 0 {
@@ -166,7 +167,7 @@ func TestHugepagesPersistApplyTwice(t *testing.T) {
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Persist: true,
 		Pages:  []playbooks.HugepageReservation{{Size: "2M", Count: 64}},
 		Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}})
-	res := runOne(t, s, RunPlan)
+	res := runOne(t, s, provision.RunPlan)
 	var objs []string
 	for _, c := range res.Changes {
 		objs = append(objs, c.Object)
@@ -176,7 +177,7 @@ func TestHugepagesPersistApplyTwice(t *testing.T) {
 	if !reflect.DeepEqual(objs, wantObjs) {
 		t.Fatalf("plan objects %q", objs)
 	}
-	if res := runOne(t, s, RunApply); res.Status != StatusChanged {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusChanged {
 		t.Fatalf("apply: %+v", res)
 	}
 	tmpf, _ := os.ReadFile(k.Path("/etc/tmpfiles.d/rig-hugepages.conf"))
@@ -187,19 +188,19 @@ func TestHugepagesPersistApplyTwice(t *testing.T) {
 		t.Fatalf("enable link: %q %v", l, err)
 	}
 	k.ResetWrites()
-	if res := runOne(t, s, RunApply); res.Status != StatusOK || len(k.Writes) != 0 {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusOK || len(k.Writes) != 0 {
 		t.Fatalf("second apply: %+v writes %q", res, k.Writes)
 	}
 	// an edited persist file is reported and rewritten
 	k.Put("/etc/tmpfiles.d/rig-hugepages.conf", "edited\n")
-	res = runOne(t, s, RunPlan)
+	res = runOne(t, s, provision.RunPlan)
 	if len(res.Changes) != 1 || res.Changes[0].Action != "rewrite (survives reboot)" {
 		t.Fatalf("edited file: %+v", res.Changes)
 	}
 	// applying that plan rewrites only that file: pools and mounts that
 	// already match are not written again
 	k.ResetWrites()
-	if res := runOne(t, s, RunApply); res.Status != StatusChanged {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusChanged {
 		t.Fatalf("apply after edit: %+v", res)
 	}
 	if want := []string{"create /etc/tmpfiles.d/rig-hugepages.conf"}; !reflect.DeepEqual(k.Writes, want) {
@@ -213,7 +214,7 @@ func TestHugepagesPlanChangesNothingOnFakeRoot(t *testing.T) {
 	before := snapshot(t, k.Root)
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Persist: true, Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}},
 		Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}})
-	if res := runOne(t, s, RunPlan); res.Status != StatusWouldChange || len(res.Changes) != 5 {
+	if res := runOne(t, s, provision.RunPlan); res.Status != provision.StatusWouldChange || len(res.Changes) != 5 {
 		t.Fatalf("plan: %s with %d changes, want would-change with 5 (pool, mount, 3 persist files)", res.Status, len(res.Changes))
 	}
 	if after := snapshot(t, k.Root); !reflect.DeepEqual(before, after) {
@@ -266,8 +267,8 @@ func TestHugepagesNeverShrinkUnlessExact(t *testing.T) {
 	// the embedded hugepages-2m playbook's 256 is a minimum: a 1024-page pool is left alone
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 256}}})
 	for i := 0; i < 2; i++ {
-		res := runOne(t, s, RunApply)
-		if res.Status != StatusOK || len(res.Changes) != 0 || len(k.Writes) != 0 {
+		res := runOne(t, s, provision.RunApply)
+		if res.Status != provision.StatusOK || len(res.Changes) != 0 || len(k.Writes) != 0 {
 			t.Fatalf("apply %d: %+v writes %q", i, res, k.Writes)
 		}
 		if !strings.Contains(strings.Join(res.Notes, "\n"), "2048kB: 1024 pages, at least the 256 wanted; left as is") {
@@ -279,8 +280,8 @@ func TestHugepagesNeverShrinkUnlessExact(t *testing.T) {
 	exact := func(n int) *HugepagesStep {
 		return hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: n, Exact: true}}})
 	}
-	res := runOne(t, exact(100), RunApply)
-	if res.Status != StatusFailed || len(k.Writes) != 0 {
+	res := runOne(t, exact(100), provision.RunApply)
+	if res.Status != provision.StatusFailed || len(k.Writes) != 0 {
 		t.Fatalf("shrink below in-use: %+v writes %q", res, k.Writes)
 	}
 	for _, w := range []string{"hugepages 2048kB: exact: true asks to shrink to 100 pages but 124 are in use (nr_hugepages 1024, free 900); rig never frees pages in use", "ask for at least 124 pages"} {
@@ -293,11 +294,11 @@ func TestHugepagesNeverShrinkUnlessExact(t *testing.T) {
 	}
 	// exact above the in-use count shrinks, and a second apply writes nothing
 	s = exact(256)
-	if res := runOne(t, s, RunApply); res.Status != StatusChanged || !reflect.DeepEqual(k.Writes, []string{globalNr2M + "=256"}) {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusChanged || !reflect.DeepEqual(k.Writes, []string{globalNr2M + "=256"}) {
 		t.Fatalf("exact shrink: %+v writes %q", res, k.Writes)
 	}
 	k.ResetWrites()
-	if res := runOne(t, s, RunApply); res.Status != StatusOK || len(k.Writes) != 0 {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusOK || len(k.Writes) != 0 {
 		t.Fatalf("exact second apply: %+v writes %q", res, k.Writes)
 	}
 }
@@ -315,9 +316,9 @@ func TestHugepagesCountAgainstMemTotal(t *testing.T) {
 		{"2M", math.MaxInt64, "hugepages 2048kB: count 9223372036854775807 x 2M overflows"},
 	}
 	for _, c := range cases {
-		for _, mode := range []RunMode{RunPlan, RunApply} {
+		for _, mode := range []provision.RunMode{provision.RunPlan, provision.RunApply} {
 			res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: c.size, Count: c.count}}}), mode)
-			if res.Status != StatusFailed || !strings.Contains(res.Error, c.want) {
+			if res.Status != provision.StatusFailed || !strings.Contains(res.Error, c.want) {
 				t.Errorf("%s x %d (%s): %+v", c.size, c.count, mode, res)
 			}
 		}
@@ -326,13 +327,13 @@ func TestHugepagesCountAgainstMemTotal(t *testing.T) {
 		t.Fatalf("refused counts wrote: %q", k.Writes)
 	}
 	// two pools that fit alone but not together
-	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8000}, {Size: "1G", Count: 20}}}), RunPlan)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "the pools asked for total 35.6 GiB, more than this machine's memory (MemTotal 23.4 GiB)") {
+	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8000}, {Size: "1G", Count: 20}}}), provision.RunPlan)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "the pools asked for total 35.6 GiB, more than this machine's memory (MemTotal 23.4 GiB)") {
 		t.Fatalf("sum: %+v", res)
 	}
 	// above MemAvailable but within MemTotal: planned, with a warning
-	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 11000}}}), RunPlan)
-	if res.Status != StatusWouldChange || !strings.Contains(strings.Join(res.Notes, "\n"), "WARNING: hugepages: growing the pools needs 21.5 GiB but only 19.1 GiB is available (MemAvailable)") {
+	res = runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 11000}}}), provision.RunPlan)
+	if res.Status != provision.StatusWouldChange || !strings.Contains(strings.Join(res.Notes, "\n"), "WARNING: hugepages: growing the pools needs 21.5 GiB but only 19.1 GiB is available (MemAvailable)") {
 		t.Fatalf("above MemAvailable: %+v", res)
 	}
 }
@@ -340,8 +341,8 @@ func TestHugepagesCountAgainstMemTotal(t *testing.T) {
 func TestHugepagesRefusesNonEmptyMountDir(t *testing.T) {
 	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, nil)
 	k.Put("/mnt/huge/keep.txt", "data\n")
-	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}}), RunPlan)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "hugetlbfs /mnt/huge: /mnt/huge is not empty (1 entries, e.g. keep.txt) and not a hugetlbfs mount") ||
+	res := runOne(t, hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}}), provision.RunPlan)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "hugetlbfs /mnt/huge: /mnt/huge is not empty (1 entries, e.g. keep.txt) and not a hugetlbfs mount") ||
 		!strings.Contains(res.Fix, "choose an empty or new directory") {
 		t.Fatalf("non-empty: %+v", res)
 	}
@@ -350,12 +351,12 @@ func TestHugepagesRefusesNonEmptyMountDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/empty"}}})
-	if res := runOne(t, s, RunApply); res.Status != StatusChanged {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusChanged {
 		t.Fatalf("empty dir: %+v", res)
 	}
 	k.Put("/mnt/empty/rtemap_0", "")
 	k.ResetWrites()
-	if res := runOne(t, s, RunApply); res.Status != StatusOK || len(k.Writes) != 0 {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusOK || len(k.Writes) != 0 {
 		t.Fatalf("mounted, with files: %+v writes %q", res, k.Writes)
 	}
 }
@@ -365,17 +366,17 @@ func TestHugepagesRefusesRealMountUnderFixtureRoot(t *testing.T) {
 	before := snapshot(t, k.Root)
 	spec := &playbooks.HugepagesSpec{Persist: true, Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}},
 		Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}}
-	s, err := NewHugepagesStep(&Env{Host: host.New(k.Root)}, spec)
+	s, err := NewHugepagesStep(&provision.Env{Host: host.New(k.Root)}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runOne(t, s, RunPlan)
-	if res.Status != StatusWouldChange || len(res.Changes) != 5 ||
+	res := runOne(t, s, provision.RunPlan)
+	if res.Status != provision.StatusWouldChange || len(res.Changes) != 5 ||
 		!strings.Contains(strings.Join(res.Notes, "\n"), "hugetlbfs /mnt/huge: under --root "+k.Root+" the mount would be a real mount on this machine; apply refuses it") {
 		t.Fatalf("plan: %+v", res)
 	}
-	res = runOne(t, s, RunApply)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "hugetlbfs /mnt/huge: refusing to mount hugetlbfs on this machine while reading the host from --root "+k.Root) ||
+	res = runOne(t, s, provision.RunApply)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "hugetlbfs /mnt/huge: refusing to mount hugetlbfs on this machine while reading the host from --root "+k.Root) ||
 		!strings.Contains(res.Error, "nothing was written") {
 		t.Fatalf("apply: %+v", res)
 	}
@@ -389,11 +390,11 @@ func TestHugepagesRefusesRealMountUnderFixtureRoot(t *testing.T) {
 		t.Fatalf("a real mount under the fixture root: %s", b)
 	}
 	// without mounts the fixture's sysfs is the only thing written
-	s, err = NewHugepagesStep(&Env{Host: host.New(k.Root)}, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 0}}})
+	s, err = NewHugepagesStep(&provision.Env{Host: host.New(k.Root)}, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := runOne(t, s, RunApply); res.Status != StatusOK {
+	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusOK {
 		t.Fatalf("no mount: %+v", res)
 	}
 }

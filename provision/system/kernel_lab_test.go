@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"os"
@@ -10,6 +10,8 @@ import (
 	"rig/internal/host"
 	"rig/internal/labinfo"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // inLab makes root look like the inside of lab "k" (its /run/rig/lab.json).
@@ -32,9 +34,9 @@ func TestKernelLabRefusesHostSysctls(t *testing.T) {
 	inLab(t, root)
 	rec := fakeUpdateGrub(t, root)
 	h := &host.Host{Root: root, Exec: rec.Exec}
-	rep := runKernel(t, h, kernelSpec(), Env{})
+	rep := runKernel(t, h, kernelSpec(), provision.Env{})
 	st := rep.Steps[0]
-	if st.Status != StatusFailed || st.Phase != PhaseCheck || !strings.Contains(st.Error, "refusing to set vm.swappiness inside lab k") ||
+	if st.Status != provision.StatusFailed || st.Phase != provision.PhaseCheck || !strings.Contains(st.Error, "refusing to set vm.swappiness inside lab k") ||
 		!strings.Contains(st.Error, "real host's kernel") || !strings.Contains(st.Fix, "--skip kernel") {
 		t.Fatalf("status %s phase %s error %q fix %q", st.Status, st.Phase, st.Error, st.Fix)
 	}
@@ -46,12 +48,12 @@ func TestKernelLabRefusesHostSysctls(t *testing.T) {
 	}
 	spec := kernelSpec()
 	spec.Sysctl = map[string]string{"net.ipv4.tcp_rmem": "4096 262144 16777216"}
-	if st := runKernel(t, h, spec, Env{}).Steps[0]; st.Status != StatusPendingReboot || readRoot(t, root, "proc/sys/net/ipv4/tcp_rmem") != "4096 262144 16777216\n" {
+	if st := runKernel(t, h, spec, provision.Env{}).Steps[0]; st.Status != provision.StatusPendingReboot || readRoot(t, root, "proc/sys/net/ipv4/tcp_rmem") != "4096 262144 16777216\n" {
 		t.Fatalf("net.* only: %s %q", st.Status, st.Error)
 	}
 	// a net key the lab's namespace lacks (global-only, like net.core.rmem_max)
 	spec.Sysctl = map[string]string{"net.core.rmem_max": "268435456"}
-	if st := runKernel(t, h, spec, Env{}).Steps[0]; st.Status != StatusFailed || !strings.Contains(st.Error, "no /proc/sys/net/core/rmem_max in lab k's network namespace") || !strings.Contains(st.Cause, "initial namespace") {
+	if st := runKernel(t, h, spec, provision.Env{}).Steps[0]; st.Status != provision.StatusFailed || !strings.Contains(st.Error, "no /proc/sys/net/core/rmem_max in lab k's network namespace") || !strings.Contains(st.Cause, "initial namespace") {
 		t.Fatalf("missing net key: %s %q %q", st.Status, st.Error, st.Cause)
 	}
 }
@@ -65,37 +67,37 @@ func TestKernelDownPendingUntilReboot(t *testing.T) {
 	rec := fakeUpdateGrub(t, root)
 	h := &host.Host{Root: root, Exec: rec.Exec}
 	spec := &playbooks.KernelSpec{Args: []string{"iommu=pt", "isolcpus=2-7"}}
-	runKernel(t, h, spec, Env{})
+	runKernel(t, h, spec, provision.Env{})
 	reboot(t, root)
-	if st := runKernel(t, h, spec, Env{}).Steps[0]; st.Status != StatusOK {
+	if st := runKernel(t, h, spec, provision.Env{}).Steps[0]; st.Status != provision.StatusOK {
 		t.Fatalf("after reboot: %s %v", st.Status, st.Changes)
 	}
-	s, err := NewKernelStep(&Env{Host: h}, spec)
+	s, err := NewKernelStep(&provision.Env{Host: h}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := s.(Downer).Down(DownOptions{})
+	down := s.(provision.Downer).Down(provision.DownOptions{})
 	n := len(rec.Lines())
-	res := runStep(t, down)
-	if res.Status != StatusPendingReboot || !strings.Contains(res.Pending, "still has iommu=pt isolcpus=2-7") || !reflect.DeepEqual(rec.Lines()[n:], []string{"update-grub"}) {
+	res := steptest.RunStep(t, down)
+	if res.Status != provision.StatusPendingReboot || !strings.Contains(res.Pending, "still has iommu=pt isolcpus=2-7") || !reflect.DeepEqual(rec.Lines()[n:], []string{"update-grub"}) {
 		t.Fatalf("down: %s pending %q changes %v ran %q", res.Status, res.Pending, res.Changes, rec.Lines()[n:])
 	}
 	if _, err := os.Stat(filepath.Join(root, grubDropIn)); err == nil {
 		t.Fatal("drop-in still there")
 	}
-	st, err := LoadState((&Env{Host: h}).State())
+	st, err := provision.LoadState((&provision.Env{Host: h}).State())
 	if err != nil || st.Kernel == nil || !reflect.DeepEqual(st.Kernel.Leaving, []string{"iommu=pt", "isolcpus=2-7"}) || len(st.Kernel.Files) != 0 {
 		t.Fatalf("record after down: %+v %v", st.Kernel, err)
 	}
 	n = len(rec.Lines())
-	if res := runStep(t, down); res.Status != StatusPendingReboot || len(res.Changes) != 0 || len(rec.Lines()) != n {
+	if res := steptest.RunStep(t, down); res.Status != provision.StatusPendingReboot || len(res.Changes) != 0 || len(rec.Lines()) != n {
 		t.Fatalf("second down before the reboot: %s %v ran %q", res.Status, res.Changes, rec.Lines()[n:])
 	}
 	reboot(t, root)
-	if res := runStep(t, down); res.Status != StatusChanged || len(res.Changes) != 1 || res.Changes[0].Action != "forget the kernel record" {
+	if res := steptest.RunStep(t, down); res.Status != provision.StatusChanged || len(res.Changes) != 1 || res.Changes[0].Action != "forget the kernel record" {
 		t.Fatalf("down after the reboot: %s %v", res.Status, res.Changes)
 	}
-	if res := runStep(t, down); res.Status != StatusOK || len(res.Changes) != 0 {
+	if res := steptest.RunStep(t, down); res.Status != provision.StatusOK || len(res.Changes) != 0 {
 		t.Fatalf("last down: %s %v", res.Status, res.Changes)
 	}
 }

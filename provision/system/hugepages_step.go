@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"rig/hugepages"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // hugepagesHost is what the hugepages step needs from the host seam.
@@ -37,12 +38,12 @@ type HugepagesStep struct {
 	// is not "/": reads come from a fixture tree while a mount would land on
 	// this machine, so Apply refuses it (Check still plans it).
 	fixtureRoot string
-	state       StateStore // rig's state file (pools, mounts and files before rig)
+	state       provision.StateStore // rig's state file (pools, mounts and files before rig)
 }
 
 // NewHugepagesStep builds the step from the playbook section, mounting for
 // real under the host root.
-func NewHugepagesStep(env *Env, spec *playbooks.HugepagesSpec) (Step, error) {
+func NewHugepagesStep(env *provision.Env, spec *playbooks.HugepagesSpec) (provision.Step, error) {
 	h := env.Host
 	s, err := newHugepagesStep(h, hugepages.SysMounter{Resolve: h.Path}, spec)
 	if err != nil {
@@ -106,26 +107,26 @@ func unitLink(unitPath string) (link, target string) {
 
 // Check implements Step: read-only. Its ops make the differences in
 // order: pools, mounts, persistence.
-func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
+func (s *HugepagesStep) Check(ctx context.Context) (provision.Plan, error) {
 	st, err := hugepages.ReadState(s.fs)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	var plan Plan
+	var plan provision.Plan
 	warn, err := s.checkMemory(st)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	if err := s.planPools(st, &plan); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	mounts := s.desiredMounts(st)
 	if err := s.planMounts(st, mounts, &plan); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	if s.persist {
 		if err := s.planPersist(mounts, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	notes := plan.Notes
@@ -133,7 +134,7 @@ func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
 	if plan.Satisfied() {
 		// other processes may take or free pages while rig reads
 		if err := hugepages.VerifyMeminfoSettled(s.fs, st, 5, 20*time.Millisecond); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		for _, r := range s.res {
 			p, _ := st.Pool(r.SizeKB, r.Node)
@@ -150,7 +151,7 @@ func (s *HugepagesStep) Check(ctx context.Context) (Plan, error) {
 // refuseFixtureMount is why a real mount may not be made while the host is
 // read from a fixture root.
 func (s *HugepagesStep) refuseFixtureMount(obj string) error {
-	return &Problem{Object: obj,
+	return &provision.Problem{Object: obj,
 		Err: fmt.Errorf("refusing to mount hugetlbfs on this machine while reading the host from --root %s "+
 			"(the mount would not be in the fixture's /proc/mounts, so verify would fail and every run would stack another mount); nothing was written", s.fixtureRoot),
 		FixText: "use `rig plan --root ...` to see what would change, or run without --root (root /) to apply on this host"}
@@ -165,13 +166,13 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 	for _, r := range s.res {
 		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
 		if r.SizeKB <= 0 || int64(r.Count) > math.MaxInt64/r.SizeKB {
-			return "", &Problem{Object: obj,
+			return "", &provision.Problem{Object: obj,
 				Err:     fmt.Errorf("count %d x %s overflows; no machine has that much memory", r.Count, hugepages.FormatSize(r.SizeKB)),
 				FixText: "ask for a count whose memory fits in RAM (see MemTotal in /proc/meminfo)"}
 		}
 		kb := int64(r.Count) * r.SizeKB
 		if memTotal > 0 && kb > memTotal {
-			return "", &Problem{Object: obj,
+			return "", &provision.Problem{Object: obj,
 				Err: fmt.Errorf("count %d x %s = %s is more than this machine's memory (MemTotal %s); nothing was written",
 					r.Count, hugepages.FormatSize(r.SizeKB), hugepages.FormatAmount(kb), hugepages.FormatAmount(memTotal)),
 				CauseText: "the kernel would first try to take all free memory for hugepages, starving everything else",
@@ -187,7 +188,7 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 		}
 	}
 	if memTotal > 0 && totalKB > memTotal {
-		return "", &Problem{Object: "hugepages",
+		return "", &provision.Problem{Object: "hugepages",
 			Err:     fmt.Errorf("the pools asked for total %s, more than this machine's memory (MemTotal %s); nothing was written", hugepages.FormatAmount(totalKB), hugepages.FormatAmount(memTotal)),
 			FixText: "lower the counts so that together they fit in RAM, with room left for the system"}
 	}
@@ -200,17 +201,17 @@ func (s *HugepagesStep) checkMemory(st *hugepages.State) (warn string, err error
 
 // planPools plans the pool sizes, or refuses sizes, nodes and shrinks the
 // host cannot give.
-func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
+func (s *HugepagesStep) planPools(st *hugepages.State, plan *provision.Plan) error {
 	for _, r := range s.res {
 		obj := "hugepages " + hugepages.PoolName(r.SizeKB, r.Node)
 		if !st.HasSize(r.SizeKB) {
-			return &Problem{Object: obj,
+			return &provision.Problem{Object: obj,
 				Err:       fmt.Errorf("page size %s not offered by this kernel (offered: %s)", hugepages.FormatSize(r.SizeKB), sizeList(st.Sizes)),
 				CauseText: "the CPU lacks the flag for it (pdpe1gb for 1G, pse for 2M) or the kernel was built without it",
 				FixText:   "use a size from the offered list, or boot with `hugepagesz=" + hugepages.FormatSize(r.SizeKB) + "` on a CPU that supports it"}
 		}
 		if r.Node != hugepages.AllNodes && !st.HasNode(r.Node) {
-			return &Problem{Object: obj,
+			return &provision.Problem{Object: obj,
 				Err:       fmt.Errorf("NUMA node %d has no hugepage pools (nodes: %v)", r.Node, st.Nodes),
 				CauseText: "the node does not exist on this machine or has no memory",
 				FixText:   "drop `node:` (system-wide) or use one of the listed nodes (`rig hugepages show`)"}
@@ -226,7 +227,7 @@ func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
 			if p.Reserved > 0 {
 				reserved = fmt.Sprintf(", reserved %d", p.Reserved)
 			}
-			return &Problem{Object: obj,
+			return &provision.Problem{Object: obj,
 				Err: fmt.Errorf("exact: true asks to shrink to %d pages but %d are in use (nr_hugepages %d, free %d%s); rig never frees pages in use, nothing was written",
 					r.Count, p.InUse(), p.Total, p.Free, reserved),
 				CauseText: "running processes (DPDK apps, ovs-vswitchd) map them, or stale DPDK files hold them",
@@ -235,12 +236,12 @@ func (s *HugepagesStep) planPools(st *hugepages.State, plan *Plan) error {
 		if p.Total != r.Count {
 			r, before := r, p.Total
 			plan.Add(func(context.Context) error {
-				if err := s.record(func(rec *HugeRecord) { recordPool(rec, r.SizeKB, r.Node, before) }); err != nil {
+				if err := s.record(func(rec *provision.HugeRecord) { recordPool(rec, r.SizeKB, r.Node, before) }); err != nil {
 					return err
 				}
 				return s.setPages(r)
 			},
-				Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)})
+				provision.Change{Object: obj, Action: "set nr_hugepages", From: fmt.Sprint(p.Total), To: fmt.Sprint(r.Count)})
 		}
 	}
 	return nil
@@ -255,7 +256,7 @@ func (s *HugepagesStep) setPages(r hugepages.Reservation) error {
 
 // planMounts plans the hugetlbfs mounts, or refuses mount points that
 // are taken.
-func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantMount, plan *Plan) error {
+func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantMount, plan *provision.Plan) error {
 	procMounts, err := s.fs.ReadFile("/proc/mounts")
 	if err != nil {
 		return fmt.Errorf("hugepages: /proc/mounts: %w", err)
@@ -271,12 +272,12 @@ func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantM
 		m := m
 		plan.Add(func(context.Context) error {
 			created := !s.fs.Exists(m.Path)
-			if err := s.record(func(rec *HugeRecord) { recordMount(rec, m.Path, created) }); err != nil {
+			if err := s.record(func(rec *provision.HugeRecord) { recordMount(rec, m.Path, created) }); err != nil {
 				return err
 			}
 			return s.mounter.MountHugetlbfs(m.Path, m.PageSizeKB)
 		},
-			Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)})
+			provision.Change{Object: obj, Action: "mount hugetlbfs", To: "pagesize=" + hugepages.FormatSize(m.PageSizeKB)})
 		if s.fixtureRoot != "" {
 			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount(obj)
 			plan.Notes = append(plan.Notes, fmt.Sprintf("hugetlbfs %s: under --root %s the mount would be a real mount on this machine; apply refuses it", m.Path, s.fixtureRoot))
@@ -290,13 +291,13 @@ func (s *HugepagesStep) planMounts(st *hugepages.State, mounts []hugepages.WantM
 func (s *HugepagesStep) checkMountPoint(st *hugepages.State, procMounts []byte, m hugepages.WantMount) error {
 	obj := "hugetlbfs " + m.Path
 	if !st.HasSize(m.PageSizeKB) {
-		return &Problem{Object: obj,
+		return &provision.Problem{Object: obj,
 			Err:     fmt.Errorf("pagesize %s not offered by this kernel (offered: %s)", hugepages.FormatSize(m.PageSizeKB), sizeList(st.Sizes)),
 			FixText: "use a page size from the offered list"}
 	}
 	if cur, ok := hugepages.MountAt(st.Mounts, m.Path); ok {
 		if cur.PageSizeKB != m.PageSizeKB {
-			return &Problem{Object: obj,
+			return &provision.Problem{Object: obj,
 				Err:       fmt.Errorf("mounted with pagesize=%s, want %s", hugepages.FormatSize(cur.PageSizeKB), hugepages.FormatSize(m.PageSizeKB)),
 				CauseText: "an earlier setup mounted it with another page size; DPDK would use the wrong pool",
 				FixText:   fmt.Sprintf("stop what uses it and `umount %s`, then rerun rig up (or use another path)", m.Path)}
@@ -304,17 +305,17 @@ func (s *HugepagesStep) checkMountPoint(st *hugepages.State, procMounts []byte, 
 		return nil
 	}
 	if fstype, ok := hugepages.OtherMountAt(procMounts, m.Path); ok {
-		return &Problem{Object: obj,
+		return &provision.Problem{Object: obj,
 			Err:     fmt.Errorf("%s is already a %s mount", m.Path, fstype),
 			FixText: "choose another mount path for hugetlbfs"}
 	}
 	if ents, err := s.fs.ReadDir(m.Path); err == nil && len(ents) > 0 {
-		return &Problem{Object: obj,
+		return &provision.Problem{Object: obj,
 			Err:       fmt.Errorf("%s is not empty (%d entries, e.g. %s) and not a hugetlbfs mount; nothing was written", m.Path, len(ents), ents[0].Name()),
 			CauseText: "mounting hugetlbfs there would hide its files until unmounted",
 			FixText:   "choose an empty or new directory for hugetlbfs (rig creates it), e.g. /dev/hugepages or /mnt/huge"}
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return &Problem{Object: obj,
+		return &provision.Problem{Object: obj,
 			Err:     fmt.Errorf("%s: %w", m.Path, err),
 			FixText: "the mount point must be a directory (or not exist yet); choose another path"}
 	}
@@ -323,7 +324,7 @@ func (s *HugepagesStep) checkMountPoint(st *hugepages.State, procMounts []byte, 
 
 // planPersist plans the boot-time files (tmpfiles.d, mount unit and its
 // enable link).
-func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) error {
+func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *provision.Plan) error {
 	for _, f := range hugepages.PersistFiles(s.res, mounts) {
 		cur, err := s.fs.ReadFile(f.Path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -336,14 +337,16 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) er
 			}
 			f := f
 			plan.Add(func(context.Context) error {
-				if err := s.record(func(rec *HugeRecord) { RecordFile(&rec.Files, FileBefore(s.fs, f.Path, false)) }); err != nil {
+				if err := s.record(func(rec *provision.HugeRecord) {
+					provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, f.Path, false))
+				}); err != nil {
 					return err
 				}
 				if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
 					return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
 				}
 				return nil
-			}, Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"})
+			}, provision.Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"})
 		}
 		if !strings.HasSuffix(f.Path, ".mount") {
 			continue
@@ -354,14 +357,16 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *Plan) er
 				if err == nil {
 					return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
 				}
-				if err := s.record(func(rec *HugeRecord) { RecordFile(&rec.Files, FileBefore(s.fs, link, true)) }); err != nil {
+				if err := s.record(func(rec *provision.HugeRecord) {
+					provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, link, true))
+				}); err != nil {
 					return err
 				}
 				if err := s.fs.Symlink(target, link); err != nil {
 					return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
 				}
 				return nil
-			}, Change{Object: "persist " + link, Action: "enable mount unit", To: target})
+			}, provision.Change{Object: "persist " + link, Action: "enable mount unit", To: target})
 		}
 	}
 	return nil

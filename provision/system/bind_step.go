@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"rig/internal/host"
 	"rig/internal/pci"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // bindStep binds PCI functions to a user-space I/O driver (vfio-pci) the
@@ -24,13 +25,13 @@ type bindStep struct {
 	devices []string
 	force   bool
 	fixture string
-	state   StateStore // rig's state file (the original drivers)
+	state   provision.StateStore // rig's state file (the original drivers)
 	// write is the sysfs write (tests: a fake kernel that reacts to it).
 	write func(p string, data []byte) error
 }
 
 // NewBindStep builds the bind step; the spec was validated.
-func NewBindStep(env *Env, spec *playbooks.BindSpec) (Step, error) {
+func NewBindStep(env *provision.Env, spec *playbooks.BindSpec) (provision.Step, error) {
 	h := env.Host
 	return &bindStep{h: h, driver: spec.DriverName(), devices: spec.Devices, force: spec.Force, fixture: env.FixtureRoot, state: env.State(), write: h.WriteFile}, nil
 }
@@ -53,17 +54,17 @@ func (f pciFn) object() string {
 }
 
 // Check implements Step: read-only.
-func (s *bindStep) Check(ctx context.Context) (Plan, error) {
-	st, err := LoadState(s.state)
+func (s *bindStep) Check(ctx context.Context) (provision.Plan, error) {
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return Plan{}, &Problem{Object: "bind", Err: err}
+		return provision.Plan{}, &provision.Problem{Object: "bind", Err: err}
 	}
-	var plan Plan
+	var plan provision.Plan
 	var todo []pciFn
 	for _, d := range s.devices {
 		fn, err := s.resolve(d, st)
 		if err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		switch {
 		case fn.vendor == "0x15b3":
@@ -73,18 +74,18 @@ func (s *bindStep) Check(ctx context.Context) (Plan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: on %s", fn.object(), s.driver))
 		default:
 			if err := s.canBind(fn); err != nil {
-				return Plan{}, err
+				return provision.Plan{}, err
 			}
 			todo = append(todo, fn)
 		}
 	}
 	if len(todo) > 0 && !s.h.Exists("/sys/bus/pci/drivers/"+s.driver) {
-		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: "module " + driverModule(s.driver), Action: "modprobe", To: driverModule(s.driver)}},
+		plan.Ops = append(plan.Ops, provision.Op{Changes: []provision.Change{{Object: "module " + driverModule(s.driver), Action: "modprobe", To: driverModule(s.driver)}},
 			Do: s.modprobe, Refused: s.refuse("modprobe " + driverModule(s.driver))})
 	}
 	for _, fn := range todo {
 		fn := fn
-		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: fn.object(), Action: "bind", From: orNone(fn.driver), To: s.driver}},
+		plan.Ops = append(plan.Ops, provision.Op{Changes: []provision.Change{{Object: fn.object(), Action: "bind", From: orNone(fn.driver), To: s.driver}},
 			Do: func(context.Context) error { return s.bind(fn) }})
 	}
 	return plan, nil
@@ -100,32 +101,32 @@ func orNone(driver string) string {
 // resolve finds a playbook device: a PCI address, a netdev's PCI function
 // (through a virtio device when there is one), or a netdev rig bound
 // earlier (its name is gone once vfio-pci has the function).
-func (s *bindStep) resolve(dev string, st RigState) (pciFn, error) {
+func (s *bindStep) resolve(dev string, st provision.RigState) (pciFn, error) {
 	fn := pciFn{}
 	if bdf, ok := pci.Canonical(dev); ok {
 		fn.bdf = bdf
 	} else if link, err := netdevDevice(s.h, dev); err == nil {
 		fn.netdev = dev
 		if fn.bdf = pciOf(link); fn.bdf == "" {
-			return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("netdev %s is not on a PCI function (its device is %s)", dev, link),
+			return pciFn{}, &provision.Problem{Object: "bind " + dev, Err: fmt.Errorf("netdev %s is not on a PCI function (its device is %s)", dev, link),
 				FixText: "bind needs a PCI NIC; name the PCI address (lspci -D) instead"}
 		}
 	} else if b, ok := st.BoundRecord("", dev); ok {
 		fn.bdf, fn.netdev = b.BDF, dev
 	} else {
-		return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("no netdev %s on this host, and rig has not bound one of that name (%s)", dev, s.state.String()),
+		return pciFn{}, &provision.Problem{Object: "bind " + dev, Err: fmt.Errorf("no netdev %s on this host, and rig has not bound one of that name (%s)", dev, s.state.String()),
 			FixText: "check `ip link`; name the PCI address (lspci -D) instead of the netdev"}
 	}
 	base := "/sys/bus/pci/devices/" + fn.bdf
 	vendor, err := s.h.ReadString(base + "/vendor")
 	if err != nil {
-		return pciFn{}, &Problem{Object: "bind " + dev, Err: fmt.Errorf("no PCI function %s: %w", fn.bdf, err), FixText: "check the address with `lspci -D`"}
+		return pciFn{}, &provision.Problem{Object: "bind " + dev, Err: fmt.Errorf("no PCI function %s: %w", fn.bdf, err), FixText: "check the address with `lspci -D`"}
 	}
 	fn.vendor = vendor
 	if link, err := s.h.Readlink(base + "/driver"); err == nil {
 		fn.driver = path.Base(link)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return pciFn{}, &Problem{Object: "bind " + fn.bdf, Err: err}
+		return pciFn{}, &provision.Problem{Object: "bind " + fn.bdf, Err: err}
 	}
 	return fn, nil
 }
@@ -136,9 +137,9 @@ func (s *bindStep) resolve(dev string, st RigState) (pciFn, error) {
 func (s *bindStep) canBind(fn pciFn) error {
 	if fn.netdev != "" && !s.force {
 		if has, err := s.hasRoutes(fn.netdev); err != nil {
-			return &Problem{Object: fn.object(), Err: err}
+			return &provision.Problem{Object: fn.object(), Err: err}
 		} else if has {
-			return &Problem{Object: fn.object(), Err: fmt.Errorf("%s carries routes (/proc/net/route); binding it to %s would take them away; nothing was written", fn.netdev, s.driver),
+			return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("%s carries routes (/proc/net/route); binding it to %s would take them away; nothing was written", fn.netdev, s.driver),
 				CauseText: "it is the port this host is reached through, or still configured for the kernel",
 				FixText:   "remove its addresses/routes first, or set `force: true` in the bind section"}
 		}
@@ -149,7 +150,7 @@ func (s *bindStep) canBind(fn pciFn) error {
 	if y, _ := s.h.ReadString("/sys/module/vfio/parameters/enable_unsafe_noiommu_mode"); y == "Y" || y == "1" {
 		return nil
 	}
-	return &Problem{Object: fn.object(), Err: fmt.Errorf("no IOMMU group (/sys/bus/pci/devices/%s/iommu_group): vfio-pci cannot take it; nothing was written", fn.bdf),
+	return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("no IOMMU group (/sys/bus/pci/devices/%s/iommu_group): vfio-pci cannot take it; nothing was written", fn.bdf),
 		CauseText: "the IOMMU is off (firmware VT-d/AMD-Vi disabled, or no intel_iommu=on / amd_iommu=on on the kernel command line)",
 		FixText:   "enable the IOMMU (kernel section: args [intel_iommu=on, iommu=pt], then reboot), or for a VM without one use driver uio_pci_generic / vfio's enable_unsafe_noiommu_mode"}
 }
@@ -181,13 +182,13 @@ func (s *bindStep) refuse(what string) error {
 	if s.fixture == "" {
 		return nil
 	}
-	return &Problem{Object: "bind", Err: fmt.Errorf("refusing to %s on this machine while reading the host from --root %s; nothing was written", what, s.fixture),
+	return &provision.Problem{Object: "bind", Err: fmt.Errorf("refusing to %s on this machine while reading the host from --root %s; nothing was written", what, s.fixture),
 		FixText: "use `rig plan --root ...` to see it, or run on the host itself"}
 }
 
 func (s *bindStep) modprobe(ctx context.Context) error {
 	if out, err := s.h.Run(ctx, "modprobe", driverModule(s.driver)); err != nil {
-		return &Problem{Object: "module " + driverModule(s.driver), Err: fmt.Errorf("modprobe: %w (output %q)", err, strings.TrimSpace(string(out))),
+		return &provision.Problem{Object: "module " + driverModule(s.driver), Err: fmt.Errorf("modprobe: %w (output %q)", err, strings.TrimSpace(string(out))),
 			FixText: "install the kernel's modules package (linux-image-*) for this kernel, or build the module"}
 	}
 	return nil
@@ -196,13 +197,13 @@ func (s *bindStep) modprobe(ctx context.Context) error {
 // bind records the original driver, then moves the function: override,
 // unbind, bind (the sequence dpdk-devbind.py uses).
 func (s *bindStep) bind(fn pciFn) error {
-	st, err := LoadState(s.state)
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return &Problem{Object: fn.object(), Err: err}
+		return &provision.Problem{Object: fn.object(), Err: err}
 	}
-	st.RecordBind(BoundDevice{BDF: fn.bdf, Netdev: fn.netdev, Original: fn.driver, Driver: s.driver})
-	if err := SaveState(s.state, st); err != nil {
-		return &Problem{Object: fn.object(), Err: fmt.Errorf("%w; nothing was bound", err)}
+	st.RecordBind(provision.BoundDevice{BDF: fn.bdf, Netdev: fn.netdev, Original: fn.driver, Driver: s.driver})
+	if err := provision.SaveState(s.state, st); err != nil {
+		return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("%w; nothing was bound", err)}
 	}
 	base := "/sys/bus/pci/devices/" + fn.bdf
 	steps := []struct{ file, data string }{{base + "/driver_override", s.driver}}
@@ -212,7 +213,7 @@ func (s *bindStep) bind(fn pciFn) error {
 	steps = append(steps, struct{ file, data string }{"/sys/bus/pci/drivers/" + s.driver + "/bind", fn.bdf})
 	for _, w := range steps {
 		if err := s.write(w.file, []byte(w.data)); err != nil {
-			return &Problem{Object: fn.object(), Err: fmt.Errorf("write %q to %s: %w", w.data, w.file, err),
+			return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("write %q to %s: %w", w.data, w.file, err),
 				CauseText: "the kernel refused (the device is in use, or its IOMMU group holds another device still on a kernel driver)",
 				FixText:   "see dmesg; bind every function of its IOMMU group (ls /sys/bus/pci/devices/" + fn.bdf + "/iommu_group/devices)"}
 		}

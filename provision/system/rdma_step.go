@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"rig/internal/host"
 	"rig/playbooks"
+	"rig/provision"
 	"rig/smartnic"
 )
 
@@ -39,7 +40,7 @@ type linkAdmin interface {
 // netlink in env.NetNS when the root is the live system or a netns is
 // given; under a fixture root without --netns their admin state comes from
 // the fixture's sysfs and Apply cannot change it.
-func NewRDMAStep(env *Env, spec *playbooks.RDMASpec) (Step, error) {
+func NewRDMAStep(env *provision.Env, spec *playbooks.RDMASpec) (provision.Step, error) {
 	h := env.Host
 	s := &rdmaStep{h: h, spec: spec, sleep: env.SleepFunc(), now: env.NowFunc()}
 	s.port = func(dev string, port int) (smartnic.RDMAPort, error) { return smartnic.ReadPort(h, dev, port) }
@@ -80,7 +81,7 @@ func (s *rdmaStep) resolve() ([]rdmaTarget, error) {
 		}
 		p, err := s.port(dev, num)
 		if err != nil {
-			return nil, &Problem{Err: err, // ReadPort's error names "rdma <dev>/<port>"
+			return nil, &provision.Problem{Err: err, // ReadPort's error names "rdma <dev>/<port>"
 				CauseText: "no such RDMA device or port (wrong name, or mlx5_ib not loaded)",
 				FixText:   "check `rdma link`; `modprobe mlx5_ib`; fix the device/port in the playbook"}
 		}
@@ -103,11 +104,11 @@ func (s *rdmaStep) resolve() ([]rdmaTarget, error) {
 func (s *rdmaStep) noPort(netdev string) error {
 	obj := "rdma: netdev " + netdev
 	if _, err := s.h.Lstat("/sys/class/net/" + netdev); err != nil {
-		return &Problem{Object: obj, Err: fmt.Errorf("no such netdev (%s does not exist)", s.h.Path("/sys/class/net/"+netdev)),
+		return &provision.Problem{Object: obj, Err: fmt.Errorf("no such netdev (%s does not exist)", s.h.Path("/sys/class/net/"+netdev)),
 			CauseText: "there is no network interface by this name on this host (a typo, a name udev changed, or its driver is not loaded)",
 			FixText:   "check `ip link` and `rdma link`, and put the netdev's name in the playbook"}
 	}
-	return &Problem{Object: obj, Err: errors.New("no RDMA port has this netdev"),
+	return &provision.Problem{Object: obj, Err: errors.New("no RDMA port has this netdev"),
 		CauseText: "the netdev exists, but no RDMA device lists it: it is not on a Mellanox PCI function or SF, or mlx5_ib (RDMA) is not loaded",
 		FixText:   "check `rdma link`; load mlx5_ib (`modprobe mlx5_ib`), or name a netdev that `rdma link` shows"}
 }
@@ -116,13 +117,13 @@ func stateText(p smartnic.RDMAPort) string {
 	return fmt.Sprintf("state %q, phys_state %q", p.State.String(), p.PhysState.String())
 }
 
-func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
+func (s *rdmaStep) Check(ctx context.Context) (provision.Plan, error) {
 	targets, err := s.resolve()
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	var plan Plan
-	var changes []Change
+	var plan provision.Plan
+	var changes []provision.Change
 	var down []rdmaTarget
 	for _, t := range targets {
 		if t.port.Active() {
@@ -132,16 +133,16 @@ func (s *rdmaStep) Check(ctx context.Context) (Plan, error) {
 		if t.netdev != "" {
 			up, err := s.links.AdminUp(t.netdev)
 			if err != nil {
-				return Plan{}, fmt.Errorf("%s: netdev %s: %w", t.object, t.netdev, err)
+				return provision.Plan{}, fmt.Errorf("%s: netdev %s: %w", t.object, t.netdev, err)
 			}
 			if !up {
-				changes = append(changes, Change{Object: t.object, Action: "set netdev " + t.netdev + " up",
+				changes = append(changes, provision.Change{Object: t.object, Action: "set netdev " + t.netdev + " up",
 					From: "admin down (" + stateText(t.port) + ")", To: "admin up"})
 				down = append(down, t)
 				continue
 			}
 		}
-		return Plan{}, linkProblem(t)
+		return provision.Plan{}, linkProblem(t)
 	}
 	if len(down) > 0 {
 		// one op: set every netdev up, then wait for the ports together
@@ -159,7 +160,7 @@ func linkProblem(t rdmaTarget) error {
 	p := t.port
 	if p.PhysState.Num != smartnic.PhysLinkUp {
 		cause := "the physical link is down: " + physHint(p.PhysState.Num)
-		return &Problem{Object: t.object,
+		return &provision.Problem{Object: t.object,
 			Err:       fmt.Errorf("port not ACTIVE: %s (rdma link: %s / %s)", stateText(p), smartnic.RDMAStateName(p.State.Num), smartnic.RDMAPhysName(p.PhysState.Num)),
 			CauseText: cause,
 			FixText: "check the cable is seated at both ends, the transceiver/DAC is supported by the card, the peer (switch or other host) port is enabled and at a matching speed; " +
@@ -171,7 +172,7 @@ func linkProblem(t rdmaTarget) error {
 		cause += ": an InfiniBand port stays INIT/ARMED until a subnet manager configures it"
 		fix = "run a subnet manager on the fabric (opensm on one host, or the switch's SM)"
 	}
-	return &Problem{Object: t.object, Err: fmt.Errorf("port not ACTIVE: %s", stateText(p)), CauseText: cause, FixText: fix}
+	return &provision.Problem{Object: t.object, Err: fmt.Errorf("port not ACTIVE: %s", stateText(p)), CauseText: cause, FixText: fix}
 }
 
 func physHint(n int) string {
@@ -280,7 +281,7 @@ func (a sysfsAdmin) SetUp(name string) error { return a.refusal(name) }
 // refusal is why a fixture's netdev cannot be set up: the fixture has no
 // kernel behind it, and netlink would act on this machine.
 func (a sysfsAdmin) refusal(name string) error {
-	return &Problem{Object: "rdma: netdev " + name,
+	return &provision.Problem{Object: "rdma: netdev " + name,
 		Err:       fmt.Errorf("refused: host root %s is not the live system: setting netdev %s up would be a netlink write on this machine", a.h.Root, name),
 		CauseText: "--root is for read-only work on a fixture tree (inventory, rdma links, plan)",
 		FixText:   "run rig up without --root on the host itself, or give --netns NAME where the netdev lives"}

@@ -1,8 +1,7 @@
-package provision
+package system
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,31 +13,18 @@ import (
 	"rig/internal/testutil/fakeexec"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // execute runs the steps as rig down does (one runner), in mode.
-func execute(t *testing.T, mode RunMode, steps ...Step) *Report {
+func execute(t *testing.T, mode provision.RunMode, steps ...provision.Step) *provision.Report {
 	t.Helper()
-	rep, err := (&Runner{Steps: steps}).Execute(context.Background(), mode, Selection{})
+	rep, err := (&provision.Runner{Steps: steps}).Execute(context.Background(), mode, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
-}
-
-// wantRefused checks that res failed at check naming the state file, each
-// field and the fix, with the refusal wrapping ErrStateRecord.
-func wantRefused(t *testing.T, res StepResult, stateFile string, want ...string) {
-	t.Helper()
-	if res.Status != StatusFailed || res.Phase != PhaseCheck || !errors.Is(res.Err, ErrStateRecord) {
-		t.Fatalf("%s: status %s phase %s error %v, want a refused record", res.Name, res.Status, res.Phase, res.Err)
-	}
-	for _, w := range append([]string{"rig state " + stateFile + ": records rig could not have written", "nothing was written",
-		"the state file was edited or damaged", "remove those entries (or the file " + stateFile + ") and restore those settings by hand"}, want...) {
-		if !strings.Contains(res.Error, w) {
-			t.Errorf("%s: error lacks %q:\n%s", res.Name, w, res.Error)
-		}
-	}
 }
 
 func fileIs(t *testing.T, p, want string) {
@@ -51,16 +37,16 @@ func fileIs(t *testing.T, p, want string) {
 // kernelDownOn is the kernel step of spec on a tree root whose /etc holds
 // a passwd and a shadow file, as rig down builds it, with every tool run
 // recorded.
-func kernelDownOn(t *testing.T, root string, spec *playbooks.KernelSpec) (Step, *fakeexec.Recorder, string) {
+func kernelDownOn(t *testing.T, root string, spec *playbooks.KernelSpec) (provision.Step, *fakeexec.Recorder, string) {
 	t.Helper()
 	rec := fakeUpdateGrub(t, root)
 	h := &host.Host{Root: root, Exec: rec.Exec}
-	env := &Env{Host: h}
+	env := &provision.Env{Host: h}
 	s, err := NewKernelStep(env, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.(Downer).Down(DownOptions{}), rec, env.State().Path
+	return s.(provision.Downer).Down(provision.DownOptions{}), rec, env.State().Path
 }
 
 // TestDownRefusesFileRecordsOutsideTheStep replays the attacks on an edited
@@ -92,22 +78,22 @@ func TestDownRefusesFileRecordsOutsideTheStep(t *testing.T) {
 				k.Put(p, body)
 			}
 			kd, rec, sf := kernelDownOn(t, root, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "10"}})
-			hd := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}, Persist: true}).Down(DownOptions{})
+			hd := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}, Persist: true}).Down(provision.DownOptions{})
 			if hp := hd.(*hugepagesDown).s.state.Path; hp != sf {
 				t.Fatalf("two state files: %s %s", hp, sf)
 			}
 			body := testutil.PlantState(t, sf, `{"version": 1, `+c.record+`}`)
-			for _, mode := range []RunMode{RunPlan, RunApply} {
+			for _, mode := range []provision.RunMode{provision.RunPlan, provision.RunApply} {
 				rep := execute(t, mode, hd, kd)
-				var bad StepResult
+				var bad provision.StepResult
 				for _, res := range rep.Steps {
-					if res.Status == StatusFailed {
+					if res.Status == provision.StatusFailed {
 						bad = res
-					} else if res.Status != StatusNotRun || !strings.Contains(strings.Join(res.Notes, " "), "not run: rig's state file is refused") {
+					} else if res.Status != provision.StatusNotRun || !strings.Contains(strings.Join(res.Notes, " "), "not run: rig's state file is refused") {
 						t.Errorf("%s %s: %s %q, want not run", mode, res.Name, res.Status, res.Notes)
 					}
 				}
-				wantRefused(t, bad, sf, c.field, c.path)
+				steptest.WantRefused(t, bad, sf, c.field, c.path)
 				if rep.Summary.Failed != 1 {
 					t.Errorf("%s: summary %+v", mode, rep.Summary)
 				}
@@ -136,13 +122,13 @@ func TestDownRefusesFileRecordOnRealFiles(t *testing.T) {
 	}
 	rec := &fakeexec.Recorder{}
 	sf := filepath.Join(t.TempDir(), "state.json")
-	s, err := NewKernelStep(&Env{Host: &host.Host{Root: "/", Exec: rec.Exec}, StateFile: sf}, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "10"}})
+	s, err := NewKernelStep(&provision.Env{Host: &host.Host{Root: "/", Exec: rec.Exec}, StateFile: sf}, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := testutil.PlantState(t, sf, `{"version": 1, "kernel": {"files": [{"path": "`+victim+`", "existed": true, "content": "pwned\n"}, {"path": "`+gone+`", "existed": false}]}}`)
-	rep := execute(t, RunApply, s.(Downer).Down(DownOptions{}))
-	wantRefused(t, rep.Steps[0], sf, "kernel.files[0].path", victim, "kernel.files[1].path", gone)
+	rep := execute(t, provision.RunApply, s.(provision.Downer).Down(provision.DownOptions{}))
+	steptest.WantRefused(t, rep.Steps[0], sf, "kernel.files[0].path", victim, "kernel.files[1].path", gone)
 	fileIs(t, victim, "precious\n")
 	fileIs(t, gone, "secret\n")
 	fileIs(t, sf, string(body))
@@ -171,8 +157,8 @@ func TestDownRefusesPoolRecords(t *testing.T) {
 			k.ResetWrites()
 			s := hpStep(t, k, spec)
 			testutil.PlantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [`+c.pool+`]}}`)
-			for _, mode := range []RunMode{RunPlan, RunApply} {
-				wantRefused(t, runOne(t, s.Down(DownOptions{}), mode), s.state.Path, c.want)
+			for _, mode := range []provision.RunMode{provision.RunPlan, provision.RunApply} {
+				steptest.WantRefused(t, runOne(t, s.Down(provision.DownOptions{}), mode), s.state.Path, c.want)
 			}
 			if len(k.Writes) != 0 || !k.Exists("/etc/hostname") {
 				t.Fatalf("writes %q", k.Writes)
@@ -187,7 +173,7 @@ func TestDownRefusesPoolRecords(t *testing.T) {
 	k.ResetWrites()
 	s := hpStep(t, k, spec)
 	testutil.PlantState(t, s.state.Path, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 12000}]}}`)
-	if res := runOne(t, s.Down(DownOptions{}), RunPlan); res.Status != StatusWouldChange || res.Changes[0].To != "12000" {
+	if res := runOne(t, s.Down(provision.DownOptions{}), provision.RunPlan); res.Status != provision.StatusWouldChange || res.Changes[0].To != "12000" {
 		t.Fatalf("the most the host holds: %s %v %s", res.Status, res.Changes, res.Error)
 	}
 }
@@ -200,11 +186,11 @@ func TestHugepagesDownKeepsAFilledDirectory(t *testing.T) {
 	k.Put("/mnt/huge/keep", "data\n")
 	s := hpStep(t, k, &playbooks.HugepagesSpec{Mounts: []playbooks.HugetlbfsMount{{Path: "/mnt/huge"}}})
 	testutil.PlantState(t, s.state.Path, `{"version": 1, "hugepages": {"mounts": [{"path": "/mnt/huge", "created": true}]}}`)
-	res := runOne(t, s.Down(DownOptions{}), RunPlan)
-	if res.Status != StatusWouldChange || len(res.Changes) != 1 || !strings.Contains(strings.Join(res.Notes, " "), "hugetlbfs /mnt/huge: the directory rig made is left in place: it holds 1 entries (e.g. keep)") {
+	res := runOne(t, s.Down(provision.DownOptions{}), provision.RunPlan)
+	if res.Status != provision.StatusWouldChange || len(res.Changes) != 1 || !strings.Contains(strings.Join(res.Notes, " "), "hugetlbfs /mnt/huge: the directory rig made is left in place: it holds 1 entries (e.g. keep)") {
 		t.Fatalf("plan: %s %v %q %s", res.Status, res.Changes, res.Notes, res.Error)
 	}
-	if res := runOne(t, s.Down(DownOptions{}), RunApply); res.Status != StatusChanged || res.Changes[0].Action != "forget the hugepages record" {
+	if res := runOne(t, s.Down(provision.DownOptions{}), provision.RunApply); res.Status != provision.StatusChanged || res.Changes[0].Action != "forget the hugepages record" {
 		t.Fatalf("apply: %s %v %s", res.Status, res.Changes, res.Error)
 	}
 	fileIs(t, k.Path("/mnt/huge/keep"), "data\n")
@@ -221,14 +207,14 @@ func TestDownRefusesWholeRunForOneRecord(t *testing.T) {
 		k.Put(p, body)
 	}
 	kd, rec, sf := kernelDownOn(t, k.Root, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "10"}})
-	hd := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}}).Down(DownOptions{})
+	hd := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}}).Down(provision.DownOptions{})
 	body := testutil.PlantState(t, sf, `{"version": 1, "hugepages": {"pools": [{"sizeKB": 2048, "node": -1, "before": 0}]},
 		"kernel": {"sysctl": {"vm.swappiness": "60"}, "files": [{"path": "/etc/passwd", "existed": true, "content": "x"}]}}`)
-	rep := execute(t, RunApply, hd, kd)
-	if rep.Steps[0].Status != StatusNotRun || !strings.Contains(rep.Steps[0].Notes[0], "(step kernel)") {
+	rep := execute(t, provision.RunApply, hd, kd)
+	if rep.Steps[0].Status != provision.StatusNotRun || !strings.Contains(rep.Steps[0].Notes[0], "(step kernel)") {
 		t.Fatalf("hugepages: %s %q", rep.Steps[0].Status, rep.Steps[0].Notes)
 	}
-	wantRefused(t, rep.Steps[1], sf, "kernel.files[0].path")
+	steptest.WantRefused(t, rep.Steps[1], sf, "kernel.files[0].path")
 	if len(k.Writes) != 0 || len(rec.Lines()) != 0 {
 		t.Fatalf("writes %q, tools %q", k.Writes, rec.Lines())
 	}
@@ -238,11 +224,11 @@ func TestDownRefusesWholeRunForOneRecord(t *testing.T) {
 // TestSRIOVDownRefusesRecords: a VF count over sriov_totalvfs (8) or an
 // eSwitch mode that is none is refused before any write.
 func TestSRIOVDownRefusesRecords(t *testing.T) {
-	k := &sriovKernel{t: t, root: copyHostRoot(t, "cx6dx-host"), mode: "legacy"}
+	k := &sriovKernel{t: t, root: steptest.CopyHostRoot(t, "cx6dx-host"), mode: "legacy"}
 	pfs := []playbooks.SRIOVPF{{PF: "enp59s0f0np0", NumVFs: intp(4), Eswitch: "switchdev"}}
 	s := sriovStepFor(t, k, pfs, "")
 	testutil.PlantState(t, s.state.Path, `{"version": 1, "sriov": [{"bdf": "0000:3b:00.0", "numvfs": 9999, "eswitch": "switchdev; reboot"}]}`)
-	wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path,
+	steptest.WantRefused(t, steptest.RunStep(t, s.Down(provision.DownOptions{})), s.state.Path,
 		"sriov[0].numvfs: 9999 is outside 0..8 (0000:3b:00.0's sriov_totalvfs)", `sriov[0].eswitch: "switchdev; reboot" is not an eSwitch mode`)
 	if len(k.writes)+len(k.sets) != 0 {
 		t.Fatalf("writes %q sets %q", k.writes, k.sets)
@@ -264,7 +250,7 @@ func TestBindDownRefusesRecords(t *testing.T) {
 			root := bindRoot(t)
 			s, k, _ := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"ens5"}}, "")
 			testutil.PlantState(t, s.state.Path, `{"version": 1, "bound": [`+c.rec+`]}`)
-			wantRefused(t, runStep(t, s.Down(DownOptions{})), s.state.Path, c.want)
+			steptest.WantRefused(t, steptest.RunStep(t, s.Down(provision.DownOptions{})), s.state.Path, c.want)
 			if len(k.writes) != 0 {
 				t.Fatalf("writes %q", k.writes)
 			}

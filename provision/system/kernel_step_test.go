@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // kernelRoot is a host root with what the kernel step reads: the running
@@ -94,14 +96,14 @@ func kernelSpec() *playbooks.KernelSpec {
 	}
 }
 
-func runKernel(t *testing.T, h *host.Host, spec *playbooks.KernelSpec, env Env) *Report {
+func runKernel(t *testing.T, h *host.Host, spec *playbooks.KernelSpec, env provision.Env) *provision.Report {
 	t.Helper()
 	env.Host = h
 	s, err := NewKernelStep(&env, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
+	rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +128,9 @@ func TestKernelApplyRebootApply(t *testing.T) {
 	rec := fakeUpdateGrub(t, root)
 	h := &host.Host{Root: root, Exec: rec.Exec}
 
-	rep := runKernel(t, h, kernelSpec(), Env{})
+	rep := runKernel(t, h, kernelSpec(), provision.Env{})
 	st := rep.Steps[0]
-	if st.Status != StatusPendingReboot || !strings.Contains(st.Pending, "reboot required") || !strings.Contains(st.Pending, "hugepagesz=1G hugepages=8") {
+	if st.Status != provision.StatusPendingReboot || !strings.Contains(st.Pending, "reboot required") || !strings.Contains(st.Pending, "hugepagesz=1G hugepages=8") {
 		t.Fatalf("first apply: status %s pending %q err %v", st.Status, st.Pending, st.Err)
 	}
 	if got := rec.Lines(); !reflect.DeepEqual(got, []string{"update-grub"}) {
@@ -151,8 +153,8 @@ func TestKernelApplyRebootApply(t *testing.T) {
 	}
 
 	before := rec.Lines()
-	rep = runKernel(t, h, kernelSpec(), Env{})
-	if st := rep.Steps[0]; st.Status != StatusPendingReboot || len(st.Changes) != 0 {
+	rep = runKernel(t, h, kernelSpec(), provision.Env{})
+	if st := rep.Steps[0]; st.Status != provision.StatusPendingReboot || len(st.Changes) != 0 {
 		t.Fatalf("second apply before reboot: status %s changes %v", st.Status, st.Changes)
 	}
 	if got := rec.Lines(); len(got) != len(before) {
@@ -160,8 +162,8 @@ func TestKernelApplyRebootApply(t *testing.T) {
 	}
 
 	reboot(t, root)
-	rep = runKernel(t, h, kernelSpec(), Env{})
-	if st := rep.Steps[0]; st.Status != StatusOK || len(st.Changes) != 0 || st.Pending != "" {
+	rep = runKernel(t, h, kernelSpec(), provision.Env{})
+	if st := rep.Steps[0]; st.Status != provision.StatusOK || len(st.Changes) != 0 || st.Pending != "" {
 		t.Fatalf("after reboot: status %s changes %v pending %q", st.Status, st.Changes, st.Pending)
 	}
 	if got := rec.Lines(); len(got) != len(before) {
@@ -176,7 +178,7 @@ func TestKernelParamFromElsewhere(t *testing.T) {
 	root := kernelRoot(t, "BOOT_IMAGE=/vmlinuz root=UUID=1234 ro iommu=pt quiet")
 	rec := fakeUpdateGrub(t, root)
 	spec := &playbooks.KernelSpec{Args: []string{"iommu=pt", "intel_iommu=on"}}
-	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, Env{})
+	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, provision.Env{})
 	toks, _ := parseDropIn(readRoot(t, root, grubDropIn))
 	if !reflect.DeepEqual(toks, []string{"intel_iommu=on"}) {
 		t.Fatalf("drop-in %q, want only intel_iommu=on", toks)
@@ -254,7 +256,7 @@ func TestKernelStaleGrubCfg(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, grubDropIn), []byte(renderDropIn([]string{"iommu=pt"})), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, Env{})
+	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, provision.Env{})
 	st := rep.Steps[0]
 	if len(st.Changes) != 1 || !strings.Contains(st.Changes[0].Action, "lacks iommu=pt") {
 		t.Fatalf("changes %v", st.Changes)
@@ -262,7 +264,7 @@ func TestKernelStaleGrubCfg(t *testing.T) {
 	if got := rec.Lines(); !reflect.DeepEqual(got, []string{"update-grub"}) {
 		t.Fatalf("ran %q", got)
 	}
-	if st.Status != StatusPendingReboot {
+	if st.Status != provision.StatusPendingReboot {
 		t.Errorf("status %s", st.Status)
 	}
 }
@@ -278,7 +280,7 @@ func TestKernelRemovedParams(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, grubDropIn), []byte(renderDropIn([]string{"iommu=pt"})), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "60"}}, Env{})
+	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, &playbooks.KernelSpec{Sysctl: map[string]string{"vm.swappiness": "60"}}, provision.Env{})
 	if _, err := os.Stat(filepath.Join(root, grubDropIn)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("drop-in still there: %v (changes %v)", err, rep.Steps[0].Changes)
 	}
@@ -293,9 +295,9 @@ func TestKernelUnknownSysctlWritesNothing(t *testing.T) {
 	root := kernelRoot(t, "ro quiet")
 	rec := fakeUpdateGrub(t, root)
 	spec := &playbooks.KernelSpec{Args: []string{"iommu=pt"}, Sysctl: map[string]string{"vm.swappiness": "10", "net.bridge.bridge-nf-call-iptables": "0"}}
-	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, Env{})
+	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, provision.Env{})
 	st := rep.Steps[0]
-	if st.Status != StatusFailed || !strings.Contains(st.Error, "net.bridge.bridge-nf-call-iptables") || !strings.Contains(st.Error, "module") {
+	if st.Status != provision.StatusFailed || !strings.Contains(st.Error, "net.bridge.bridge-nf-call-iptables") || !strings.Contains(st.Error, "module") {
 		t.Fatalf("status %s error %q", st.Status, st.Error)
 	}
 	if len(rec.Lines()) != 0 || readRoot(t, root, "proc/sys/vm/swappiness") != "60\n" {
@@ -311,9 +313,9 @@ func TestKernelUnknownSysctlWritesNothing(t *testing.T) {
 func TestKernelFixtureRootRefusesUpdateGrub(t *testing.T) {
 	root := kernelRoot(t, "ro quiet")
 	rec := fakeUpdateGrub(t, root)
-	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, &playbooks.KernelSpec{Args: []string{"iommu=pt"}}, Env{FixtureRoot: root})
+	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, &playbooks.KernelSpec{Args: []string{"iommu=pt"}}, provision.Env{FixtureRoot: root})
 	st := rep.Steps[0]
-	if st.Status != StatusFailed || !strings.Contains(st.Error, "refusing to run update-grub") {
+	if st.Status != provision.StatusFailed || !strings.Contains(st.Error, "refusing to run update-grub") {
 		t.Fatalf("status %s error %q", st.Status, st.Error)
 	}
 	if len(rec.Lines()) != 0 {
@@ -329,9 +331,9 @@ func TestKernelFixtureRootRefusesUpdateGrub(t *testing.T) {
 func TestKernelUpdateGrubMissing(t *testing.T) {
 	root := kernelRoot(t, "ro quiet")
 	rec := &fakeexec.Recorder{} // every tool "not found"
-	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, &playbooks.KernelSpec{Args: []string{"iommu=pt"}}, Env{})
+	rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, &playbooks.KernelSpec{Args: []string{"iommu=pt"}}, provision.Env{})
 	st := rep.Steps[0]
-	if st.Status != StatusFailed || !strings.Contains(st.Error, "update-grub is not installed") || !strings.Contains(st.Error, "grub2-common") {
+	if st.Status != provision.StatusFailed || !strings.Contains(st.Error, "update-grub is not installed") || !strings.Contains(st.Error, "grub2-common") {
 		t.Fatalf("status %s error %q", st.Status, st.Error)
 	}
 }
@@ -370,15 +372,15 @@ func TestKernelDown(t *testing.T) {
 		return b.String()
 	}
 	before := snap()
-	runKernel(t, h, kernelSpec(), Env{})
-	s, err := NewKernelStep(&Env{Host: h}, kernelSpec())
+	runKernel(t, h, kernelSpec(), provision.Env{})
+	s, err := NewKernelStep(&provision.Env{Host: h}, kernelSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := s.(Downer).Down(DownOptions{})
+	down := s.(provision.Downer).Down(provision.DownOptions{})
 	n := len(rec.Lines())
-	res := runStep(t, down)
-	if res.Status != StatusChanged {
+	res := steptest.RunStep(t, down)
+	if res.Status != provision.StatusChanged {
 		t.Fatalf("down: %s %s", res.Status, res.Error)
 	}
 	if got := rec.Lines()[n:]; !reflect.DeepEqual(got, []string{"update-grub"}) {
@@ -391,7 +393,7 @@ func TestKernelDown(t *testing.T) {
 		t.Fatalf("after down:\n%s\nbefore up:\n%s", got, want)
 	}
 	n = len(rec.Lines())
-	if res := runStep(t, down); res.Status != StatusOK || len(rec.Lines()) != n {
+	if res := steptest.RunStep(t, down); res.Status != provision.StatusOK || len(rec.Lines()) != n {
 		t.Fatalf("second down: %s %v ran %q", res.Status, res.Changes, rec.Lines()[n:])
 	}
 }

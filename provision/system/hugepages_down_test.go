@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"rig/hugepages"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // hostSnapshot is what rig down must give back: every pool, the hugetlbfs
@@ -50,27 +51,27 @@ func TestHugepagesDown(t *testing.T) {
 		Mounts:  []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}},
 		Persist: true,
 	}
-	if res := runOne(t, hpStep(t, k, spec), RunApply); res.Status != StatusChanged {
+	if res := runOne(t, hpStep(t, k, spec), provision.RunApply); res.Status != provision.StatusChanged {
 		t.Fatalf("up: %s %s", res.Status, res.Error)
 	}
 	if after := hostSnapshot(t, k, files...); after == before {
 		t.Fatal("up changed nothing")
 	}
-	down := hpStep(t, k, spec).Down(DownOptions{})
-	res := runOne(t, down, RunApply)
-	if res.Status != StatusChanged {
+	down := hpStep(t, k, spec).Down(provision.DownOptions{})
+	res := runOne(t, down, provision.RunApply)
+	if res.Status != provision.StatusChanged {
 		t.Fatalf("down: %s %s", res.Status, res.Error)
 	}
 	if got := hostSnapshot(t, k, files...); got != before {
 		t.Fatalf("after down:\n%s\nbefore up:\n%s\nchanges %v", got, before, res.Changes)
 	}
-	st, err := LoadState(down.(*hugepagesDown).s.state)
+	st, err := provision.LoadState(down.(*hugepagesDown).s.state)
 	if err != nil || st.Hugepages != nil {
 		t.Fatalf("record left: %+v %v", st.Hugepages, err)
 	}
 	k.ResetWrites()
-	res = runOne(t, hpStep(t, k, spec).Down(DownOptions{}), RunApply)
-	if res.Status != StatusOK || len(k.Writes) != 0 {
+	res = runOne(t, hpStep(t, k, spec).Down(provision.DownOptions{}), provision.RunApply)
+	if res.Status != provision.StatusOK || len(k.Writes) != 0 {
 		t.Fatalf("second down: %s writes %q", res.Status, k.Writes)
 	}
 	if !reflect.DeepEqual(res.Notes, []string{"hugepages: no rig record in " + down.(*hugepagesDown).s.state.Path + " (rig changed nothing here, or down restored it)"}) {

@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"rig/hugepages"
 	"rig/internal/host"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // kernelStep sets kernel boot parameters through a GRUB drop-in (live after
@@ -25,11 +26,11 @@ type kernelStep struct {
 	// fixture is --root when it names a fixture tree: update-grub would
 	// rewrite this machine's boot configuration, so it is refused.
 	fixture string
-	state   StateStore // rig's state file (files and values before rig)
+	state   provision.StateStore // rig's state file (files and values before rig)
 }
 
 // NewKernelStep builds the kernel step; the spec was validated.
-func NewKernelStep(env *Env, spec *playbooks.KernelSpec) (Step, error) {
+func NewKernelStep(env *provision.Env, spec *playbooks.KernelSpec) (provision.Step, error) {
 	s := &kernelStep{h: env.Host, want: spec.Sysctl, fixture: env.FixtureRoot, state: env.State()}
 	if spec.DefaultHugepagesz != "" {
 		kb, err := hugepages.ParsePageSize(spec.DefaultHugepagesz)
@@ -58,13 +59,13 @@ func NewKernelStep(env *Env, spec *playbooks.KernelSpec) (Step, error) {
 func (s *kernelStep) Name() string { return "kernel" }
 
 // Check implements Step: read-only.
-func (s *kernelStep) Check(ctx context.Context) (Plan, error) {
-	var plan Plan
+func (s *kernelStep) Check(ctx context.Context) (provision.Plan, error) {
+	var plan provision.Plan
 	if err := s.planBoot(&plan); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	if err := s.planSysctl(&plan); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	return plan, nil
 }
@@ -73,7 +74,7 @@ func (s *kernelStep) Check(ctx context.Context) (Plan, error) {
 func (s *kernelStep) readCmdline() (cmdline, string, error) {
 	raw, err := s.h.ReadString("/proc/cmdline")
 	if err != nil {
-		return cmdline{}, "", &Problem{Object: "kernel cmdline", Err: fmt.Errorf("read /proc/cmdline: %w", err),
+		return cmdline{}, "", &provision.Problem{Object: "kernel cmdline", Err: fmt.Errorf("read /proc/cmdline: %w", err),
 			FixText: "rig compares the boot parameters with the running kernel's; run it on the host itself (or give a fixture root that has proc/cmdline)"}
 	}
 	defKB := int64(2048)
@@ -93,7 +94,7 @@ func (s *kernelStep) readCmdline() (cmdline, string, error) {
 // rig already wrote: so a parameter that came from elsewhere is not
 // written twice, and one rig wrote stays after the reboot made it live),
 // update-grub when grub.cfg does not have them, and the pending reboot.
-func (s *kernelStep) planBoot(plan *Plan) error {
+func (s *kernelStep) planBoot(plan *provision.Plan) error {
 	cl, _, err := s.readCmdline()
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func (s *kernelStep) planBoot(plan *Plan) error {
 	oldText, err := s.h.ReadFile(grubDropIn)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &Problem{Object: "kernel cmdline", Err: fmt.Errorf("read %s: %w", grubDropIn, err)}
+		return &provision.Problem{Object: "kernel cmdline", Err: fmt.Errorf("read %s: %w", grubDropIn, err)}
 	}
 	old, ours := parseDropIn(string(oldText))
 	written := map[string]bool{}
@@ -122,9 +123,9 @@ func (s *kernelStep) planBoot(plan *Plan) error {
 	}
 	switch {
 	case len(tokens) == 0 && exists:
-		plan.Ops = append(plan.Ops, s.grubOp(nil, Change{Object: "kernel cmdline", Action: "remove " + grubDropIn, From: strings.Join(old, " ")}))
+		plan.Ops = append(plan.Ops, s.grubOp(nil, provision.Change{Object: "kernel cmdline", Action: "remove " + grubDropIn, From: strings.Join(old, " ")}))
 	case len(tokens) > 0 && (!ours || string(oldText) != renderDropIn(tokens)):
-		plan.Ops = append(plan.Ops, s.grubOp(tokens, Change{Object: "kernel cmdline", Action: "write " + grubDropIn, From: strings.Join(old, " "), To: strings.Join(tokens, " ")}))
+		plan.Ops = append(plan.Ops, s.grubOp(tokens, provision.Change{Object: "kernel cmdline", Action: "write " + grubDropIn, From: strings.Join(old, " "), To: strings.Join(tokens, " ")}))
 	case len(tokens) > 0:
 		s.planGrubCfg(tokens, plan)
 	}
@@ -147,7 +148,7 @@ func allIn(tokens []string, set map[string]bool) bool {
 // planGrubCfg plans update-grub when the generated grub.cfg's default
 // kernel line lacks what the drop-in holds (an earlier update-grub failed,
 // or someone regenerated it from another configuration).
-func (s *kernelStep) planGrubCfg(tokens []string, plan *Plan) {
+func (s *kernelStep) planGrubCfg(tokens []string, plan *provision.Plan) {
 	text, err := s.h.ReadFile("/boot/grub/grub.cfg")
 	if err != nil {
 		plan.Notes = append(plan.Notes, fmt.Sprintf("kernel cmdline: /boot/grub/grub.cfg not readable (%v); cannot verify that update-grub put %s's parameters in it", err, grubDropIn))
@@ -159,7 +160,7 @@ func (s *kernelStep) planGrubCfg(tokens []string, plan *Plan) {
 		return
 	}
 	if miss := missingFrom(tokens, args); len(miss) > 0 {
-		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: "grub", Action: "run update-grub: /boot/grub/grub.cfg's default entry lacks " + strings.Join(miss, " ")}},
+		plan.Ops = append(plan.Ops, provision.Op{Changes: []provision.Change{{Object: "grub", Action: "run update-grub: /boot/grub/grub.cfg's default entry lacks " + strings.Join(miss, " ")}},
 			Do: s.updateGrub, Refused: s.refuseHostWrite()})
 	}
 }
@@ -167,10 +168,12 @@ func (s *kernelStep) planGrubCfg(tokens []string, plan *Plan) {
 // grubOp writes the drop-in (removes it when tokens is empty) and runs
 // update-grub, as one operation: the file without the regenerated
 // grub.cfg changes nothing.
-func (s *kernelStep) grubOp(tokens []string, c Change) Op {
-	op := Op{Changes: []Change{c, {Object: "grub", Action: "run update-grub"}}, Refused: s.refuseHostWrite()}
+func (s *kernelStep) grubOp(tokens []string, c provision.Change) provision.Op {
+	op := provision.Op{Changes: []provision.Change{c, {Object: "grub", Action: "run update-grub"}}, Refused: s.refuseHostWrite()}
 	op.Do = func(ctx context.Context) error {
-		if err := s.record(func(rec *KernelRecord) { RecordFile(&rec.Files, FileBefore(s.h, grubDropIn, false)) }); err != nil {
+		if err := s.record(func(rec *provision.KernelRecord) {
+			provision.RecordFile(&rec.Files, provision.FileBefore(s.h, grubDropIn, false))
+		}); err != nil {
 			return err
 		}
 		var err error
@@ -180,7 +183,7 @@ func (s *kernelStep) grubOp(tokens []string, c Change) Op {
 			err = s.h.CreateFile(grubDropIn, []byte(renderDropIn(tokens)), 0o644)
 		}
 		if err != nil {
-			return &Problem{Object: "kernel cmdline", Err: fmt.Errorf("write %s: %w", grubDropIn, err)}
+			return &provision.Problem{Object: "kernel cmdline", Err: fmt.Errorf("write %s: %w", grubDropIn, err)}
 		}
 		return s.updateGrub(ctx)
 	}
@@ -194,7 +197,7 @@ func (s *kernelStep) refuseHostWrite() error {
 	if s.fixture == "" {
 		return nil
 	}
-	return &Problem{Object: "grub", Err: fmt.Errorf("refusing to run update-grub on this machine while reading the host from --root %s; nothing was written", s.fixture),
+	return &provision.Problem{Object: "grub", Err: fmt.Errorf("refusing to run update-grub on this machine while reading the host from --root %s; nothing was written", s.fixture),
 		FixText: "use `rig plan --root ...` to see the boot parameters, or run on the host itself"}
 }
 
@@ -202,11 +205,11 @@ func (s *kernelStep) updateGrub(ctx context.Context) error {
 	if _, err := s.h.Run(ctx, "update-grub"); err != nil {
 		var te *host.ToolError
 		if errors.As(err, &te) && te.NotFound() {
-			return &Problem{Object: "grub", Err: fmt.Errorf("%s written, but update-grub is not installed: %w", grubDropIn, err),
+			return &provision.Problem{Object: "grub", Err: fmt.Errorf("%s written, but update-grub is not installed: %w", grubDropIn, err),
 				CauseText: "the boot loader is not Debian's GRUB (or grub2-common is missing), so nothing reads the drop-in",
 				FixText:   "install grub2-common (apt-get install grub2-common), or add the same parameters to your boot loader's kernel command line by hand"}
 		}
-		return &Problem{Object: "grub", Err: fmt.Errorf("update-grub: %w", err),
+		return &provision.Problem{Object: "grub", Err: fmt.Errorf("update-grub: %w", err),
 			FixText: "fix what update-grub printed, then `rig up` again (the drop-in is in place; rig runs update-grub again while grub.cfg lacks its parameters)"}
 	}
 	return nil
@@ -215,7 +218,7 @@ func (s *kernelStep) updateGrub(ctx context.Context) error {
 // planSysctl plans the persisted file and each live value that differs.
 // A name the running kernel does not have is an error before any write, so
 // is, inside a lab, a key outside net.* (kernel_lab.go).
-func (s *kernelStep) planSysctl(plan *Plan) error {
+func (s *kernelStep) planSysctl(plan *provision.Plan) error {
 	if len(s.keys) == 0 {
 		return nil
 	}
@@ -233,29 +236,31 @@ func (s *kernelStep) planSysctl(plan *Plan) error {
 			return labMissingSysctl(lab, k)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return &Problem{Object: "sysctl " + k, Err: fmt.Errorf("no %s on this kernel; nothing was written", sysctlPath(k)),
+			return &provision.Problem{Object: "sysctl " + k, Err: fmt.Errorf("no %s on this kernel; nothing was written", sysctlPath(k)),
 				FixText: "check the name (sysctl -a | grep ...); keys of a module (net.bridge.*, net.netfilter.*) appear only once it is loaded"}
 		}
 		if err != nil {
-			return &Problem{Object: "sysctl " + k, Err: fmt.Errorf("read %s: %w", sysctlPath(k), err)}
+			return &provision.Problem{Object: "sysctl " + k, Err: fmt.Errorf("read %s: %w", sysctlPath(k), err)}
 		}
 		live[k] = normSysctl(v)
 	}
 	content := renderSysctl(s.keys, s.want)
 	old, err := s.h.ReadFile(sysctlDropIn)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &Problem{Object: "sysctl", Err: fmt.Errorf("read %s: %w", sysctlDropIn, err)}
+		return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("read %s: %w", sysctlDropIn, err)}
 	}
 	if string(old) != content {
 		plan.Add(func(context.Context) error {
-			if err := s.record(func(rec *KernelRecord) { RecordFile(&rec.Files, FileBefore(s.h, sysctlDropIn, false)) }); err != nil {
+			if err := s.record(func(rec *provision.KernelRecord) {
+				provision.RecordFile(&rec.Files, provision.FileBefore(s.h, sysctlDropIn, false))
+			}); err != nil {
 				return err
 			}
 			if err := s.h.CreateFile(sysctlDropIn, []byte(content), 0o644); err != nil {
-				return &Problem{Object: "sysctl", Err: fmt.Errorf("write %s: %w", sysctlDropIn, err)}
+				return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("write %s: %w", sysctlDropIn, err)}
 			}
 			return nil
-		}, Change{Object: "sysctl", Action: "write " + sysctlDropIn, To: strings.Join(s.keys, ", ")})
+		}, provision.Change{Object: "sysctl", Action: "write " + sysctlDropIn, To: strings.Join(s.keys, ", ")})
 	}
 	for _, k := range s.keys {
 		k, want := k, normSysctl(s.want[k])
@@ -264,16 +269,16 @@ func (s *kernelStep) planSysctl(plan *Plan) error {
 		}
 		before := live[k]
 		plan.Add(func(context.Context) error {
-			if err := s.record(func(rec *KernelRecord) { recordSysctl(rec, k, before) }); err != nil {
+			if err := s.record(func(rec *provision.KernelRecord) { recordSysctl(rec, k, before) }); err != nil {
 				return err
 			}
 			if err := s.h.WriteFile(sysctlPath(k), []byte(want+"\n")); err != nil {
-				return &Problem{Object: "sysctl " + k, Err: fmt.Errorf("write %q to %s: %w", want, sysctlPath(k), err),
+				return &provision.Problem{Object: "sysctl " + k, Err: fmt.Errorf("write %q to %s: %w", want, sysctlPath(k), err),
 					CauseText: "the kernel refused the value (out of range, or read-only in this namespace)",
 					FixText:   "check the value's range in the kernel's documentation (Documentation/admin-guide/sysctl/)"}
 			}
 			return nil
-		}, Change{Object: "sysctl " + k, Action: "set", From: live[k], To: want})
+		}, provision.Change{Object: "sysctl " + k, Action: "set", From: live[k], To: want})
 	}
 	return nil
 }

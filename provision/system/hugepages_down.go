@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"rig/hugepages"
+	"rig/provision"
 )
 
 // record updates the hugepages part of rig's state file (before a write).
-func (s *HugepagesStep) record(change func(rec *HugeRecord)) error {
-	err := UpdateState(s.state, func(st *RigState) {
+func (s *HugepagesStep) record(change func(rec *provision.HugeRecord)) error {
+	err := provision.UpdateState(s.state, func(st *provision.RigState) {
 		if st.Hugepages == nil {
-			st.Hugepages = &HugeRecord{}
+			st.Hugepages = &provision.HugeRecord{}
 		}
 		change(st.Hugepages)
 	})
@@ -24,27 +25,27 @@ func (s *HugepagesStep) record(change func(rec *HugeRecord)) error {
 }
 
 // recordPool keeps a pool's count from before rig's first change.
-func recordPool(r *HugeRecord, sizeKB int64, node, before int) {
+func recordPool(r *provision.HugeRecord, sizeKB int64, node, before int) {
 	for _, p := range r.Pools {
 		if p.SizeKB == sizeKB && p.Node == node {
 			return
 		}
 	}
-	r.Pools = append(r.Pools, PoolRecord{SizeKB: sizeKB, Node: node, Before: before})
+	r.Pools = append(r.Pools, provision.PoolRecord{SizeKB: sizeKB, Node: node, Before: before})
 }
 
-func recordMount(r *HugeRecord, path string, created bool) {
+func recordMount(r *provision.HugeRecord, path string, created bool) {
 	for _, m := range r.Mounts {
 		if m.Path == path {
 			return
 		}
 	}
-	r.Mounts = append(r.Mounts, MountRecord{Path: path, Created: created})
+	r.Mounts = append(r.Mounts, provision.MountRecord{Path: path, Created: created})
 }
 
 // Down implements Downer: the step that restores what the hugepages step
 // recorded.
-func (s *HugepagesStep) Down(DownOptions) Step { return &hugepagesDown{s: s} }
+func (s *HugepagesStep) Down(provision.DownOptions) provision.Step { return &hugepagesDown{s: s} }
 
 type hugepagesDown struct{ s *HugepagesStep }
 
@@ -54,39 +55,39 @@ func (d *hugepagesDown) Name() string { return "hugepages" }
 // rig made), give the pools back to their counts before rig (never below
 // the pages in use), restore or remove the boot-time files, forget the
 // record.
-func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
+func (d *hugepagesDown) Check(ctx context.Context) (provision.Plan, error) {
 	s := d.s
-	st, err := LoadState(s.state)
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return Plan{}, &Problem{Object: "hugepages", Err: err}
+		return provision.Plan{}, &provision.Problem{Object: "hugepages", Err: err}
 	}
 	rec := st.Hugepages
-	var plan Plan
+	var plan provision.Plan
 	if rec == nil {
 		plan.Notes = append(plan.Notes, "hugepages: no rig record in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	hs, err := hugepages.ReadState(s.fs)
 	if err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	if err := d.vet(rec, hs); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
 	for _, m := range rec.Mounts {
 		d.planUnmount(hs, m, &plan)
 	}
 	for _, p := range rec.Pools {
 		if err := d.planPool(hs, p, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	for _, f := range rec.Files {
-		PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
+		provision.PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
 	}
 	plan.Add(func(context.Context) error {
-		return UpdateState(s.state, func(st *RigState) { st.Hugepages = nil })
-	}, Change{Object: "rig state", Action: "forget the hugepages record", From: s.state.String()})
+		return provision.UpdateState(s.state, func(st *provision.RigState) { st.Hugepages = nil })
+	}, provision.Change{Object: "rig state", Action: "forget the hugepages record", From: s.state.String()})
 	return plan, nil
 }
 
@@ -94,13 +95,13 @@ func (d *hugepagesDown) Check(ctx context.Context) (Plan, error) {
 // (hs.Mounts holds only those), and removes the directory rig made for it
 // only while it is empty: a directory someone filled since is left, said
 // in a note.
-func (d *hugepagesDown) planUnmount(hs *hugepages.State, m MountRecord, plan *Plan) {
+func (d *hugepagesDown) planUnmount(hs *hugepages.State, m provision.MountRecord, plan *provision.Plan) {
 	s := d.s
 	obj := "hugetlbfs " + m.Path
 	_, mounted := hugepages.MountAt(hs.Mounts, m.Path)
 	if mounted {
 		plan.Add(func(context.Context) error { return s.mounter.UnmountHugetlbfs(m.Path) },
-			Change{Object: obj, Action: "umount (rig mounted it)"})
+			provision.Change{Object: obj, Action: "umount (rig mounted it)"})
 		if s.fixtureRoot != "" {
 			plan.Ops[len(plan.Ops)-1].Refused = s.refuseFixtureMount(obj)
 		}
@@ -116,11 +117,11 @@ func (d *hugepagesDown) planUnmount(hs *hugepages.State, m MountRecord, plan *Pl
 	}
 	plan.Add(func(context.Context) error {
 		if why := notEmptyDir(s.fs, m.Path); why != "" {
-			return &Problem{Object: obj, Err: fmt.Errorf("not removed: it %s once unmounted", why),
+			return &provision.Problem{Object: obj, Err: fmt.Errorf("not removed: it %s once unmounted", why),
 				FixText: "look at what is in it; remove it by hand (rmdir " + m.Path + ") if nothing there is needed"}
 		}
 		return s.fs.Remove(m.Path)
-	}, Change{Object: obj, Action: "remove the directory rig made (empty)"})
+	}, provision.Change{Object: obj, Action: "remove the directory rig made (empty)"})
 }
 
 // notEmptyDir says why p is not an empty directory ("" when it is one).
@@ -138,9 +139,9 @@ func notEmptyDir(fsys hugepages.FS, p string) string {
 // VetRecords implements RecordVetter.
 func (d *hugepagesDown) VetRecords(context.Context) error {
 	s := d.s
-	st, err := LoadState(s.state)
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return &Problem{Object: "hugepages", Err: err}
+		return &provision.Problem{Object: "hugepages", Err: err}
 	}
 	if st.Hugepages == nil {
 		return nil
@@ -158,9 +159,9 @@ func (d *hugepagesDown) VetRecords(context.Context) error {
 // makes them), a mount other than the playbook's, a pool of a size or node
 // the host lacks, or a count before rig below 0 or above what the host's
 // memory holds.
-func (d *hugepagesDown) vet(rec *HugeRecord, hs *hugepages.State) error {
+func (d *hugepagesDown) vet(rec *provision.HugeRecord, hs *hugepages.State) error {
 	s := d.s
-	c := RecordCheck{State: s.state}
+	c := provision.RecordCheck{State: s.state}
 	mounts := s.desiredMounts(hs)
 	isLink := map[string]bool{} // path -> the step makes a symbolic link there
 	var names []string
@@ -178,13 +179,13 @@ func (d *hugepagesDown) vet(rec *HugeRecord, hs *hugepages.State) error {
 		link, ok := isLink[f.Path]
 		switch {
 		case !ok:
-			c.Refuse(field+".path", "%q is not a file the hugepages step writes for this playbook (%s)", f.Path, OrNoneList(names))
+			c.Refuse(field+".path", "%q is not a file the hugepages step writes for this playbook (%s)", f.Path, provision.OrNoneList(names))
 		case f.Link != link:
 			c.Refuse(field+".link", "%v for %s, which the step writes as %s", f.Link, f.Path, map[bool]string{true: "a symbolic link", false: "a regular file"}[link])
 		case f.Link && f.Existed:
 			c.Refuse(field+".existed", "true for the link %s, which the step makes only where there is none", f.Path)
-		case len(f.Content) > MaxRecordedContent:
-			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), MaxRecordedContent)
+		case len(f.Content) > provision.MaxRecordedContent:
+			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), provision.MaxRecordedContent)
 		}
 	}
 	var paths []string
@@ -193,7 +194,7 @@ func (d *hugepagesDown) vet(rec *HugeRecord, hs *hugepages.State) error {
 	}
 	for i, m := range rec.Mounts {
 		if !slices.Contains(paths, m.Path) {
-			c.Refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, OrNoneList(paths))
+			c.Refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, provision.OrNoneList(paths))
 		}
 	}
 	for i, p := range rec.Pools {
@@ -215,18 +216,18 @@ func (d *hugepagesDown) vet(rec *HugeRecord, hs *hugepages.State) error {
 	return c.Err()
 }
 
-func (d *hugepagesDown) planPool(hs *hugepages.State, p PoolRecord, plan *Plan) error {
+func (d *hugepagesDown) planPool(hs *hugepages.State, p provision.PoolRecord, plan *provision.Plan) error {
 	obj := "hugepages " + hugepages.PoolName(p.SizeKB, p.Node)
 	cur, ok := hs.Pool(p.SizeKB, p.Node)
 	if !ok || cur.Total == p.Before {
 		return nil
 	}
 	if p.Before < cur.InUse() {
-		return &Problem{Object: obj, Err: fmt.Errorf("restoring %d pages (the count before rig) would free pages in use (%d of %d); nothing was written", p.Before, cur.InUse(), cur.Total),
+		return &provision.Problem{Object: obj, Err: fmt.Errorf("restoring %d pages (the count before rig) would free pages in use (%d of %d); nothing was written", p.Before, cur.InUse(), cur.Total),
 			FixText: "stop what uses them (DPDK applications, ovs-vswitchd; `rig hugepages show`), then `rig down` again"}
 	}
 	r := hugepages.Reservation{SizeKB: p.SizeKB, Node: p.Node, Count: p.Before, Exact: true}
 	plan.Add(func(context.Context) error { return d.s.setPages(r) },
-		Change{Object: obj, Action: "set nr_hugepages (back to before rig)", From: fmt.Sprint(cur.Total), To: fmt.Sprint(p.Before)})
+		provision.Change{Object: obj, Action: "set nr_hugepages (back to before rig)", From: fmt.Sprint(cur.Total), To: fmt.Sprint(p.Before)})
 	return nil
 }

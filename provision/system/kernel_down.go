@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -7,23 +7,25 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"rig/provision"
 )
 
 // record updates the kernel part of rig's state file (before a write).
-func (s *kernelStep) record(change func(rec *KernelRecord)) error {
-	err := UpdateState(s.state, func(st *RigState) {
+func (s *kernelStep) record(change func(rec *provision.KernelRecord)) error {
+	err := provision.UpdateState(s.state, func(st *provision.RigState) {
 		if st.Kernel == nil {
-			st.Kernel = &KernelRecord{}
+			st.Kernel = &provision.KernelRecord{}
 		}
 		change(st.Kernel)
 	})
 	if err != nil {
-		return &Problem{Object: "kernel", Err: fmt.Errorf("%w; nothing was written", err)}
+		return &provision.Problem{Object: "kernel", Err: fmt.Errorf("%w; nothing was written", err)}
 	}
 	return nil
 }
 
-func recordSysctl(r *KernelRecord, key, before string) {
+func recordSysctl(r *provision.KernelRecord, key, before string) {
 	if r.Sysctl == nil {
 		r.Sysctl = map[string]string{}
 	}
@@ -33,7 +35,7 @@ func recordSysctl(r *KernelRecord, key, before string) {
 }
 
 // Down implements Downer.
-func (s *kernelStep) Down(DownOptions) Step { return &kernelDown{s: s} }
+func (s *kernelStep) Down(provision.DownOptions) provision.Step { return &kernelDown{s: s} }
 
 type kernelDown struct{ s *kernelStep }
 
@@ -46,25 +48,25 @@ func (d *kernelDown) Name() string { return "kernel" }
 // drop-in put there, the step is pending a reboot (exit 3, as on the way
 // up) and the record keeps just those (Leaving), so a down after the reboot
 // sees them gone and forgets it.
-func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
+func (d *kernelDown) Check(ctx context.Context) (provision.Plan, error) {
 	s := d.s
-	st, err := LoadState(s.state)
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return Plan{}, &Problem{Object: "kernel", Err: err}
+		return provision.Plan{}, &provision.Problem{Object: "kernel", Err: err}
 	}
-	var plan Plan
+	var plan provision.Plan
 	rec := st.Kernel
 	if rec == nil {
 		plan.Notes = append(plan.Notes, "kernel: no rig record in "+s.state.String()+" (rig changed nothing here, or down restored it)")
 		return plan, nil
 	}
 	if err := d.vet(rec); err != nil {
-		return Plan{}, err
+		return provision.Plan{}, err
 	}
-	var dropIn *FileRecord
+	var dropIn *provision.FileRecord
 	for _, f := range rec.Files {
 		n := len(plan.Ops)
-		PlanRestoreFile(s.h, f, "kernel", &plan)
+		provision.PlanRestoreFile(s.h, f, "kernel", &plan)
 		if f.Path == grubDropIn && len(plan.Ops) > n {
 			op := &plan.Ops[len(plan.Ops)-1]
 			restore := op.Do
@@ -74,7 +76,7 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 				}
 				return s.updateGrub(ctx)
 			}
-			op.Changes = append(op.Changes, Change{Object: "grub", Action: "run update-grub"})
+			op.Changes = append(op.Changes, provision.Change{Object: "grub", Action: "run update-grub"})
 			op.Refused = s.refuseHostWrite()
 			f := f
 			dropIn = &f
@@ -89,18 +91,18 @@ func (d *kernelDown) Check(ctx context.Context) (Plan, error) {
 	switch {
 	case len(leaving) == 0:
 		plan.Add(func(context.Context) error {
-			return UpdateState(s.state, func(st *RigState) { st.Kernel = nil })
-		}, Change{Object: "rig state", Action: "forget the kernel record", From: s.state.String()})
+			return provision.UpdateState(s.state, func(st *provision.RigState) { st.Kernel = nil })
+		}, provision.Change{Object: "rig state", Action: "forget the kernel record", From: s.state.String()})
 	case len(rec.Files) > 0 || len(rec.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
 		plan.Add(func(context.Context) error {
-			return UpdateState(s.state, func(st *RigState) { st.Kernel = &KernelRecord{Leaving: leaving} })
-		}, Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})
+			return provision.UpdateState(s.state, func(st *provision.RigState) { st.Kernel = &provision.KernelRecord{Leaving: leaving} })
+		}, provision.Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})
 	}
 	return plan, nil
 }
 
 // planSysctlRestore puts each recorded sysctl back to its value before rig.
-func (d *kernelDown) planSysctlRestore(rec *KernelRecord, plan *Plan) {
+func (d *kernelDown) planSysctlRestore(rec *provision.KernelRecord, plan *provision.Plan) {
 	s := d.s
 	keys := make([]string, 0, len(rec.Sysctl))
 	for k := range rec.Sysctl {
@@ -114,7 +116,7 @@ func (d *kernelDown) planSysctlRestore(rec *KernelRecord, plan *Plan) {
 			continue
 		}
 		plan.Add(func(context.Context) error { return s.h.WriteFile(sysctlPath(k), []byte(before+"\n")) },
-			Change{Object: "sysctl " + k, Action: "set (back to before rig)", From: normSysctl(cur), To: before})
+			provision.Change{Object: "sysctl " + k, Action: "set (back to before rig)", From: normSysctl(cur), To: before})
 	}
 }
 
@@ -122,7 +124,7 @@ func (d *kernelDown) planSysctlRestore(rec *KernelRecord, plan *Plan) {
 // that the running kernel still has: those of rig's drop-in that the
 // restored file (dropIn: its record, when restored now) does not hold, and
 // those recorded as leaving by an earlier down.
-func (d *kernelDown) bootLeaving(rec *KernelRecord, dropIn *FileRecord, plan *Plan) []string {
+func (d *kernelDown) bootLeaving(rec *provision.KernelRecord, dropIn *provision.FileRecord, plan *provision.Plan) []string {
 	s := d.s
 	cand := append([]string(nil), rec.Leaving...)
 	if dropIn != nil {
@@ -163,9 +165,9 @@ func kernelFiles() []string { return []string{grubDropIn, sysctlDropIn} }
 
 // VetRecords implements RecordVetter.
 func (d *kernelDown) VetRecords(context.Context) error {
-	st, err := LoadState(d.s.state)
+	st, err := provision.LoadState(d.s.state)
 	if err != nil {
-		return &Problem{Object: "kernel", Err: err}
+		return &provision.Problem{Object: "kernel", Err: err}
 	}
 	if st.Kernel == nil {
 		return nil
@@ -177,8 +179,8 @@ func (d *kernelDown) VetRecords(context.Context) error {
 // playbook: a file other than its drop-ins (or recorded as a link, or
 // with content over MaxRecordedContent), a sysctl the playbook does not
 // set, a value with a control character or over MaxRecordedValue.
-func (d *kernelDown) vet(rec *KernelRecord) error {
-	c := RecordCheck{State: d.s.state}
+func (d *kernelDown) vet(rec *provision.KernelRecord) error {
+	c := provision.RecordCheck{State: d.s.state}
 	for i, f := range rec.Files {
 		field := fmt.Sprintf("kernel.files[%d]", i)
 		switch {
@@ -186,17 +188,17 @@ func (d *kernelDown) vet(rec *KernelRecord) error {
 			c.Refuse(field+".path", "%q is not a file the kernel step writes (%s)", f.Path, strings.Join(kernelFiles(), ", "))
 		case f.Link:
 			c.Refuse(field+".link", "true for %s, which the kernel step writes as a regular file", f.Path)
-		case len(f.Content) > MaxRecordedContent:
-			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), MaxRecordedContent)
+		case len(f.Content) > provision.MaxRecordedContent:
+			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), provision.MaxRecordedContent)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(rec.Sysctl)) {
 		field := fmt.Sprintf("kernel.sysctl[%q]", k)
 		if _, ok := d.s.want[k]; !ok {
-			c.Refuse(field, "%q is not a sysctl this playbook's kernel section sets (%s)", k, OrNoneList(d.s.keys))
+			c.Refuse(field, "%q is not a sysctl this playbook's kernel section sets (%s)", k, provision.OrNoneList(d.s.keys))
 			continue
 		}
-		if why := BadText(rec.Sysctl[k], MaxRecordedValue); why != "" {
+		if why := provision.BadText(rec.Sysctl[k], provision.MaxRecordedValue); why != "" {
 			c.Refuse(field, "the value before rig: %s", why)
 		}
 	}

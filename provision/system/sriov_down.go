@@ -1,14 +1,15 @@
-package provision
+package system
 
 import (
 	"context"
 	"fmt"
 
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // recordSRIOV keeps a PF's settings from before rig's first change.
-func recordSRIOV(st *RigState, r SRIOVRecord) {
+func recordSRIOV(st *provision.RigState, r provision.SRIOVRecord) {
 	for _, old := range st.SRIOV {
 		if old.BDF == r.BDF {
 			return
@@ -18,7 +19,7 @@ func recordSRIOV(st *RigState, r SRIOVRecord) {
 }
 
 // Down implements Downer.
-func (s *sriovStep) Down(DownOptions) Step { return &sriovDown{s: s} }
+func (s *sriovStep) Down(provision.DownOptions) provision.Step { return &sriovDown{s: s} }
 
 type sriovDown struct{ s *sriovStep }
 
@@ -26,28 +27,28 @@ func (d *sriovDown) Name() string { return "sriov" }
 
 // Check plans each PF back to its VF count and eSwitch mode from before
 // rig (the same ordering rules as up), then forgets the record.
-func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
+func (d *sriovDown) Check(ctx context.Context) (provision.Plan, error) {
 	s := d.s
-	rs, err := LoadState(s.state)
+	rs, err := provision.LoadState(s.state)
 	if err != nil {
-		return Plan{}, &Problem{Object: "sriov", Err: err}
+		return provision.Plan{}, &provision.Problem{Object: "sriov", Err: err}
 	}
-	var plan Plan
+	var plan provision.Plan
 	for _, pf := range s.pfs {
 		cur, err := s.read(playbooks.SRIOVPF{PF: pf.PF})
 		if err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
-		var rec *SRIOVRecord
+		var rec *provision.SRIOVRecord
 		for i := range rs.SRIOV {
 			if rs.SRIOV[i].BDF == cur.bdf {
 				rec = &rs.SRIOV[i]
 			}
 		}
-		c := RecordCheck{State: s.state}
+		c := provision.RecordCheck{State: s.state}
 		d.vet(rs, cur, &c)
 		if err := c.Err(); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		if rec == nil {
 			plan.Notes = append(plan.Notes, cur.object()+": no rig record in "+s.state.String()+"; left as is (rig changed nothing here, or down restored it)")
@@ -55,18 +56,18 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 		}
 		if rec.Eswitch != "" {
 			if cur.mode, cur.via, err = s.eswitchMode(cur); err != nil {
-				return Plan{}, err
+				return provision.Plan{}, err
 			}
 		}
 		n := rec.NumVFs
 		want := playbooks.SRIOVPF{PF: pf.PF, NumVFs: &n, Eswitch: rec.Eswitch}
 		if err := s.planPFOps(cur, want, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		bdf := cur.bdf
 		plan.Add(func(context.Context) error {
-			return UpdateState(s.state, func(rs *RigState) {
-				var keep []SRIOVRecord
+			return provision.UpdateState(s.state, func(rs *provision.RigState) {
+				var keep []provision.SRIOVRecord
 				for _, r := range rs.SRIOV {
 					if r.BDF != bdf {
 						keep = append(keep, r)
@@ -74,7 +75,7 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 				}
 				rs.SRIOV = keep
 			})
-		}, Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: s.state.String()})
+		}, provision.Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: s.state.String()})
 	}
 	return plan, nil
 }
@@ -83,11 +84,11 @@ func (d *sriovDown) Check(ctx context.Context) (Plan, error) {
 // (the only ones down acts on).
 func (d *sriovDown) VetRecords(context.Context) error {
 	s := d.s
-	rs, err := LoadState(s.state)
+	rs, err := provision.LoadState(s.state)
 	if err != nil {
-		return &Problem{Object: "sriov", Err: err}
+		return &provision.Problem{Object: "sriov", Err: err}
 	}
-	c := RecordCheck{State: s.state}
+	c := provision.RecordCheck{State: s.state}
 	for _, pf := range s.pfs {
 		cur, err := s.read(playbooks.SRIOVPF{PF: pf.PF})
 		if err != nil {
@@ -102,13 +103,13 @@ func (d *sriovDown) VetRecords(context.Context) error {
 // sriov step could not have written: an address not in canonical form, a
 // VF count outside 0..sriov_totalvfs, an eSwitch mode other than legacy or
 // switchdev.
-func (d *sriovDown) vet(rs RigState, cur pfState, c *RecordCheck) {
+func (d *sriovDown) vet(rs provision.RigState, cur pfState, c *provision.RecordCheck) {
 	for i, r := range rs.SRIOV {
 		if r.BDF != cur.bdf {
 			continue
 		}
 		field := fmt.Sprintf("sriov[%d]", i)
-		if !WellFormedBDF(r.BDF) {
+		if !provision.WellFormedBDF(r.BDF) {
 			c.Refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
 		}
 		if r.NumVFs < 0 || r.NumVFs > cur.total {

@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -18,19 +18,10 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 	"rig/smartnic"
 )
-
-// copyHostRoot copies a fixture host root (testdata/hosts/NAME) so a test
-// may change it; symlinks stay symlinks.
-func copyHostRoot(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), name)
-	if out, err := exec.Command("cp", "-a", "../testdata/hosts/"+name, dst).CombinedOutput(); err != nil {
-		t.Fatalf("cp fixture: %v: %s", err, out)
-	}
-	return dst
-}
 
 // fakeKernelLinks stands in for netlink over a fixture root and plays the
 // kernel's part: setting a netdev up rewrites its flags/operstate and, as
@@ -74,7 +65,7 @@ func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkA
 		t.Fatalf("spec: %v", errs)
 	}
 	rec := &fakeexec.Recorder{}
-	st, err := NewRDMAStep(&Env{Host: &host.Host{Root: root, Exec: rec.Exec}}, spec)
+	st, err := NewRDMAStep(&provision.Env{Host: &host.Host{Root: root, Exec: rec.Exec}}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,19 +76,10 @@ func rdmaStepOn(t *testing.T, root string, spec *playbooks.RDMASpec, links linkA
 	return s, rec
 }
 
-func runStepOnce(t *testing.T, s Step, mode RunMode) StepResult {
-	t.Helper()
-	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), mode, Selection{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep.Steps[0]
-}
-
 // cx6dx-host: enp59s0f1np1 is admin-down, so mlx5_1/1 is "1: DOWN" /
 // "3: Disabled". Apply sets it up (once); the second apply changes nothing.
 func TestRDMAAdminDownApplyTwice(t *testing.T) {
-	root := copyHostRoot(t, "cx6dx-host")
+	root := steptest.CopyHostRoot(t, "cx6dx-host")
 	h := &host.Host{Root: root}
 	links := &fakeKernelLinks{t: t, h: h, cable: map[string]bool{"enp59s0f1np1": true}, port: map[string]string{"enp59s0f1np1": "mlx5_1/1"}}
 	spec := &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f0np0"}, {Device: "mlx5_1", Port: 1}}}
@@ -107,7 +89,7 @@ func TestRDMAAdminDownApplyTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Change{{Object: "rdma mlx5_1/1 (enp59s0f1np1)", Action: "set netdev enp59s0f1np1 up",
+	want := []provision.Change{{Object: "rdma mlx5_1/1 (enp59s0f1np1)", Action: "set netdev enp59s0f1np1 up",
 		From: `admin down (state "1: DOWN", phys_state "3: Disabled")`, To: "admin up"}}
 	if !reflect.DeepEqual(plan.Changes(), want) {
 		t.Errorf("plan %+v\nwant %+v", plan.Changes(), want)
@@ -115,19 +97,19 @@ func TestRDMAAdminDownApplyTwice(t *testing.T) {
 	if len(plan.Notes) != 1 || plan.Notes[0] != "rdma mlx5_0/1 (enp59s0f0np0): ACTIVE / LINK_UP" {
 		t.Errorf("notes %q", plan.Notes)
 	}
-	if r := runStepOnce(t, s, RunPlan); r.Status != StatusWouldChange || len(links.ups) != 0 {
+	if r := steptest.RunStepOnce(t, s, provision.RunPlan); r.Status != provision.StatusWouldChange || len(links.ups) != 0 {
 		t.Fatalf("plan: %s, ups %v", r.Status, links.ups)
 	}
 
-	r := runStepOnce(t, s, RunApply)
-	if r.Status != StatusChanged || len(r.Changes) != 1 {
+	r := steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusChanged || len(r.Changes) != 1 {
 		t.Fatalf("first apply: %s %v %s", r.Status, r.Changes, r.Error)
 	}
 	if !reflect.DeepEqual(links.ups, []string{"enp59s0f1np1"}) {
 		t.Errorf("netlink set-up calls %v", links.ups)
 	}
-	r = runStepOnce(t, s, RunApply)
-	if r.Status != StatusOK || len(r.Changes) != 0 {
+	r = steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %v", r.Status, r.Changes)
 	}
 	if len(links.ups) != 1 {
@@ -141,11 +123,11 @@ func TestRDMAAdminDownApplyTwice(t *testing.T) {
 // bf2-host: port 1 is admin-up with phys_state "2: Polling": a cable
 // problem. Check fails with the phys_state and what to check; nothing is set.
 func TestRDMAPhysicalLinkDown(t *testing.T) {
-	root := copyHostRoot(t, "bf2-host")
+	root := steptest.CopyHostRoot(t, "bf2-host")
 	links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}}
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp225s0f0np0"}, {Netdev: "enp225s0f1np1"}}}, links)
-	r := runStepOnce(t, s, RunApply)
-	if r.Status != StatusFailed {
+	r := steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusFailed {
 		t.Fatalf("status %s", r.Status)
 	}
 	for _, want := range []string{"rdma mlx5_1/1 (enp225s0f1np1)", `phys_state "2: Polling"`, "DOWN / POLLING"} {
@@ -167,12 +149,12 @@ func TestRDMAPhysicalLinkDown(t *testing.T) {
 // Admin-down and no cable: apply sets the netdev up, the port stays
 // Polling, apply fails with the phys_state instead of claiming success.
 func TestRDMAAdminDownNoCable(t *testing.T) {
-	root := copyHostRoot(t, "cx6dx-host")
+	root := steptest.CopyHostRoot(t, "cx6dx-host")
 	links := &fakeKernelLinks{t: t, h: &host.Host{Root: root}, cable: map[string]bool{}, port: map[string]string{"enp59s0f1np1": "mlx5_1/1"}}
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}, Timeout: "300ms"}, links)
 	t0 := time.Now()
-	r := runStepOnce(t, s, RunApply)
-	if r.Status != StatusFailed || !strings.Contains(r.Error, "netdev enp59s0f1np1 is up now, but after 300ms") || !strings.Contains(r.Cause, "2: Polling") {
+	r := steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusFailed || !strings.Contains(r.Error, "netdev enp59s0f1np1 is up now, but after 300ms") || !strings.Contains(r.Cause, "2: Polling") {
 		t.Errorf("got %s: %s / %s", r.Status, r.Error, r.Cause)
 	}
 	if d := time.Since(t0); d < 300*time.Millisecond || d > 3*time.Second {
@@ -181,7 +163,7 @@ func TestRDMAAdminDownNoCable(t *testing.T) {
 }
 
 func TestRDMAUnknownPorts(t *testing.T) {
-	root := "../testdata/hosts/bf2-dpu-arm"
+	root := "../../testdata/hosts/bf2-dpu-arm"
 	for spec, want := range map[playbooks.RDMAPortSpec]string{
 		{Netdev: "eth7"}:            "rdma: netdev eth7: no such netdev",
 		{Device: "mlx5_9", Port: 1}: "rdma mlx5_9/1: read state",
@@ -191,14 +173,14 @@ func TestRDMAUnknownPorts(t *testing.T) {
 	} {
 		s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{spec}}, nil)
 		_, err := s.Check(context.Background())
-		p, ok := AsProblem(err)
+		p, ok := provision.AsProblem(err)
 		if !ok || !strings.Contains(err.Error(), want) || p.Fix() == "" {
 			t.Errorf("%+v: err %v, want a Problem containing %q", spec, err, want)
 		}
 	}
 	// Every port of the BF2 DPU fixture is up: ok, notes only.
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}, {Netdev: "p1"}}}, nil)
-	if r := runStepOnce(t, s, RunApply); r.Status != StatusOK || len(r.Notes) != 2 {
+	if r := steptest.RunStepOnce(t, s, provision.RunApply); r.Status != provision.StatusOK || len(r.Notes) != 2 {
 		t.Errorf("bf2-dpu-arm: %s %v %s", r.Status, r.Notes, r.Error)
 	}
 }
@@ -211,7 +193,7 @@ func TestRDMAUnknownPorts(t *testing.T) {
 func TestRDMASFNetdevApplyTwice(t *testing.T) {
 	const sfDir = "sys/devices/pci0000:00/0000:00:00.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/mlx5_core.sf.2"
 	for _, fixture := range []string{"bf2-dpu-arm", "bf3-dpu-arm"} {
-		root := copyHostRoot(t, fixture)
+		root := steptest.CopyHostRoot(t, fixture)
 		for p, v := range map[string]string{sfDir + "/net/enp3s0f0s0/flags": "0x1002", sfDir + "/net/enp3s0f0s0/operstate": "down",
 			sfDir + "/infiniband/mlx5_2/ports/1/state": "1: DOWN", sfDir + "/infiniband/mlx5_2/ports/1/phys_state": "3: Disabled"} {
 			if err := os.WriteFile(filepath.Join(root, p), []byte(v+"\n"), 0o644); err != nil {
@@ -224,7 +206,7 @@ func TestRDMASFNetdevApplyTwice(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: check: %v", fixture, err)
 		}
-		want := []Change{{Object: "rdma mlx5_2/1 (enp3s0f0s0)", Action: "set netdev enp3s0f0s0 up",
+		want := []provision.Change{{Object: "rdma mlx5_2/1 (enp3s0f0s0)", Action: "set netdev enp3s0f0s0 up",
 			From: `admin down (state "1: DOWN", phys_state "3: Disabled")`, To: "admin up"}}
 		if !reflect.DeepEqual(plan.Changes(), want) {
 			t.Errorf("%s: plan %+v\nwant %+v", fixture, plan.Changes(), want)
@@ -232,10 +214,10 @@ func TestRDMASFNetdevApplyTwice(t *testing.T) {
 		if n := strings.Join(plan.Notes, "\n"); !strings.Contains(n, "rdma mlx5_3/1 (enp3s0f1s0): ACTIVE / LINK_UP") || !strings.Contains(n, "rdma mlx5_0/1 (p0): ACTIVE") {
 			t.Errorf("%s: notes %q", fixture, plan.Notes)
 		}
-		if r := runStepOnce(t, s, RunApply); r.Status != StatusChanged || len(r.Changes) != 1 || !reflect.DeepEqual(links.ups, []string{"enp3s0f0s0"}) {
+		if r := steptest.RunStepOnce(t, s, provision.RunApply); r.Status != provision.StatusChanged || len(r.Changes) != 1 || !reflect.DeepEqual(links.ups, []string{"enp3s0f0s0"}) {
 			t.Fatalf("%s: first apply: %s %v %s, ups %v", fixture, r.Status, r.Changes, r.Error, links.ups)
 		}
-		if r := runStepOnce(t, s, RunApply); r.Status != StatusOK || len(r.Changes) != 0 || len(links.ups) != 1 {
+		if r := steptest.RunStepOnce(t, s, provision.RunApply); r.Status != provision.StatusOK || len(r.Changes) != 0 || len(links.ups) != 1 {
 			t.Errorf("%s: second apply: %s %v, ups %v", fixture, r.Status, r.Changes, links.ups)
 		}
 		if c := rec.Lines(); len(c) != 0 {
@@ -247,10 +229,10 @@ func TestRDMASFNetdevApplyTwice(t *testing.T) {
 // Under a fixture root with no --netns there is no live netdev to set up:
 // the step says so instead of pretending.
 func TestRDMAFixtureRootCannotSetUp(t *testing.T) {
-	root := copyHostRoot(t, "cx6dx-host")
+	root := steptest.CopyHostRoot(t, "cx6dx-host")
 	s, _ := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}}, nil)
-	r := runStepOnce(t, s, RunApply)
-	if r.Status != StatusFailed || !strings.Contains(r.Error, "--netns") {
+	r := steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusFailed || !strings.Contains(r.Error, "--netns") {
 		t.Errorf("%s: %s", r.Status, r.Error)
 	}
 }
@@ -302,12 +284,12 @@ func TestPrivilegedRDMAVethNetlink(t *testing.T) {
 	ip("-n", ns, "link", "add", "p0", "type", "veth", "peer", "name", "p0peer")
 	ip("-n", ns, "link", "set", "p0peer", "up")
 
-	root := copyHostRoot(t, "bf2-dpu-arm")
+	root := steptest.CopyHostRoot(t, "bf2-dpu-arm")
 	h := &host.Host{Root: root}
 	rec := &fakeexec.Recorder{}
 	h.Exec = rec.Exec
 	spec := &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "p0"}}, Timeout: "5s"}
-	st, err := NewRDMAStep(&Env{Host: h, NetNS: ns}, spec)
+	st, err := NewRDMAStep(&provision.Env{Host: h, NetNS: ns}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,15 +299,15 @@ func TestPrivilegedRDMAVethNetlink(t *testing.T) {
 	}
 	s.port = kernelModelPort(t, h, ns, "p0")
 
-	r := runStepOnce(t, s, RunApply)
-	if r.Status != StatusChanged || len(r.Changes) != 1 || r.Changes[0].Action != "set netdev p0 up" {
+	r := steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusChanged || len(r.Changes) != 1 || r.Changes[0].Action != "set netdev p0 up" {
 		t.Fatalf("first apply: %s %+v %s", r.Status, r.Changes, r.Error)
 	}
 	if up, _ := (netlinkAdmin{ns: ns}).AdminUp("p0"); !up {
 		t.Error("p0 is not admin-up in the netns after apply")
 	}
-	r = runStepOnce(t, s, RunApply)
-	if r.Status != StatusOK || len(r.Changes) != 0 {
+	r = steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusOK || len(r.Changes) != 0 {
 		t.Errorf("second apply: %s %+v %s", r.Status, r.Changes, r.Error)
 	}
 
@@ -333,13 +315,13 @@ func TestPrivilegedRDMAVethNetlink(t *testing.T) {
 	ip("-n", ns, "link", "set", "p0peer", "down")
 	ip("-n", ns, "link", "set", "p0", "down")
 	spec.Timeout = "1500ms"
-	r = runStepOnce(t, s, RunApply)
-	if r.Status != StatusFailed || !strings.Contains(r.Error, `phys_state "2: Polling"`) || !strings.Contains(r.Fix, "cable") {
+	r = steptest.RunStepOnce(t, s, provision.RunApply)
+	if r.Status != provision.StatusFailed || !strings.Contains(r.Error, `phys_state "2: Polling"`) || !strings.Contains(r.Fix, "cable") {
 		t.Errorf("no-carrier apply: %s: %s / %s", r.Status, r.Error, r.Fix)
 	}
 	// Now p0 is admin-up without carrier: check fails at once, no change planned.
 	_, err = s.Check(context.Background())
-	if p, ok := AsProblem(err); !ok || !strings.Contains(p.Cause(), "2: Polling") {
+	if p, ok := provision.AsProblem(err); !ok || !strings.Contains(p.Cause(), "2: Polling") {
 		t.Errorf("check with admin-up, no carrier: %v", err)
 	}
 	if c := rec.Lines(); len(c) != 0 {

@@ -1,7 +1,6 @@
-package provision
+package system
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"rig/internal/host"
 	"rig/internal/testutil/fakeexec"
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // bindRoot is a host root with a virtio-net function 0000:00:04.0 on
@@ -115,7 +116,7 @@ func bindStepFor(t *testing.T, root string, spec *playbooks.BindSpec, fixture st
 		return nil, nil, false
 	}
 	h := &host.Host{Root: root, Exec: rec.Exec}
-	st, err := NewBindStep(&Env{Host: h, FixtureRoot: fixture}, spec)
+	st, err := NewBindStep(&provision.Env{Host: h, FixtureRoot: fixture}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +124,6 @@ func bindStepFor(t *testing.T, root string, spec *playbooks.BindSpec, fixture st
 	bs := st.(*bindStep)
 	bs.write = k.write
 	return bs, k, rec
-}
-
-func runStep(t *testing.T, s Step) StepResult {
-	t.Helper()
-	rep, err := (&Runner{Steps: []Step{s}}).Execute(context.Background(), RunApply, Selection{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep.Steps[0]
 }
 
 // TestBindApplyTwice: by netdev; the first apply loads vfio_pci and moves
@@ -143,8 +135,8 @@ func TestBindApplyTwice(t *testing.T) {
 	root := bindRoot(t)
 	spec := &playbooks.BindSpec{Devices: []string{"ens5", "p0"}}
 	s, k, rec := bindStepFor(t, root, spec, "")
-	res := runStep(t, s)
-	if res.Status != StatusChanged {
+	res := steptest.RunStep(t, s)
+	if res.Status != provision.StatusChanged {
 		t.Fatalf("first apply: %s %s", res.Status, res.Error)
 	}
 	wantWrites := []string{
@@ -165,17 +157,17 @@ func TestBindApplyTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st RigState
+	var st provision.RigState
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if want := []BoundDevice{{BDF: "0000:00:04.0", Netdev: "ens5", Original: "virtio-pci", Driver: "vfio-pci"}}; !reflect.DeepEqual(st.Bound, want) {
+	if want := []provision.BoundDevice{{BDF: "0000:00:04.0", Netdev: "ens5", Original: "virtio-pci", Driver: "vfio-pci"}}; !reflect.DeepEqual(st.Bound, want) {
 		t.Fatalf("state %+v", st.Bound)
 	}
 
 	s2, k2, rec2 := bindStepFor(t, root, spec, "")
-	res = runStep(t, s2)
-	if res.Status != StatusOK || len(k2.writes) != 0 || len(rec2.Lines()) != 0 {
+	res = steptest.RunStep(t, s2)
+	if res.Status != provision.StatusOK || len(k2.writes) != 0 || len(rec2.Lines()) != 0 {
 		t.Fatalf("second apply: %s changes %v writes %q ran %q err %s", res.Status, res.Changes, k2.writes, rec2.Lines(), res.Error)
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "pci 0000:00:04.0 (ens5): on vfio-pci") {
@@ -204,8 +196,8 @@ func TestBindRefusals(t *testing.T) {
 			root := bindRoot(t)
 			tc.prep(root)
 			s, k, rec := bindStepFor(t, root, &tc.spec, "")
-			res := runStep(t, s)
-			if res.Status != StatusFailed || !strings.Contains(res.Error, tc.want) {
+			res := steptest.RunStep(t, s)
+			if res.Status != provision.StatusFailed || !strings.Contains(res.Error, tc.want) {
 				t.Fatalf("status %s error %q, want %q", res.Status, res.Error, tc.want)
 			}
 			if len(k.writes) != 0 || len(rec.Lines()) != 0 {
@@ -224,14 +216,14 @@ func TestBindForceAndNoIOMMUMode(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "sys/module/vfio/parameters"), 0o755)
 	os.WriteFile(filepath.Join(root, "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"), []byte("Y\n"), 0o644)
 	s, _, _ := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"ens5"}, Force: true}, "")
-	if res := runStep(t, s); res.Status != StatusChanged {
+	if res := steptest.RunStep(t, s); res.Status != provision.StatusChanged {
 		t.Fatalf("%s %s", res.Status, res.Error)
 	}
 	root = bindRoot(t)
 	os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:00:04.0/iommu_group"))
 	os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers/uio_pci_generic"), 0o755)
 	s, k, _ := bindStepFor(t, root, &playbooks.BindSpec{Driver: "uio_pci_generic", Devices: []string{"0000:00:04.0"}}, "")
-	if res := runStep(t, s); res.Status != StatusChanged || !strings.HasSuffix(k.writes[2], "drivers/uio_pci_generic/bind <- 0000:00:04.0") {
+	if res := steptest.RunStep(t, s); res.Status != provision.StatusChanged || !strings.HasSuffix(k.writes[2], "drivers/uio_pci_generic/bind <- 0000:00:04.0") {
 		t.Fatalf("%s %s %q", res.Status, res.Error, k.writes)
 	}
 }
@@ -241,8 +233,8 @@ func TestBindForceAndNoIOMMUMode(t *testing.T) {
 func TestBindFixtureRootRefusesModprobe(t *testing.T) {
 	root := bindRoot(t)
 	s, k, rec := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"ens5"}}, root)
-	res := runStep(t, s)
-	if res.Status != StatusFailed || !strings.Contains(res.Error, "refusing to modprobe vfio_pci") || len(k.writes) != 0 || len(rec.Lines()) != 0 {
+	res := steptest.RunStep(t, s)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "refusing to modprobe vfio_pci") || len(k.writes) != 0 || len(rec.Lines()) != 0 {
 		t.Fatalf("%s %q writes %q ran %q", res.Status, res.Error, k.writes, rec.Lines())
 	}
 }
@@ -265,15 +257,15 @@ func TestBindDown(t *testing.T) {
 	spec := &playbooks.BindSpec{Devices: []string{"ens5", "p0"}}
 	before := bindSnapshot(t, root)
 	s, _, _ := bindStepFor(t, root, spec, "")
-	if res := runStep(t, s); res.Status != StatusChanged {
+	if res := steptest.RunStep(t, s); res.Status != provision.StatusChanged {
 		t.Fatalf("up: %s %s", res.Status, res.Error)
 	}
 	if bindSnapshot(t, root) == before {
 		t.Fatal("up changed nothing")
 	}
 	s, k, _ := bindStepFor(t, root, spec, "")
-	res := runStep(t, s.Down(DownOptions{}))
-	if res.Status != StatusChanged {
+	res := steptest.RunStep(t, s.Down(provision.DownOptions{}))
+	if res.Status != provision.StatusChanged {
 		t.Fatalf("down: %s %s", res.Status, res.Error)
 	}
 	want := []string{
@@ -288,7 +280,7 @@ func TestBindDown(t *testing.T) {
 		t.Fatalf("after down %s, before up %s", got, before)
 	}
 	s, k, _ = bindStepFor(t, root, spec, "")
-	if res := runStep(t, s.Down(DownOptions{})); res.Status != StatusOK || len(k.writes) != 0 {
+	if res := steptest.RunStep(t, s.Down(provision.DownOptions{})); res.Status != provision.StatusOK || len(k.writes) != 0 {
 		t.Fatalf("second down: %s writes %q notes %q", res.Status, k.writes, res.Notes)
 	}
 }

@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"rig/internal/host"
 	"rig/internal/pci"
 	"rig/playbooks"
+	"rig/provision"
 )
 
 // eswitch is what the sriov step needs of devlink (netlink's generic
@@ -39,7 +40,7 @@ type sriovStep struct {
 	h       *host.Host
 	pfs     []playbooks.SRIOVPF
 	fixture string
-	state   StateStore // rig's state file (VF counts and modes before rig)
+	state   provision.StateStore // rig's state file (VF counts and modes before rig)
 	// openDevlink opens devlink (nil under a fixture root: the mode is read
 	// from the PF netdev's compat/devlink/mode file and never set).
 	openDevlink func() (eswitch, error)
@@ -61,7 +62,7 @@ const (
 )
 
 // NewSRIOVStep builds the sriov step; the spec was validated.
-func NewSRIOVStep(env *Env, spec *playbooks.SRIOVSpec) (Step, error) {
+func NewSRIOVStep(env *provision.Env, spec *playbooks.SRIOVSpec) (provision.Step, error) {
 	h := env.Host
 	s := &sriovStep{h: h, pfs: spec.PFs, fixture: env.FixtureRoot, state: env.State(), write: h.WriteFile, sleep: time.Sleep}
 	if env.FixtureRoot == "" {
@@ -89,15 +90,15 @@ func (p pfState) object() string {
 }
 
 // Check implements Step: read-only.
-func (s *sriovStep) Check(ctx context.Context) (Plan, error) {
-	var plan Plan
+func (s *sriovStep) Check(ctx context.Context) (provision.Plan, error) {
+	var plan provision.Plan
 	for _, want := range s.pfs {
 		st, err := s.read(want)
 		if err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		if err := s.planPF(st, want, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	return plan, nil
@@ -112,22 +113,22 @@ func (s *sriovStep) read(want playbooks.SRIOVPF) (pfState, error) {
 	} else if dev, err := netdevDevice(s.h, want.PF); err == nil && pciOf(dev) != "" {
 		st.bdf, st.netdev = pciOf(dev), want.PF
 	} else {
-		return st, &Problem{Object: "sriov " + want.PF, Err: fmt.Errorf("no PF %s on this host", want.PF),
+		return st, &provision.Problem{Object: "sriov " + want.PF, Err: fmt.Errorf("no PF %s on this host", want.PF),
 			FixText: "check `ip link` / `lspci -D`, or name the PF by its PCI address"}
 	}
 	base := "/sys/bus/pci/devices/" + st.bdf
 	total, err := s.readInt(base + "/sriov_totalvfs")
 	if errors.Is(err, fs.ErrNotExist) {
-		return st, &Problem{Object: st.object(), Err: fmt.Errorf("no sriov_totalvfs: this function has no SR-IOV capability"),
+		return st, &provision.Problem{Object: st.object(), Err: fmt.Errorf("no sriov_totalvfs: this function has no SR-IOV capability"),
 			CauseText: "SR-IOV is off in the firmware (mlxconfig SRIOV_EN=0), or it is a VF / an RShim function",
 			FixText:   "set SRIOV_EN=1 and NUM_OF_VFS in the firmware step, power-cycle, then `rig up` again"}
 	}
 	if err != nil {
-		return st, &Problem{Object: st.object(), Err: err}
+		return st, &provision.Problem{Object: st.object(), Err: err}
 	}
 	st.total = total
 	if st.numvf, err = s.readInt(base + "/sriov_numvfs"); err != nil {
-		return st, &Problem{Object: st.object(), Err: err}
+		return st, &provision.Problem{Object: st.object(), Err: err}
 	}
 	if want.Eswitch != "" {
 		if st.mode, st.via, err = s.eswitchMode(st); err != nil {
@@ -178,13 +179,13 @@ func (s *sriovStep) eswitchMode(st pfState) (mode, via string, err error) {
 	if s.openDevlink == nil {
 		m, err := s.h.ReadString(compat)
 		if err != nil || compat == "" {
-			return "", "", &Problem{Object: st.object(), Err: fmt.Errorf("eswitch mode: %s: %v", viaCompat, err), FixText: "the eSwitch mode is read from devlink on a live host; this fixture has no compat/devlink/mode"}
+			return "", "", &provision.Problem{Object: st.object(), Err: fmt.Errorf("eswitch mode: %s: %v", viaCompat, err), FixText: "the eSwitch mode is read from devlink on a live host; this fixture has no compat/devlink/mode"}
 		}
 		return m, viaCompat, nil
 	}
 	dl, err := s.openDevlink()
 	if err != nil {
-		return "", "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
+		return "", "", &provision.Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
 	}
 	defer dl.Delete()
 	dev, err := dl.DevLinkGetDeviceByName("pci", st.bdf)
@@ -196,7 +197,7 @@ func (s *sriovStep) eswitchMode(st pfState) (mode, via string, err error) {
 			return m, viaCompat, nil
 		}
 	}
-	return "", "", &Problem{Object: st.object(), Err: fmt.Errorf("devlink dev pci/%s: %w", st.bdf, err),
+	return "", "", &provision.Problem{Object: st.object(), Err: fmt.Errorf("devlink dev pci/%s: %w", st.bdf, err),
 		CauseText: "the driver has no devlink eSwitch (only mlx5 and a few others have one), or the kernel lacks devlink, and the PF netdev has no compat/devlink/mode",
 		FixText:   "check `devlink dev eswitch show pci/" + st.bdf + "`; drop eswitch from the playbook for this PF"}
 }
@@ -230,17 +231,17 @@ func (s *sriovStep) viaText(st pfState) string {
 // mode, numvfs back), a count change goes through 0; with nothing to
 // write it verifies the VFs and representors are there. The first op
 // records the PF's settings before rig (for rig down).
-func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *Plan) error {
+func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *provision.Plan) error {
 	n0 := len(plan.Ops)
 	if err := s.planPFOps(st, want, plan); err != nil {
 		return err
 	}
 	if len(plan.Ops) > n0 {
 		first := plan.Ops[n0].Do
-		rec := SRIOVRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
+		rec := provision.SRIOVRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
 		plan.Ops[n0].Do = func(ctx context.Context) error {
-			if err := UpdateState(s.state, func(rs *RigState) { recordSRIOV(rs, rec) }); err != nil {
-				return &Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
+			if err := provision.UpdateState(s.state, func(rs *provision.RigState) { recordSRIOV(rs, rec) }); err != nil {
+				return &provision.Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 			return first(ctx)
 		}
@@ -248,34 +249,34 @@ func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *Plan) error
 	return nil
 }
 
-func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *Plan) error {
+func (s *sriovStep) planPFOps(st pfState, want playbooks.SRIOVPF, plan *provision.Plan) error {
 	n := st.numvf
 	if want.NumVFs != nil {
 		n = *want.NumVFs
 	}
 	if n > st.total {
-		return &Problem{Object: st.object(), Err: fmt.Errorf("numvfs %d: the PF offers at most %d VFs (sriov_totalvfs); nothing was written", n, st.total),
+		return &provision.Problem{Object: st.object(), Err: fmt.Errorf("numvfs %d: the PF offers at most %d VFs (sriov_totalvfs); nothing was written", n, st.total),
 			CauseText: "sriov_totalvfs comes from the firmware's NUM_OF_VFS",
 			FixText:   fmt.Sprintf("ask for at most %d, or raise NUM_OF_VFS with the firmware step and power-cycle", st.total)}
 	}
 	modeChange := want.Eswitch != "" && st.mode != want.Eswitch
 	if modeChange {
 		if st.numvf > 0 {
-			plan.Add(s.setNumVFs(st, 0), Change{Object: st.object(), Action: "sriov_numvfs (VFs removed while the eSwitch mode changes)", From: strconv.Itoa(st.numvf), To: "0"})
+			plan.Add(s.setNumVFs(st, 0), provision.Change{Object: st.object(), Action: "sriov_numvfs (VFs removed while the eSwitch mode changes)", From: strconv.Itoa(st.numvf), To: "0"})
 		}
-		plan.Ops = append(plan.Ops, Op{Changes: []Change{{Object: st.object(), Action: s.viaText(st), From: st.mode, To: want.Eswitch}},
+		plan.Ops = append(plan.Ops, provision.Op{Changes: []provision.Change{{Object: st.object(), Action: s.viaText(st), From: st.mode, To: want.Eswitch}},
 			Do: s.setMode(st, want.Eswitch), Refused: s.refuse("set the eSwitch mode")})
 		if n > 0 {
-			plan.Add(s.setNumVFs(st, n), Change{Object: st.object(), Action: "sriov_numvfs", From: "0", To: strconv.Itoa(n)})
+			plan.Add(s.setNumVFs(st, n), provision.Change{Object: st.object(), Action: "sriov_numvfs", From: "0", To: strconv.Itoa(n)})
 		}
 		return nil
 	}
 	if n != st.numvf {
-		var ch []Change
+		var ch []provision.Change
 		if st.numvf > 0 && n > 0 {
-			ch = append(ch, Change{Object: st.object(), Action: "sriov_numvfs (through 0: the kernel changes a non-zero count only from 0)", From: strconv.Itoa(st.numvf), To: "0"})
+			ch = append(ch, provision.Change{Object: st.object(), Action: "sriov_numvfs (through 0: the kernel changes a non-zero count only from 0)", From: strconv.Itoa(st.numvf), To: "0"})
 		}
-		plan.Add(s.throughZero(st, n), append(ch, Change{Object: st.object(), Action: "sriov_numvfs", From: strconv.Itoa(st.numvf), To: strconv.Itoa(n)})...)
+		plan.Add(s.throughZero(st, n), append(ch, provision.Change{Object: st.object(), Action: "sriov_numvfs", From: strconv.Itoa(st.numvf), To: strconv.Itoa(n)})...)
 		return nil
 	}
 	return s.verify(st, plan)
@@ -285,7 +286,7 @@ func (s *sriovStep) setNumVFs(st pfState, n int) func(context.Context) error {
 	return func(context.Context) error {
 		p := "/sys/bus/pci/devices/" + st.bdf + "/sriov_numvfs"
 		if err := s.write(p, []byte(strconv.Itoa(n))); err != nil {
-			return &Problem{Object: st.object(), Err: fmt.Errorf("write %d to %s: %w", n, p, err),
+			return &provision.Problem{Object: st.object(), Err: fmt.Errorf("write %d to %s: %w", n, p, err),
 				CauseText: "the kernel refused: VFs still in use (assigned to a VM, bound to vfio-pci), or the PF driver failed to enable SR-IOV",
 				FixText:   "see dmesg; release the VFs and `rig up` again"}
 		}
@@ -311,7 +312,7 @@ func (s *sriovStep) setMode(st pfState, mode string) func(context.Context) error
 	return func(context.Context) error {
 		dl, err := s.openDevlink()
 		if err != nil {
-			return &Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
+			return &provision.Problem{Object: st.object(), Err: fmt.Errorf("devlink: %w", err)}
 		}
 		defer dl.Delete()
 		dev, err := dl.DevLinkGetDeviceByName("pci", st.bdf)
@@ -319,7 +320,7 @@ func (s *sriovStep) setMode(st pfState, mode string) func(context.Context) error
 			err = dl.DevLinkSetEswitchMode(dev, mode)
 		}
 		if err != nil {
-			return &Problem{Object: st.object(), Err: fmt.Errorf("devlink dev eswitch set pci/%s mode %s: %w", st.bdf, mode, err),
+			return &provision.Problem{Object: st.object(), Err: fmt.Errorf("devlink dev eswitch set pci/%s mode %s: %w", st.bdf, mode, err),
 				CauseText: "the PF still has VFs or an OvS/TC offload holds the eSwitch, or the firmware does not allow it (BlueField host side: the Arm owns the eSwitch)",
 				FixText:   "remove the VFs (numvfs 0), stop what uses the PF's representors, then `rig up` again"}
 		}
@@ -332,7 +333,7 @@ func (s *sriovStep) setModeCompat(st pfState, mode string) func(context.Context)
 	return func(context.Context) error {
 		p := compatModePath(st)
 		if err := s.write(p, []byte(mode)); err != nil {
-			return &Problem{Object: st.object(), Err: fmt.Errorf("write %s to %s: %w", mode, p, err),
+			return &provision.Problem{Object: st.object(), Err: fmt.Errorf("write %s to %s: %w", mode, p, err),
 				CauseText: "the PF still has VFs (older mlx5 changes the mode only without them) or an OvS/TC offload holds the eSwitch",
 				FixText:   "remove the VFs (numvfs 0), stop what uses the PF's representors, then `rig up` again"}
 		}
@@ -344,6 +345,6 @@ func (s *sriovStep) refuse(what string) error {
 	if s.fixture == "" {
 		return nil
 	}
-	return &Problem{Object: "sriov", Err: fmt.Errorf("refusing to %s on this machine while reading the host from --root %s; nothing was written", what, s.fixture),
+	return &provision.Problem{Object: "sriov", Err: fmt.Errorf("refusing to %s on this machine while reading the host from --root %s; nothing was written", what, s.fixture),
 		FixText: "use `rig plan --root ...` to see it, or run on the host itself"}
 }

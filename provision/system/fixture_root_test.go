@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -8,36 +8,18 @@ import (
 	"testing"
 
 	"rig/playbooks"
+	"rig/provision"
+	"rig/provision/steptest"
 )
 
 // Item 7 of issue 11: --root is for read-only fixture work. Each write
 // that would land on this machine while the root is a fixture is planned
 // (shown), and the apply refuses before its first write.
 
-// refusedPlan checks a plan whose ops are all refused, naming what, and
-// that says so in its notes (what rig plan shows).
-func refusedPlan(t *testing.T, p Plan, want string) {
-	t.Helper()
-	if len(p.Ops) == 0 {
-		t.Fatal("no ops planned")
-	}
-	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "apply refuses") {
-		t.Errorf("plan notes do not show the refusal: %q", p.Notes)
-	}
-	for _, op := range p.Ops {
-		if op.Refused == nil || !strings.Contains(op.Refused.Error(), want) {
-			t.Fatalf("op %v: refused %v, want %q", op.Changes, op.Refused, want)
-		}
-		if pr, ok := AsProblem(op.Refused); !ok || pr.Cause() == "" || pr.Fix() == "" {
-			t.Fatalf("refusal without cause/fix: %v", op.Refused)
-		}
-	}
-}
-
 // rdma under a fixture root without --netns: setting the admin-down
 // netdev up would be netlink on this machine.
 func TestRDMAFixtureRootRefusesLinkUp(t *testing.T) {
-	root := copyHostRoot(t, "cx6dx-host")
+	root := steptest.CopyHostRoot(t, "cx6dx-host")
 	flags := filepath.Join(root, "sys/class/net/enp59s0f1np1/flags")
 	before, _ := os.ReadFile(flags)
 	s, rec := rdmaStepOn(t, root, &playbooks.RDMASpec{Ports: []playbooks.RDMAPortSpec{{Netdev: "enp59s0f1np1"}}}, nil)
@@ -45,12 +27,12 @@ func TestRDMAFixtureRootRefusesLinkUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refusedPlan(t, plan, "setting netdev enp59s0f1np1 up would be a netlink write on this machine")
+	steptest.RefusedPlan(t, plan, "setting netdev enp59s0f1np1 up would be a netlink write on this machine")
 	if !strings.Contains(strings.Join(plan.Notes, "\n"), "apply refuses (give --netns") {
 		t.Errorf("notes %q", plan.Notes)
 	}
-	res := runStepOnce(t, s, RunApply)
-	if res.Status != StatusFailed || res.Phase != PhaseApply || !strings.Contains(res.Error, "refused: host root") || res.Fix == "" {
+	res := steptest.RunStepOnce(t, s, provision.RunApply)
+	if res.Status != provision.StatusFailed || res.Phase != provision.PhaseApply || !strings.Contains(res.Error, "refused: host root") || res.Fix == "" {
 		t.Fatalf("apply: %+v", res)
 	}
 	if after, _ := os.ReadFile(flags); string(after) != string(before) || len(rec.Calls()) != 0 {

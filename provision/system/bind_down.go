@@ -1,4 +1,4 @@
-package provision
+package system
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"rig/internal/pci"
+	"rig/provision"
 )
 
 // Down implements Downer.
-func (s *bindStep) Down(DownOptions) Step { return &bindDown{s: s} }
+func (s *bindStep) Down(provision.DownOptions) provision.Step { return &bindDown{s: s} }
 
 type bindDown struct{ s *bindStep }
 
@@ -19,13 +20,13 @@ func (d *bindDown) Name() string { return "bind" }
 
 // Check plans giving each function the playbook names back to the driver
 // it had before rig bound it (from the state file), then forgetting it.
-func (d *bindDown) Check(ctx context.Context) (Plan, error) {
+func (d *bindDown) Check(ctx context.Context) (provision.Plan, error) {
 	s := d.s
-	st, err := LoadState(s.state)
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return Plan{}, &Problem{Object: "bind", Err: err}
+		return provision.Plan{}, &provision.Problem{Object: "bind", Err: err}
 	}
-	var plan Plan
+	var plan provision.Plan
 	for _, dev := range s.devices {
 		bdf, netdev := "", dev
 		if c, ok := pci.Canonical(dev); ok {
@@ -36,20 +37,20 @@ func (d *bindDown) Check(ctx context.Context) (Plan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("bind %s: not bound by rig (nothing in %s); left as is", dev, s.state.String()))
 			continue
 		}
-		c := RecordCheck{State: s.state}
+		c := provision.RecordCheck{State: s.state}
 		d.vet(st, bdf, netdev, &c)
 		if err := c.Err(); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
 		if err := d.planRestore(fn, rec, &plan); err != nil {
-			return Plan{}, err
+			return provision.Plan{}, err
 		}
 	}
 	return plan, nil
 }
 
-func (d *bindDown) planRestore(fn pciFn, rec BoundDevice, plan *Plan) error {
+func (d *bindDown) planRestore(fn pciFn, rec provision.BoundDevice, plan *provision.Plan) error {
 	s := d.s
 	base := "/sys/bus/pci/devices/" + fn.bdf
 	cur := ""
@@ -57,8 +58,8 @@ func (d *bindDown) planRestore(fn pciFn, rec BoundDevice, plan *Plan) error {
 		cur = path.Base(link)
 	}
 	forget := func(context.Context) error {
-		return UpdateState(s.state, func(st *RigState) {
-			var keep []BoundDevice
+		return provision.UpdateState(s.state, func(st *provision.RigState) {
+			var keep []provision.BoundDevice
 			for _, b := range st.Bound {
 				if b.BDF != rec.BDF {
 					keep = append(keep, b)
@@ -68,11 +69,11 @@ func (d *bindDown) planRestore(fn pciFn, rec BoundDevice, plan *Plan) error {
 		})
 	}
 	if cur == rec.Original {
-		plan.Add(forget, Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
+		plan.Add(forget, provision.Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
 		return nil
 	}
 	if cur != rec.Driver {
-		return &Problem{Object: fn.object(), Err: fmt.Errorf("now on %s, neither rig's %s nor its original %s; nothing was written", orNone(cur), rec.Driver, orNone(rec.Original)),
+		return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("now on %s, neither rig's %s nor its original %s; nothing was written", orNone(cur), rec.Driver, orNone(rec.Original)),
 			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + s.state.String()}
 	}
 	writes := []struct{ file, data string }{{base + "/driver_override", "\n"}, {base + "/driver/unbind", fn.bdf}}
@@ -82,12 +83,12 @@ func (d *bindDown) planRestore(fn pciFn, rec BoundDevice, plan *Plan) error {
 	plan.Add(func(ctx context.Context) error {
 		for _, w := range writes {
 			if err := s.write(w.file, []byte(w.data)); err != nil {
-				return &Problem{Object: fn.object(), Err: fmt.Errorf("write %q to %s: %w", w.data, w.file, err),
+				return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("write %q to %s: %w", w.data, w.file, err),
 					FixText: "see dmesg; stop the DPDK application using it first"}
 			}
 		}
 		return forget(ctx)
-	}, Change{Object: fn.object(), Action: "bind (back to before rig)", From: cur, To: orNone(rec.Original)})
+	}, provision.Change{Object: fn.object(), Action: "bind (back to before rig)", From: cur, To: orNone(rec.Original)})
 	return nil
 }
 
@@ -95,11 +96,11 @@ func (d *bindDown) planRestore(fn pciFn, rec BoundDevice, plan *Plan) error {
 // devices (the only ones down acts on).
 func (d *bindDown) VetRecords(context.Context) error {
 	s := d.s
-	st, err := LoadState(s.state)
+	st, err := provision.LoadState(s.state)
 	if err != nil {
-		return &Problem{Object: "bind", Err: err}
+		return &provision.Problem{Object: "bind", Err: err}
 	}
-	c := RecordCheck{State: s.state}
+	c := provision.RecordCheck{State: s.state}
 	for _, dev := range s.devices {
 		bdf, netdev := "", dev
 		if b, ok := pci.Canonical(dev); ok {
@@ -117,7 +118,7 @@ func (d *bindDown) VetRecords(context.Context) error {
 // /sys/bus/pci/drivers), a netdev name no kernel gives, or, for a device
 // named by a netdev that is on a PCI function now, another function's
 // address.
-func (d *bindDown) vet(st RigState, bdf, netdev string, c *RecordCheck) {
+func (d *bindDown) vet(st provision.RigState, bdf, netdev string, c *provision.RecordCheck) {
 	s := d.s
 	var now string // the netdev's function now ("" when it has none: bound away)
 	if netdev != "" {
@@ -130,7 +131,7 @@ func (d *bindDown) vet(st RigState, bdf, netdev string, c *RecordCheck) {
 			continue
 		}
 		field := fmt.Sprintf("bound[%d]", i)
-		if !WellFormedBDF(r.BDF) {
+		if !provision.WellFormedBDF(r.BDF) {
 			c.Refuse(field+".bdf", "%q is not a PCI address as rig records it (0000:03:00.0)", r.BDF)
 		} else if now != "" && r.BDF != now {
 			c.Refuse(field+".bdf", "%s, but the playbook's %s is on %s now", r.BDF, netdev, now)
@@ -141,7 +142,7 @@ func (d *bindDown) vet(st RigState, bdf, netdev string, c *RecordCheck) {
 		if r.Original != "" && !driverNameRE.MatchString(r.Original) {
 			c.Refuse(field+".originalDriver", "%q is not a driver's name (lower-case letters, digits, '_' and '-', as under /sys/bus/pci/drivers)", r.Original)
 		}
-		if r.Netdev != "" && (strings.ContainsAny(r.Netdev, "/: ") || BadText(r.Netdev, 15) != "" || r.Netdev == "." || r.Netdev == "..") {
+		if r.Netdev != "" && (strings.ContainsAny(r.Netdev, "/: ") || provision.BadText(r.Netdev, 15) != "" || r.Netdev == "." || r.Netdev == "..") {
 			c.Refuse(field+".netdev", "%q is not a network interface name (at most 15 characters, no '/', ':', space or control character)", r.Netdev)
 		}
 	}

@@ -1,10 +1,12 @@
-package provision
+package system
 
 import (
 	"fmt"
 	"path"
 	"strings"
 	"time"
+
+	"rig/provision"
 )
 
 // sriovPoll is how often verify looks again while it waits.
@@ -16,7 +18,7 @@ const sriovPoll = 100 * time.Millisecond
 // optionally controller-prefixed). The driver registers the netdevs and
 // udev renames them after the sriov_numvfs write returns, so it waits for
 // them, up to settle, and then names what is missing.
-func (s *sriovStep) verify(st pfState, plan *Plan) error {
+func (s *sriovStep) verify(st pfState, plan *provision.Plan) error {
 	var waited time.Duration
 	for {
 		missing, reps := s.sriovMissing(st)
@@ -93,7 +95,7 @@ func netDriver(d string) bool {
 }
 
 func (s *sriovStep) missingProblem(st pfState, missing, reps []string, waited time.Duration) error {
-	p := &Problem{Object: st.object(), Err: fmt.Errorf("sriov_numvfs is %d but after %s these are missing: %s", st.numvf, waited, strings.Join(missing, "; ")),
+	p := &provision.Problem{Object: st.object(), Err: fmt.Errorf("sriov_numvfs is %d but after %s these are missing: %s", st.numvf, waited, strings.Join(missing, "; ")),
 		CauseText: "the PF driver failed to make them (dmesg says why), or udev is still renaming them",
 		FixText:   "see dmesg and `ip link`; set numvfs 0 and back (`rig up` again does it after `rig down`)"}
 	if st.mode == "switchdev" && len(reps) < st.numvf {
