@@ -1,3 +1,7 @@
+// Package card holds the steps that prepare the NIC and its firmware: mst
+// (the firmware tools' device nodes), mode (a BlueField's DPU, NIC or
+// separated-host mode) and firmware (any NV parameter), with the firmware
+// tool planner the mode and firmware steps share.
 package card
 
 import (

@@ -1,3 +1,5 @@
+// Package ovsstep holds the ovs step: OvS-DPDK's other_config, its netdev
+// bridges and DPDK ports, verified attached, and their undo for rig down.
 package ovsstep
 
 import (

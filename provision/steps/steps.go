@@ -1,3 +1,6 @@
+// Package steps is rig's ordered step list: one StepDef per playbook
+// section, from which rig up, rig plan, rig down (NewDownRunnerFor),
+// --only/--skip and a single step's command are built.
 package steps
 
 import (

@@ -1,3 +1,6 @@
+// Package system holds the steps that set up the host around the NIC:
+// kernel (boot parameters, sysctls), rdma (ports up), sriov (VFs, eSwitch
+// mode), bind (PCI functions to a DPDK driver) and hugepages.
 package system
 
 import (
