@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// rigDropIn is what rig's kernel step writes (provision/kernel_cmdline.go
+// rigDropIn is what rig's kernel step writes (provision/system/kernel_cmdline.go
 // renderDropIn), byte for byte.
 const rigDropIn = "# Written by rig's kernel step (the boot parameters of a rig playbook).\n" +
 	"# Change the playbook and run `rig up`, not this file; `update-grub` reads it after /etc/default/grub.\n" +

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"rig/internal/pci"
-	"rig/playbooks"
 )
 
 // DownOptions are `rig down`'s choices.
@@ -35,41 +33,13 @@ func (k keptStep) Check(context.Context) (Plan, error) {
 	return Plan{Notes: []string{k.why}}, nil
 }
 
-// keptWhy says why rig down leaves a step's work in place.
-func keptWhy(step string) string {
-	switch step {
-	case "mst":
-		return "mst: left as is (`mst start` only makes device nodes)"
-	case "rdma":
-		return "rdma: links left up (setting them down could cut off this host)"
-	case "check":
-		return "check: nothing to undo (each check removes its ports and flows when it ends)"
-	}
-	return step + ": rig down cannot undo this step yet; left as is"
-}
+// Kept is the step rig down runs for a step whose work it leaves in
+// place: its Check notes why.
+func Kept(name, why string) Step { return keptStep{name: name, why: why} }
 
-// NewDownRunnerFor builds the runner of `rig down`: the playbook's steps in
-// reverse order, each as the step that undoes it.
-func NewDownRunnerFor(pb *playbooks.Playbook, env *Env, opts DownOptions) (*Runner, error) {
-	up, err := NewRunnerFor(pb, env)
-	if err != nil {
-		return nil, err
-	}
-	r := &Runner{Now: env.Now, StateFile: up.StateFile}
-	for i := len(up.Steps) - 1; i >= 0; i-- {
-		s := up.Steps[i]
-		if d, ok := s.(Downer); ok {
-			r.Steps = append(r.Steps, d.Down(opts))
-			continue
-		}
-		r.Steps = append(r.Steps, keptStep{name: s.Name(), why: keptWhy(s.Name())})
-	}
-	return r, nil
-}
-
-// recordVetter is a step whose apply acts on records of rig's state file
-// (a rig down step). vetRecords reads the state file (refusing one another
-// user could have planted: loadState) and refuses, reading only, every
+// RecordVetter is a step whose apply acts on records of rig's state file
+// (a rig down step). VetRecords reads the state file (refusing one another
+// user could have planted: LoadState) and refuses, reading only, every
 // record the step would act on that rig's own steps could not have written
 // for this playbook on this host: a path the step never writes, a value
 // out of the host's range, a name the playbook does not manage. It returns
@@ -84,8 +54,8 @@ func NewDownRunnerFor(pb *playbooks.Playbook, env *Env, opts DownOptions) (*Runn
 // suspect too; refusing before any write leaves the host as it is until
 // the file is fixed. Each step's Check vets its records again, so a plan
 // or a step run alone refuses them the same way.
-type recordVetter interface {
-	vetRecords(ctx context.Context) error
+type RecordVetter interface {
+	VetRecords(ctx context.Context) error
 }
 
 // ErrStateRecord is wrapped by the refusal of a record rig could not have
@@ -95,41 +65,41 @@ var ErrStateRecord = errors.New("records rig could not have written")
 // Bounds of what a record may hold (rig records the host's own values;
 // anything longer is not one).
 const (
-	// maxRecordedContent bounds a file's content before rig (the files
+	// MaxRecordedContent bounds a file's content before rig (the files
 	// rig writes are drop-ins and units of a few hundred bytes).
-	maxRecordedContent = 64 << 10
-	// maxRecordedValue bounds a sysctl or OvS value before rig.
-	maxRecordedValue = 4096
+	MaxRecordedContent = 64 << 10
+	// MaxRecordedValue bounds a sysctl or OvS value before rig.
+	MaxRecordedValue = 4096
 )
 
-// recordCheck collects the refused records of one step's part of the
+// RecordCheck collects the refused records of one step's part of the
 // state file.
-type recordCheck struct {
-	state stateStore
+type RecordCheck struct {
+	State StateStore
 	bad   []string
 }
 
-// refuse notes that field (e.g. kernel.files[0].path) holds what rig could
+// Refuse notes that field (e.g. kernel.files[0].path) holds what rig could
 // not have written: why, and what rig would write there.
-func (c *recordCheck) refuse(field, format string, args ...any) {
+func (c *RecordCheck) Refuse(field, format string, args ...any) {
 	c.bad = append(c.bad, field+": "+fmt.Sprintf(format, args...))
 }
 
-// err is the refusal of every noted record, nil when there is none.
-func (c *recordCheck) err() error {
+// Err is the refusal of every noted record, nil when there is none.
+func (c *RecordCheck) Err() error {
 	if len(c.bad) == 0 {
 		return nil
 	}
-	return &Problem{Object: "rig state " + c.state.String(),
+	return &Problem{Object: "rig state " + c.State.String(),
 		Err:       fmt.Errorf("%w: %s; rig down acts on none of them, nothing was written", ErrStateRecord, strings.Join(c.bad, "; ")),
 		CauseText: "the state file was edited or damaged: rig's own steps could not have written these records for this playbook on this host",
-		FixText:   "remove those entries (or the file " + c.state.String() + ") and restore those settings by hand; then rig down again"}
+		FixText:   "remove those entries (or the file " + c.State.String() + ") and restore those settings by hand; then rig down again"}
 }
 
-// badText says what is wrong with a recorded value: a NUL or another
+// BadText says what is wrong with a recorded value: a NUL or another
 // control character (a newline would start another line of a sysfs or
 // drop-in write), or more than max bytes ("" = none).
-func badText(v string, max int) string {
+func BadText(v string, max int) string {
 	if len(v) > max {
 		return fmt.Sprintf("%d bytes, more than the %d rig records", len(v), max)
 	}
@@ -139,13 +109,18 @@ func badText(v string, max int) string {
 	return ""
 }
 
-// driverNameRE is a kernel driver's name as rig records it (a directory
-// of /sys/bus/pci/drivers: virtio-pci, vfio-pci, mlx5_core).
-var driverNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
-
-// wellFormedBDF: s is a PCI address as rig records it (canonical,
+// WellFormedBDF: s is a PCI address as rig records it (canonical,
 // 0000:03:00.0).
-func wellFormedBDF(s string) bool {
+func WellFormedBDF(s string) bool {
 	c, ok := pci.Canonical(s)
 	return ok && c == s
+}
+
+// OrNoneList joins xs with ", ", or says "none" (the names a refusal
+// or a note offers instead).
+func OrNoneList(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
 }

@@ -186,7 +186,7 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 }
 
 // vetRecords vets the state file's records of every step that acts on
-// them (recordVetter: rig down), before any step runs, in a plan as in an
+// them (RecordVetter: rig down), before any step runs, in a plan as in an
 // apply. When one is refused it returns the run's results: each step with
 // a refused record failed (phase check), every other step not run; nil
 // when all are rig's.
@@ -194,8 +194,8 @@ func vetRecords(ctx context.Context, steps []Step) []StepResult {
 	errs := make([]error, len(steps))
 	var refused []string
 	for i, s := range steps {
-		if v, ok := s.(recordVetter); ok {
-			if errs[i] = v.vetRecords(ctx); errs[i] != nil {
+		if v, ok := s.(RecordVetter); ok {
+			if errs[i] = v.VetRecords(ctx); errs[i] != nil {
 				refused = append(refused, s.Name())
 			}
 		}

@@ -353,16 +353,6 @@ func TestStepErrorOnePrefix(t *testing.T) {
 	}
 }
 
-// checkAndApply is one step's check followed by its plan's ops, without
-// the runner's re-check.
-func checkAndApply(ctx context.Context, s Step) error {
-	p, err := s.Check(ctx)
-	if err != nil {
-		return err
-	}
-	return p.Apply(ctx)
-}
-
 // opsStep plans ops until they all ran once, then is satisfied.
 type opsStep struct {
 	name  string

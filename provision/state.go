@@ -124,41 +124,41 @@ func StateKey(root string) (string, error) {
 	return string(name) + "-" + hex.EncodeToString(sum[:6]), nil
 }
 
-// stateStore is the state file as the steps read and write it: a path on
+// StateStore is the state file as the steps read and write it: a path on
 // this machine (never under the host root), or why there is none.
-type stateStore struct {
-	path string
+type StateStore struct {
+	Path string
 	err  error
 }
 
-// state is the Env's state file: Env.StateFile, or, when that is
+// State is the Env's state file: Env.StateFile, or, when that is
 // empty (tests that build an Env), StateFileFor the host root and the
 // process's environment.
-func (e *Env) state() stateStore {
+func (e *Env) State() StateStore {
 	if e.StateFile != "" {
-		return stateStore{path: e.StateFile}
+		return StateStore{Path: e.StateFile}
 	}
 	root := "/"
 	if e.Host != nil && e.Host.Root != "" {
 		root = e.Host.Root
 	}
 	sf, err := StateFileFor(root, "", os.Geteuid(), os.Getenv)
-	return stateStore{path: sf.Path, err: err}
+	return StateStore{Path: sf.Path, err: err}
 }
 
 // String is the file's path, for notes and changes.
-func (s stateStore) String() string {
-	if s.path == "" {
+func (s StateStore) String() string {
+	if s.Path == "" {
 		return "rig's state file"
 	}
-	return s.path
+	return s.Path
 }
 
-func (s stateStore) ready() error {
+func (s StateStore) ready() error {
 	switch {
 	case s.err != nil:
 		return s.err
-	case s.path == "":
+	case s.Path == "":
 		return errors.New("rig state: no state file given (a step built without its Env); give --state-file FILE")
 	}
 	return nil
@@ -167,35 +167,37 @@ func (s stateStore) ready() error {
 // stateVersion is the file's schema version; a newer one is refused.
 const stateVersion = 1
 
-type rigState struct {
+// RigState is the state file's content: what rig's steps changed, and
+// what was there before, for rig down to restore.
+type RigState struct {
 	Version   int           `json:"version"`
-	Bound     []boundDevice `json:"bound,omitempty"`
-	Hugepages *hugeRecord   `json:"hugepages,omitempty"`
-	Kernel    *kernelRecord `json:"kernel,omitempty"`
-	SRIOV     []sriovRecord `json:"sriov,omitempty"`
-	OVS       []ovsRecord   `json:"ovs,omitempty"`
+	Bound     []BoundDevice `json:"bound,omitempty"`
+	Hugepages *HugeRecord   `json:"hugepages,omitempty"`
+	Kernel    *KernelRecord `json:"kernel,omitempty"`
+	SRIOV     []SRIOVRecord `json:"sriov,omitempty"`
+	OVS       []OVSRecord   `json:"ovs,omitempty"`
 	// Firmware: per card, each parameter's Next Boot value before rig's
 	// first set (as the tool printed it, NAME(n) or a number).
 	Firmware map[string]map[string]string `json:"firmware,omitempty"`
 }
 
-// ovsRecord is what the ovs step changed in one OvS instance (Target: its
+// OVSRecord is what the ovs step changed in one OvS instance (Target: its
 // ovsdb remote, "" for the system one).
-type ovsRecord struct {
+type OVSRecord struct {
 	Target  string             `json:"target"`
 	Config  map[string]*string `json:"config,omitempty"` // key -> value before rig (null: absent)
 	Bridges []string           `json:"bridges,omitempty"`
-	Ports   []ovsPortRecord    `json:"ports,omitempty"` // ports rig added to bridges it did not make
+	Ports   []OVSPortRecord    `json:"ports,omitempty"` // ports rig added to bridges it did not make
 }
 
-type ovsPortRecord struct {
+type OVSPortRecord struct {
 	Bridge string `json:"bridge"`
 	Name   string `json:"name"`
 }
 
-// fileRecord is a file rig wrote: whether it existed and what it held
+// FileRecord is a file rig wrote: whether it existed and what it held
 // before rig's first write (restored by rig down, or removed).
-type fileRecord struct {
+type FileRecord struct {
 	Path    string `json:"path"`
 	Existed bool   `json:"existed"`
 	Content string `json:"content,omitempty"`
@@ -203,42 +205,42 @@ type fileRecord struct {
 	Link bool `json:"link,omitempty"`
 }
 
-// hugeRecord is what the hugepages step changed.
-type hugeRecord struct {
-	Pools  []poolRecord  `json:"pools,omitempty"`
-	Mounts []mountRecord `json:"mounts,omitempty"` // hugetlbfs mounts rig made
-	Files  []fileRecord  `json:"files,omitempty"`
+// HugeRecord is what the hugepages step changed.
+type HugeRecord struct {
+	Pools  []PoolRecord  `json:"pools,omitempty"`
+	Mounts []MountRecord `json:"mounts,omitempty"` // hugetlbfs mounts rig made
+	Files  []FileRecord  `json:"files,omitempty"`
 }
 
-type mountRecord struct {
+type MountRecord struct {
 	Path    string `json:"path"`
 	Created bool   `json:"created"` // rig made the directory too
 }
 
-type poolRecord struct {
+type PoolRecord struct {
 	SizeKB int64 `json:"sizeKB"`
 	Node   int   `json:"node"`
 	Before int   `json:"before"`
 }
 
-// kernelRecord is what the kernel step changed.
-type kernelRecord struct {
-	Files  []fileRecord      `json:"files,omitempty"`
+// KernelRecord is what the kernel step changed.
+type KernelRecord struct {
+	Files  []FileRecord      `json:"files,omitempty"`
 	Sysctl map[string]string `json:"sysctl,omitempty"` // name -> live value before
 	// Leaving: boot parameters rig down took out of the drop-in that the
 	// running kernel still had (a reboot away from gone).
 	Leaving []string `json:"leaving,omitempty"`
 }
 
-// sriovRecord is a PF's settings before the sriov step changed them.
-type sriovRecord struct {
+// SRIOVRecord is a PF's settings before the sriov step changed them.
+type SRIOVRecord struct {
 	BDF     string `json:"bdf"`
 	NumVFs  int    `json:"numvfs"`
 	Eswitch string `json:"eswitch,omitempty"`
 }
 
-// boundDevice is one PCI function the bind step moved to another driver.
-type boundDevice struct {
+// BoundDevice is one PCI function the bind step moved to another driver.
+type BoundDevice struct {
 	BDF    string `json:"bdf"`
 	Netdev string `json:"netdev,omitempty"` // its netdev before the bind (gone after it)
 	// Original is the driver it had ("" = none), what `rig down` rebinds.
@@ -246,27 +248,27 @@ type boundDevice struct {
 	Driver   string `json:"driver"`
 }
 
-// loadState reads the state file on this machine (whatever the host
+// LoadState reads the state file on this machine (whatever the host
 // root); none yet is an empty record. The file must be one only rig's
 // user could have written (readStateFile); a file or directory another
 // user could have planted or changed is refused.
-func loadState(sf stateStore) (rigState, error) {
+func LoadState(sf StateStore) (RigState, error) {
 	if err := sf.ready(); err != nil {
-		return rigState{}, err
+		return RigState{}, err
 	}
-	b, err := readStateFile(sf.path, os.Geteuid())
+	b, err := readStateFile(sf.Path, os.Geteuid())
 	if errors.Is(err, fs.ErrNotExist) {
-		return rigState{Version: stateVersion}, nil
+		return RigState{Version: stateVersion}, nil
 	}
 	if err != nil {
-		return rigState{}, err
+		return RigState{}, err
 	}
-	var st rigState
+	var st RigState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return rigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", sf.path, err)
+		return RigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", sf.Path, err)
 	}
 	if st.Version > stateVersion {
-		return rigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", sf.path, st.Version, stateVersion)
+		return RigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", sf.Path, st.Version, stateVersion)
 	}
 	st.Version = stateVersion
 	return st, nil
@@ -274,10 +276,10 @@ func loadState(sf stateStore) (rigState, error) {
 
 // maxStateFile bounds the state file rig reads: its records are a few
 // kilobytes (the largest, a file's content before rig, is bounded by
-// maxRecordedContent); a bigger file is not rig's.
+// MaxRecordedContent); a bigger file is not rig's.
 const maxStateFile = 4 << 20
 
-// ErrStateUntrusted is wrapped by loadState when the state file or its
+// ErrStateUntrusted is wrapped by LoadState when the state file or its
 // directory could have been planted or changed by another user.
 var ErrStateUntrusted = errors.New("untrusted state file")
 
@@ -351,9 +353,9 @@ func untrustedState(obj, what, fix string) error {
 		FixText:   fix}
 }
 
-// saveState writes the state file atomically on this machine (the real
+// SaveState writes the state file atomically on this machine (the real
 // root's ReplaceFile), making its directory.
-func saveState(sf stateStore, st rigState) error {
+func SaveState(sf StateStore, st RigState) error {
 	if err := sf.ready(); err != nil {
 		return err
 	}
@@ -361,26 +363,26 @@ func saveState(sf stateStore, st rigState) error {
 	if err != nil {
 		return err
 	}
-	if err := host.New("/").ReplaceFile(sf.path, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("rig state %s: %w (give another place with --state-file FILE)", sf.path, err)
+	if err := host.New("/").ReplaceFile(sf.Path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("rig state %s: %w (give another place with --state-file FILE)", sf.Path, err)
 	}
 	return nil
 }
 
-// bound returns the record of a function rig bound, by BDF or by the
-// netdev it had.
-func (st rigState) bound(bdf, netdev string) (boundDevice, bool) {
+// BoundRecord returns the record of a function rig bound, by BDF or by
+// the netdev it had.
+func (st RigState) BoundRecord(bdf, netdev string) (BoundDevice, bool) {
 	for _, b := range st.Bound {
 		if (bdf != "" && b.BDF == bdf) || (netdev != "" && b.Netdev == netdev) {
 			return b, true
 		}
 	}
-	return boundDevice{}, false
+	return BoundDevice{}, false
 }
 
-// recordBind adds (or keeps) the record of a bind: an earlier record's
+// RecordBind adds (or keeps) the record of a bind: an earlier record's
 // original driver stays, since that is what the host had before rig.
-func (st *rigState) recordBind(b boundDevice) {
+func (st *RigState) RecordBind(b BoundDevice) {
 	for i, old := range st.Bound {
 		if old.BDF == b.BDF {
 			if b.Netdev == "" {
@@ -394,19 +396,19 @@ func (st *rigState) recordBind(b boundDevice) {
 	st.Bound = append(st.Bound, b)
 }
 
-// updateState loads the state, lets change edit it, and saves it.
-func updateState(sf stateStore, change func(st *rigState)) error {
-	st, err := loadState(sf)
+// UpdateState loads the state, lets change edit it, and saves it.
+func UpdateState(sf StateStore, change func(st *RigState)) error {
+	st, err := LoadState(sf)
 	if err != nil {
 		return err
 	}
 	change(&st)
-	return saveState(sf, st)
+	return SaveState(sf, st)
 }
 
-// recordFile adds a file's before-state unless it is recorded already
+// RecordFile adds a file's before-state unless it is recorded already
 // (the first write's before is the host's own).
-func recordFile(list *[]fileRecord, r fileRecord) {
+func RecordFile(list *[]FileRecord, r FileRecord) {
 	for _, old := range *list {
 		if old.Path == r.Path {
 			return
@@ -415,21 +417,21 @@ func recordFile(list *[]fileRecord, r fileRecord) {
 	*list = append(*list, r)
 }
 
-// fileBefore reads a path's before-state for recordFile.
-func fileBefore(h interface {
+// FileBefore reads a path's before-state for RecordFile.
+func FileBefore(h interface {
 	ReadFile(p string) ([]byte, error)
 	Readlink(p string) (string, error)
-}, p string, link bool) fileRecord {
+}, p string, link bool) FileRecord {
 	if link {
 		t, err := h.Readlink(p)
-		return fileRecord{Path: p, Existed: err == nil, Content: t, Link: true}
+		return FileRecord{Path: p, Existed: err == nil, Content: t, Link: true}
 	}
 	b, err := h.ReadFile(p)
-	return fileRecord{Path: p, Existed: err == nil, Content: string(b)}
+	return FileRecord{Path: p, Existed: err == nil, Content: string(b)}
 }
 
-// restoreHost is what restoring a recorded file needs.
-type restoreHost interface {
+// RestoreHost is what restoring a recorded file needs.
+type RestoreHost interface {
 	ReadFile(p string) ([]byte, error)
 	Readlink(p string) (string, error)
 	CreateFile(p string, data []byte, perm fs.FileMode) error
@@ -437,19 +439,19 @@ type restoreHost interface {
 	Remove(p string) error
 }
 
-// planRestoreFile plans putting a file back as it was before rig's first
+// PlanRestoreFile plans putting a file back as it was before rig's first
 // write: removed when rig created it, its old content (or link) otherwise.
-func planRestoreFile(h restoreHost, f fileRecord, what string, plan *Plan) {
-	now := fileBefore(h, f.Path, f.Link)
+func PlanRestoreFile(h RestoreHost, f FileRecord, what string, plan *Plan) {
+	now := FileBefore(h, f.Path, f.Link)
 	if now.Existed == f.Existed && (!f.Existed || now.Content == f.Content) {
 		return
 	}
 	obj := what + " " + f.Path
 	switch {
 	case !f.Existed:
-		plan.add(func(context.Context) error { return h.Remove(f.Path) }, Change{Object: obj, Action: "remove (rig created it)"})
+		plan.Add(func(context.Context) error { return h.Remove(f.Path) }, Change{Object: obj, Action: "remove (rig created it)"})
 	case f.Link:
-		plan.add(func(context.Context) error {
+		plan.Add(func(context.Context) error {
 			if now.Existed {
 				if err := h.Remove(f.Path); err != nil {
 					return err
@@ -458,7 +460,7 @@ func planRestoreFile(h restoreHost, f fileRecord, what string, plan *Plan) {
 			return h.Symlink(f.Content, f.Path)
 		}, Change{Object: obj, Action: "restore link", To: f.Content})
 	default:
-		plan.add(func(context.Context) error { return h.CreateFile(f.Path, []byte(f.Content), 0o644) },
+		plan.Add(func(context.Context) error { return h.CreateFile(f.Path, []byte(f.Content), 0o644) },
 			Change{Object: obj, Action: "restore the content it had before rig"})
 	}
 }

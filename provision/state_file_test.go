@@ -11,22 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/internal/testutil"
-	"rig/internal/testutil/hugetest"
-	"rig/playbooks"
 )
-
-// plantState writes a state file as an attacker who edited rig's own
-// would leave it: rig's place, mode 0600, owned by rig's user.
-func plantState(t *testing.T, path, body string) []byte {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []byte(body)
-}
 
 // TestLoadStateRefusesUntrustedFile: the state file must be a regular file
 // (a FIFO is refused at once, not read), not a symbolic link, with one
@@ -47,28 +32,28 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 		}, []string{"it is a named pipe, not a regular file", "fix: remove it (rm "}},
 		{"symlink", func(t *testing.T, p string) {
 			target := filepath.Join(filepath.Dir(p), "real.json")
-			plantState(t, target, good)
+			testutil.PlantState(t, target, good)
 			if err := os.Symlink(target, p); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"it is a symbolic link to ", "rig does not follow it"}},
 		{"hard link", func(t *testing.T, p string) {
-			plantState(t, p, good)
+			testutil.PlantState(t, p, good)
 			if err := os.Link(p, p+".other"); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"it has 2 hard links"}},
 		{"group-writable", func(t *testing.T, p string) {
-			plantState(t, p, good)
+			testutil.PlantState(t, p, good)
 			if err := os.Chmod(p, 0o664); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"it is writable by group or others (mode 0664)", "fix: chmod go-w "}},
 		{"too big", func(t *testing.T, p string) {
-			plantState(t, p, good+strings.Repeat(" ", maxStateFile))
+			testutil.PlantState(t, p, good+strings.Repeat(" ", maxStateFile))
 		}, []string{"bytes, more than the 4194304 a state file of rig's can be"}},
 		{"open directory", func(t *testing.T, p string) {
-			plantState(t, p, good)
+			testutil.PlantState(t, p, good)
 			if err := os.Chmod(filepath.Dir(p), 0o777); err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +71,7 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 			}
 			c.make(t, p)
 			done := make(chan error, 1)
-			go func() { _, err := loadState(stateStore{path: p}); done <- err }()
+			go func() { _, err := LoadState(StateStore{Path: p}); done <- err }()
 			var err error
 			select {
 			case err = <-done:
@@ -108,32 +93,9 @@ func TestLoadStateRefusesUntrustedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(sticky, "state.json")
-	plantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
-	if st, err := loadState(stateStore{path: p}); err != nil || len(st.Bound) != 1 {
+	testutil.PlantState(t, p, `{"version": 1, "bound": [{"bdf": "0000:00:04.0", "originalDriver": "virtio-pci", "driver": "vfio-pci"}]}`)
+	if st, err := LoadState(StateStore{Path: p}); err != nil || len(st.Bound) != 1 {
 		t.Fatalf("sticky directory: %+v %v", st, err)
-	}
-}
-
-// TestDownRefusesAFIFOStateFile: rig down with a FIFO for its state file
-// fails at once, naming it, and runs no step.
-func TestDownRefusesAFIFOStateFile(t *testing.T) {
-	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
-	s := hpStep(t, k, &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 8}}})
-	if err := os.MkdirAll(filepath.Dir(s.state.path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(s.state.path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan StepResult, 1)
-	go func() { done <- runOne(t, s.Down(DownOptions{}), RunApply) }()
-	select {
-	case res := <-done:
-		if res.Status != StatusFailed || !errors.Is(res.Err, ErrStateUntrusted) || !strings.Contains(res.Error, "it is a named pipe") || len(k.Writes) != 0 {
-			t.Fatalf("%s %s writes %q", res.Status, res.Error, k.Writes)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("rig down hangs on a FIFO state file")
 	}
 }
 
@@ -142,11 +104,11 @@ func TestDownRefusesAFIFOStateFile(t *testing.T) {
 func TestPrivilegedStateFileForeignOwner(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	p := filepath.Join(t.TempDir(), "st", "state.json")
-	plantState(t, p, `{"version": 1}`)
+	testutil.PlantState(t, p, `{"version": 1}`)
 	if err := os.Chown(p, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadState(stateStore{path: p}); !errors.Is(err, ErrStateUntrusted) ||
+	if _, err := LoadState(StateStore{Path: p}); !errors.Is(err, ErrStateUntrusted) ||
 		!strings.Contains(err.Error(), "it is owned by uid 65534 (nobody), not by root or rig's user (uid 0 (root))") || !strings.Contains(err.Error(), "fix: remove it (rm "+p+")") {
 		t.Fatalf("foreign file: %v", err)
 	}
@@ -156,7 +118,7 @@ func TestPrivilegedStateFileForeignOwner(t *testing.T) {
 	if err := os.Chown(filepath.Dir(p), nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadState(stateStore{path: p}); !errors.Is(err, ErrStateUntrusted) ||
+	if _, err := LoadState(StateStore{Path: p}); !errors.Is(err, ErrStateUntrusted) ||
 		!strings.Contains(err.Error(), "its directory "+filepath.Dir(p)+" is owned by uid 65534 (nobody)") {
 		t.Fatalf("foreign directory: %v", err)
 	}

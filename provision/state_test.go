@@ -86,9 +86,9 @@ func TestStateFileFor(t *testing.T) {
 func TestStateFileOutsideRoot(t *testing.T) {
 	root := t.TempDir()
 	sf := filepath.Join(t.TempDir(), "st", "state.json")
-	st := (&Env{StateFile: sf}).state()
-	if err := updateState(st, func(rs *rigState) {
-		rs.recordBind(boundDevice{BDF: "0000:00:04.0", Original: "virtio-pci", Driver: "vfio-pci"})
+	st := (&Env{StateFile: sf}).State()
+	if err := UpdateState(st, func(rs *RigState) {
+		rs.RecordBind(BoundDevice{BDF: "0000:00:04.0", Original: "virtio-pci", Driver: "vfio-pci"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,15 +105,15 @@ func TestStateFileOutsideRoot(t *testing.T) {
 	t.Setenv("RIG_STATE_FILE", "")
 	t.Setenv("RIG_STATE_DIR", "/d")
 	key, _ := StateKey(root)
-	if got := (&Env{Host: host.New(root)}).state().path; got != "/d/roots/"+key+"/state.json" {
+	if got := (&Env{Host: host.New(root)}).State().Path; got != "/d/roots/"+key+"/state.json" {
 		t.Fatalf("derived %s", got)
 	}
-	if err := loadStateErr((stateStore{})); err == nil || !strings.Contains(err.Error(), "--state-file") {
+	if err := loadStateErr((StateStore{})); err == nil || !strings.Contains(err.Error(), "--state-file") {
 		t.Fatalf("no state file: %v", err)
 	}
 }
 
-func loadStateErr(s stateStore) error {
-	_, err := loadState(s)
+func loadStateErr(s StateStore) error {
+	_, err := LoadState(s)
 	return err
 }

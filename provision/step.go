@@ -1,7 +1,9 @@
 // Package provision is rig's step engine: one ordered list of idempotent
 // steps. A step's Check reads the host and returns a Plan whose operations
 // say what would change and how; the runner shows the plan (rig plan) or
-// runs its operations in order and checks again (rig up).
+// runs its operations in order and checks again (rig up). The engine knows
+// no step: the steps live in provision/card, provision/system,
+// provision/ovsstep and provision/check, their list in provision/steps.
 package provision
 
 import (
@@ -81,9 +83,18 @@ func (p Plan) Changes() []Change {
 // Satisfied reports whether there is nothing to write.
 func (p Plan) Satisfied() bool { return len(p.Ops) == 0 }
 
-// add appends one op covering changes.
-func (p *Plan) add(do func(ctx context.Context) error, changes ...Change) {
+// Add appends one op covering changes.
+func (p *Plan) Add(do func(ctx context.Context) error, changes ...Change) {
 	p.Ops = append(p.Ops, Op{Changes: changes, Do: do})
+}
+
+// AddPending adds one reason for a pending power cycle or reboot.
+func (p *Plan) AddPending(msg string) {
+	if p.Pending == "" {
+		p.Pending = msg
+	} else {
+		p.Pending += "; " + msg
+	}
 }
 
 // Apply runs the plan's operations in order and stops at the first error.
@@ -174,10 +185,10 @@ type explained interface {
 	Fix() string
 }
 
-// refuseLiveWrite is the refusal of a write that would land on this
+// RefuseLiveWrite is the refusal of a write that would land on this
 // machine while --root names a fixture (Env.FixtureRoot): the plan shows
 // the op, the apply refuses before its first write.
-func refuseLiveWrite(object, root, what, orFix string) error {
+func RefuseLiveWrite(object, root, what, orFix string) error {
 	fix := "run rig up without --root on the host itself"
 	if orFix != "" {
 		fix += ", " + orFix

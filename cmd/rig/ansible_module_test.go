@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"rig/provision"
+	"rig/provision/check"
 )
 
 // rigModule is the rig.smartnic collection's module, run standalone as
@@ -86,10 +87,10 @@ func upReport(steps ...provision.StepResult) *provision.Report {
 var someChange = []provision.Change{{Object: "hugepages 2048kB", Action: "mount /dev/hugepages"}}
 
 // belowCheck is a check that measured 0.45 Mpps against min_mpps 1000.
-func belowCheck() *provision.CheckResult {
-	return &provision.CheckResult{SchemaVersion: provision.CheckSchemaVersion, Topology: "through-ports", Bridge: "ovs_dpdk_br0", Ingress: "p0", Egress: "pf0hpf",
-		Runs: []provision.CheckRun{{FrameSize: 64, RxMpps: 0.45, RxGbps: 0.3024, LossPct: 31.2,
-			Thresholds: []provision.ThresholdVerdict{{Name: "min_mpps", Limit: 1000, Measured: 0.45}}}}}
+func belowCheck() *check.CheckResult {
+	return &check.CheckResult{SchemaVersion: check.CheckSchemaVersion, Topology: "through-ports", Bridge: "ovs_dpdk_br0", Ingress: "p0", Egress: "pf0hpf",
+		Runs: []check.CheckRun{{FrameSize: 64, RxMpps: 0.45, RxGbps: 0.3024, LossPct: 31.2,
+			Thresholds: []check.ThresholdVerdict{{Name: "min_mpps", Limit: 1000, Measured: 0.45}}}}}
 }
 
 // TestAnsibleRigModuleMapsReports: the module maps rig's exit codes and
@@ -139,7 +140,7 @@ func TestAnsibleRigModuleMapsReports(t *testing.T) {
 		}
 	})
 	t.Run("exit 4 check below threshold", func(t *testing.T) {
-		doc := checkReport{SchemaVersion: provision.CheckSchemaVersion, CheckResult: belowCheck(), Error: "check: below threshold: min_mpps (64 B) 1000: measured 0.45"}
+		doc := checkReport{SchemaVersion: check.CheckSchemaVersion, CheckResult: belowCheck(), Error: "check: below threshold: min_mpps (64 B) 1000: measured 0.45"}
 		m, argv := runModule(t, py, moduleRun{args: map[string]any{"command": "check", "playbook": "bf2-dpu", "metrics_file": "/var/lib/node_exporter/rig.prom"}, code: exitBelowThreshold, doc: doc})
 		chk, _ := m["check"].(map[string]any)
 		runs, _ := chk["runs"].([]any)

@@ -11,6 +11,8 @@ import (
 	"rig/bench"
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/check"
+	"rig/provision/steps"
 )
 
 // checkFlags are `rig check`'s flags: the playbook and the OvS instance.
@@ -55,7 +57,7 @@ valid was measured).
 // removed first, and the error when it failed.
 type checkReport struct {
 	SchemaVersion string `json:"schemaVersion"`
-	*provision.CheckResult
+	*check.CheckResult
 	Cleanup []provision.Change `json:"cleanup,omitempty"`
 	Error   string             `json:"error,omitempty"`
 	Cause   string             `json:"cause,omitempty"`
@@ -75,16 +77,16 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB = f.rundir, f.db
-	runner, err := provision.NewRunnerFor(pb, env)
+	runner, err := steps.NewRunnerFor(pb, env)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	sel := provision.Selection{Only: []string{"check"}}
-	steps, err := runner.Select(sel)
+	selected, err := runner.Select(sel)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	mt, err := newMetricsTarget(f.metrics, pb, steps)
+	mt, err := newMetricsTarget(f.metrics, pb, selected)
 	if err != nil {
 		return err
 	}
@@ -101,8 +103,8 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 		return withCode(exitUsage, err)
 	}
 	st := rep.Steps[0]
-	out := checkReport{SchemaVersion: provision.CheckSchemaVersion, Cleanup: st.Changes, Error: st.Error, Cause: st.Cause, Fix: st.Fix}
-	out.CheckResult, _ = st.Result.(*provision.CheckResult)
+	out := checkReport{SchemaVersion: check.CheckSchemaVersion, Cleanup: st.Changes, Error: st.Error, Cause: st.Cause, Fix: st.Fix}
+	out.CheckResult, _ = st.Result.(*check.CheckResult)
 	if err := a.emitJSON(out); err != nil {
 		return err
 	}
@@ -118,8 +120,8 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 // dataplane is the check's dataplane runner: this rig binary re-executed
 // as a child (`rig bench run-json`, one EAL per process), optionally
 // inside a network namespace.
-func (a *app) dataplane() func(netns string) provision.Dataplane {
-	return func(netns string) provision.Dataplane {
+func (a *app) dataplane() func(netns string) check.Dataplane {
+	return func(netns string) check.Dataplane {
 		exe, err := os.Executable()
 		if err != nil {
 			exe = os.Args[0]

@@ -18,6 +18,7 @@ import (
 	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 	"rig/provision"
+	"rig/provision/check"
 )
 
 func asRoot(t *testing.T, args ...string) (int, string, string) {
@@ -381,7 +382,7 @@ func TestPrivilegedCheckNamesWhereOvSDropped(t *testing.T) {
 	r := run0(t, m)
 	loss := r["loss"].(map[string]any)
 	verdict, _ := loss["verdict"].(string)
-	if code != exitBelowThreshold || m["pass"] != false || !strings.Contains(verdict, "most "+provision.StageOVSRxQueue) || !strings.Contains(verdict, "ovs_rx_qos_drops") {
+	if code != exitBelowThreshold || m["pass"] != false || !strings.Contains(verdict, "most "+check.StageOVSRxQueue) || !strings.Contains(verdict, "ovs_rx_qos_drops") {
 		t.Fatalf("exit %d (want %d), verdict %q\n%v\n%s", code, exitBelowThreshold, verdict, r, errOut)
 	}
 	if !strings.Contains(m["error"].(string), "max_loss_pct (64 B) 1: measured") {

@@ -8,13 +8,13 @@ import (
 	"rig/bench"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
-	"rig/provision"
+	"rig/provision/check"
 )
 
 // playbookNeeds is what applying a playbook takes from the 2 MiB pool,
 // read from the playbook itself: its OvS's socket memory (up to its
 // dpdk-socket-limit, when DPDK is requested) and its check's dataplane
-// (provision.CheckMemoryMB). ref is an embedded playbook's name or YAML
+// (check.CheckMemoryMB). ref is an embedded playbook's name or YAML
 // text.
 func playbookNeeds(t *testing.T, ref string) []hugetest.Need {
 	t.Helper()
@@ -34,7 +34,7 @@ func playbookNeeds(t *testing.T, ref string) []hugetest.Need {
 		needs = append(needs, hugetest.OVS(mem, socket0MB(t, o.Config.DPDKSocketLimit)))
 	}
 	if pb.Check != nil {
-		mb, err := provision.CheckMemoryMB(pb.Check)
+		mb, err := check.CheckMemoryMB(pb.Check)
 		if err != nil {
 			t.Fatalf("playbook %s: check memory: %v", pb.Name, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"rig/hugepages"
 	"rig/internal/testutil/hugetest"
 	"rig/provision"
+	"rig/provision/steps"
 )
 
 func rig(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -277,10 +278,10 @@ func TestRootFlagValidated(t *testing.T) {
 }
 
 // TestStepsFromTheList: the help table, `rig up STEP` and the apply alias
-// all come from provision.Steps.
+// all come from steps.Steps.
 func TestStepsFromTheList(t *testing.T) {
 	_, out, _ := rig(t, "up", "--help")
-	for _, d := range provision.Steps() {
+	for _, d := range steps.Steps() {
 		if !strings.Contains(out, "  "+d.Name) || !strings.Contains(out, d.Summary) {
 			t.Errorf("rig up --help lacks step %s (%s):\n%s", d.Name, d.Summary, out)
 		}

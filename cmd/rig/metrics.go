@@ -8,6 +8,7 @@ import (
 
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/check"
 )
 
 // metricsFlagUsage is --metrics-file's help (rig check, rig up).
@@ -42,7 +43,7 @@ func newMetricsTarget(path string, pb *playbooks.Playbook, steps []provision.Ste
 	if !selected {
 		return nil, withCode(exitUsage, fmt.Errorf("--metrics-file: the check step is not selected (--only/--skip), so there is nothing to write; select it or drop the flag"))
 	}
-	if err := provision.CheckMetricsPath(path); err != nil {
+	if err := check.CheckMetricsPath(path); err != nil {
 		return nil, withCode(exitUsage, err)
 	}
 	return &metricsTarget{path: path, pb: pb}, nil
@@ -54,15 +55,15 @@ func (m *metricsTarget) write(rep *provision.Report, now time.Time) error {
 	if m == nil {
 		return nil
 	}
-	cm := provision.CheckMetrics{Spec: m.pb.Check, OVS: m.pb.OVS}
+	cm := check.CheckMetrics{Spec: m.pb.Check, OVS: m.pb.OVS}
 	for _, st := range rep.Steps {
 		if st.Name != "check" {
 			continue
 		}
-		cm.Result, _ = st.Result.(*provision.CheckResult)
+		cm.Result, _ = st.Result.(*check.CheckResult)
 		if st.Status != provision.StatusNotRun {
 			cm.Time = now
 		}
 	}
-	return provision.WriteMetricsFile(m.path, cm)
+	return check.WriteMetricsFile(m.path, cm)
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rig/playbooks"
-	"rig/provision"
 	"rig/mlxconfig"
+	"rig/playbooks"
+	"rig/provision/card"
 )
 
 // newModeCmd is `rig mode show|set` (`rig fwsim`, the firmware-config
@@ -25,7 +25,7 @@ func newModeCmd(a *app) *cobra.Command {
 		Short: "Print each card's running and next-boot mode (Default/Current/Next Boot of the INTERNAL_CPU_* parameters; n/a on a ConnectX)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reps, err := provision.ShowModes(cmd.Context(), a.env(), devices)
+			reps, err := card.ShowModes(cmd.Context(), &a.env().Env, devices)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ does not reload NIC firmware in DPU mode.
 // printModes is `rig mode show`'s text: one summary row per card, then
 // each BlueField's parameters (Default/Current/Next Boot as the tool
 // printed them, "-" where it printed no column) and what was not read.
-func printModes(w io.Writer, reps []provision.ModeReport) error {
+func printModes(w io.Writer, reps []card.ModeReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DEVICE\tTYPE\tCURRENT\tNEXT BOOT\tPENDING POWER CYCLE\tRESTRICTED")
 	for _, r := range reps {

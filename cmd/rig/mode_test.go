@@ -12,8 +12,8 @@ import (
 
 	"rig/internal/host"
 	"rig/lab/fwsim"
-	"rig/provision"
 	"rig/mlxconfig"
+	"rig/provision/card"
 	"rig/smartnic"
 )
 
@@ -232,14 +232,14 @@ func TestPrintModesNoCurrentColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := provision.ModeReport{BDF: "0000:03:00.0", Model: "BlueField-3", DeviceType: q.DeviceType, Generation: mlxconfig.BlueField3, Applicable: true,
+	rep := card.ModeReport{BDF: "0000:03:00.0", Model: "BlueField-3", DeviceType: q.DeviceType, Generation: mlxconfig.BlueField3, Applicable: true,
 		Current: mlxconfig.ModeNotRead, Next: mlxconfig.ModeDPU, Unread: []string{"current mode: mstconfig printed no Current column (the firmware does not report current values)"}}
 	for _, name := range mlxconfig.ModeParams {
 		p, _ := q.Param(name)
 		rep.Params = append(rep.Params, p)
 	}
 	var out bytes.Buffer
-	if err := printModes(&out, []provision.ModeReport{rep}); err != nil {
+	if err := printModes(&out, []card.ModeReport{rep}); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()

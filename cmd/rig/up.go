@@ -14,6 +14,7 @@ import (
 	"rig/internal/host"
 	"rig/playbooks"
 	"rig/provision"
+	"rig/provision/steps"
 )
 
 // runFlags are the flags shared by plan, up and apply.
@@ -44,7 +45,7 @@ func stepTable() string {
 	var b strings.Builder
 	b.WriteString("Steps, in run order (a step runs when its playbook section is present):\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, d := range provision.Steps() {
+	for _, d := range steps.Steps() {
 		fmt.Fprintf(tw, "  %s\t%s\n", d.Name, d.Summary)
 	}
 	tw.Flush()
@@ -57,8 +58,8 @@ func stepArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 1 {
 		return withCode(exitUsage, fmt.Errorf("%s takes at most one step name, got %d (%s); use --only a,b for several", cmd.CommandPath(), len(args), strings.Join(args, " ")))
 	}
-	if len(args) == 1 && !slices.Contains(provision.AllStepNames(), args[0]) {
-		return withCode(exitUsage, fmt.Errorf("unknown step %s; steps: %s", args[0], strings.Join(provision.AllStepNames(), ", ")))
+	if len(args) == 1 && !slices.Contains(steps.AllStepNames(), args[0]) {
+		return withCode(exitUsage, fmt.Errorf("unknown step %s; steps: %s", args[0], strings.Join(steps.AllStepNames(), ", ")))
 	}
 	return nil
 }
@@ -82,7 +83,7 @@ func newPlanCmd(a *app) *cobra.Command {
 		Short:     "Check every step and print what `rig up` would change (changes nothing)",
 		Long:      "Check every step (or only STEP) and print what `rig up` would change; changes nothing.\n\n" + stepTable(),
 		Args:      stepArgs,
-		ValidArgs: provision.AllStepNames(),
+		ValidArgs: steps.AllStepNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := f.selection(args)
 			if err != nil {
@@ -113,7 +114,7 @@ parameters are restored only with --firmware (they need a power cycle).
 
 ` + exitCodesHelp,
 		Args:      stepArgs,
-		ValidArgs: provision.AllStepNames(),
+		ValidArgs: steps.AllStepNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := f.selection(args)
 			if err != nil {
@@ -144,7 +145,7 @@ skipped while the other runs.
 ` + stepTable() + `
 ` + exitCodesHelp,
 		Args:      stepArgs,
-		ValidArgs: provision.AllStepNames(),
+		ValidArgs: steps.AllStepNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := f.selection(args)
 			if err != nil {
@@ -194,7 +195,7 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	if !f.down {
 		return a.provision(cmd.Context(), pb, env, mode, sel, f.metrics)
 	}
-	runner, err := provision.NewDownRunnerFor(pb, env, provision.DownOptions{Firmware: f.firmware})
+	runner, err := steps.NewDownRunnerFor(pb, env, provision.DownOptions{Firmware: f.firmware})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -227,9 +228,9 @@ const stateFileUsage = "rig's record of what it changed, which rig down restores
 // not open a device), and rig's state file (--state-file, $RIG_STATE_FILE
 // or the default for the root). A state file that cannot be placed (no
 // $HOME) is left to the steps that read or write it, which say why.
-func (a *app) env() *provision.Env {
+func (a *app) env() *steps.Env {
 	h := a.host()
-	env := &provision.Env{Host: h, FirmwareSim: a.fwSim != "", Dataplane: a.dataplane()}
+	env := &steps.Env{Env: provision.Env{Host: h, FirmwareSim: a.fwSim != ""}, Dataplane: a.dataplane()}
 	if !h.IsRealRoot() {
 		env.FixtureRoot = h.Root
 	}
@@ -262,16 +263,16 @@ func (a *app) stateNote(path string) string {
 
 // provision builds the playbook's steps, refuses a bad selection or
 // --metrics-file (exit 2) and plans or applies them.
-func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *provision.Env, mode provision.RunMode, sel provision.Selection, metricsFile string) error {
-	runner, err := provision.NewRunnerFor(pb, env)
+func (a *app) provision(ctx context.Context, pb *playbooks.Playbook, env *steps.Env, mode provision.RunMode, sel provision.Selection, metricsFile string) error {
+	runner, err := steps.NewRunnerFor(pb, env)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	steps, err := runner.Select(sel)
+	selected, err := runner.Select(sel)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	mt, err := newMetricsTarget(metricsFile, pb, steps)
+	mt, err := newMetricsTarget(metricsFile, pb, selected)
 	if err != nil {
 		return err
 	}

@@ -86,3 +86,16 @@ func moduleRoot() (string, bool) {
 	}
 	return "", false
 }
+
+// PlantState writes a state file as an attacker who edited rig's own
+// would leave it: rig's place, mode 0600, owned by rig's user.
+func PlantState(t testing.TB, path, body string) []byte {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(body)
+}

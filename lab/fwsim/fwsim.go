@@ -468,7 +468,7 @@ func resolve(st *State, dev string) (string, *Device) {
 // mstflint v4.36.0-1 at b9d9e84, the snapshot of hardware-formats.md.
 // Older mstflint (common/tools_version.h) printed
 // "%s, built on %s, %s. Git SHA Hash: %s" with __DATE__ and __TIME__;
-// rig only needs the tool to answer (provision/mst_step.go).
+// rig only needs the tool to answer (provision/card/mst_step.go).
 const VersionLine = "mstconfig, mstflint 4.36.0, Git SHA Hash: b9d9e84"
 
 type cfgArgs struct {

@@ -53,7 +53,7 @@ func OVS(mem, limit int) Need {
 }
 
 // DPDK is one DPDK process's EAL memory (rig's dataplane: bench.MemoryMB;
-// the check's: provision.CheckMemoryMB).
+// the check's: provision/check.CheckMemoryMB).
 func DPDK(what string, mib int) Need { return Need{What: what, MiB: mib} }
 
 // Pages is how many 2 MiB pages needs take together (each rounded up to

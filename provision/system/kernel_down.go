@@ -1,0 +1,206 @@
+package system
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"rig/provision"
+)
+
+// record updates the kernel part of rig's state file (before a write).
+func (s *kernelStep) record(change func(rec *provision.KernelRecord)) error {
+	err := provision.UpdateState(s.state, func(st *provision.RigState) {
+		if st.Kernel == nil {
+			st.Kernel = &provision.KernelRecord{}
+		}
+		change(st.Kernel)
+	})
+	if err != nil {
+		return &provision.Problem{Object: "kernel", Err: fmt.Errorf("%w; nothing was written", err)}
+	}
+	return nil
+}
+
+func recordSysctl(r *provision.KernelRecord, key, before string) {
+	if r.Sysctl == nil {
+		r.Sysctl = map[string]string{}
+	}
+	if _, ok := r.Sysctl[key]; !ok {
+		r.Sysctl[key] = before
+	}
+}
+
+// Down implements Downer.
+func (s *kernelStep) Down(provision.DownOptions) provision.Step { return &kernelDown{s: s} }
+
+type kernelDown struct{ s *kernelStep }
+
+func (d *kernelDown) Name() string { return "kernel" }
+
+// Check plans the restore: the GRUB drop-in (then update-grub) and the
+// sysctl file as they were before rig, each sysctl's live value, then
+// forgetting the record. Boot parameters leave the running kernel only at
+// its next boot: while the running command line still has parameters rig's
+// drop-in put there, the step is pending a reboot (exit 3, as on the way
+// up) and the record keeps just those (Leaving), so a down after the reboot
+// sees them gone and forgets it.
+func (d *kernelDown) Check(ctx context.Context) (provision.Plan, error) {
+	s := d.s
+	st, err := provision.LoadState(s.state)
+	if err != nil {
+		return provision.Plan{}, &provision.Problem{Object: "kernel", Err: err}
+	}
+	var plan provision.Plan
+	rec := st.Kernel
+	if rec == nil {
+		plan.Notes = append(plan.Notes, "kernel: no rig record in "+s.state.String()+" (rig changed nothing here, or down restored it)")
+		return plan, nil
+	}
+	if err := d.vet(rec); err != nil {
+		return provision.Plan{}, err
+	}
+	var dropIn *provision.FileRecord
+	for _, f := range rec.Files {
+		n := len(plan.Ops)
+		provision.PlanRestoreFile(s.h, f, "kernel", &plan)
+		if f.Path == grubDropIn && len(plan.Ops) > n {
+			op := &plan.Ops[len(plan.Ops)-1]
+			restore := op.Do
+			op.Do = func(ctx context.Context) error {
+				if err := restore(ctx); err != nil {
+					return err
+				}
+				return s.updateGrub(ctx)
+			}
+			op.Changes = append(op.Changes, provision.Change{Object: "grub", Action: "run update-grub"})
+			op.Refused = s.refuseHostWrite()
+			f := f
+			dropIn = &f
+		}
+	}
+	d.planSysctlRestore(rec, &plan)
+	leaving := d.bootLeaving(rec, dropIn, &plan)
+	if len(leaving) > 0 {
+		plan.AddPending(fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) still has %s from rig's %s; they leave at the next boot",
+			strings.Join(leaving, " "), grubDropIn))
+	}
+	switch {
+	case len(leaving) == 0:
+		plan.Add(func(context.Context) error {
+			return provision.UpdateState(s.state, func(st *provision.RigState) { st.Kernel = nil })
+		}, provision.Change{Object: "rig state", Action: "forget the kernel record", From: s.state.String()})
+	case len(rec.Files) > 0 || len(rec.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
+		plan.Add(func(context.Context) error {
+			return provision.UpdateState(s.state, func(st *provision.RigState) { st.Kernel = &provision.KernelRecord{Leaving: leaving} })
+		}, provision.Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})
+	}
+	return plan, nil
+}
+
+// planSysctlRestore puts each recorded sysctl back to its value before rig.
+func (d *kernelDown) planSysctlRestore(rec *provision.KernelRecord, plan *provision.Plan) {
+	s := d.s
+	keys := make([]string, 0, len(rec.Sysctl))
+	for k := range rec.Sysctl {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		k, before := k, rec.Sysctl[k]
+		cur, err := s.h.ReadString(sysctlPath(k))
+		if err != nil || normSysctl(cur) == before {
+			continue
+		}
+		plan.Add(func(context.Context) error { return s.h.WriteFile(sysctlPath(k), []byte(before+"\n")) },
+			provision.Change{Object: "sysctl " + k, Action: "set (back to before rig)", From: normSysctl(cur), To: before})
+	}
+}
+
+// bootLeaving lists the boot parameters down takes off the command line
+// that the running kernel still has: those of rig's drop-in that the
+// restored file (dropIn: its record, when restored now) does not hold, and
+// those recorded as leaving by an earlier down.
+func (d *kernelDown) bootLeaving(rec *provision.KernelRecord, dropIn *provision.FileRecord, plan *provision.Plan) []string {
+	s := d.s
+	cand := append([]string(nil), rec.Leaving...)
+	if dropIn != nil {
+		now, _ := s.h.ReadFile(grubDropIn)
+		cur, _ := parseDropIn(string(now))
+		var keep []string
+		if dropIn.Existed {
+			keep, _ = parseDropIn(dropIn.Content)
+		}
+		cand = append(cand, missingFrom(cur, keep)...)
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	_, raw, err := s.readCmdline()
+	if err != nil {
+		plan.Notes = append(plan.Notes, "kernel cmdline: the running kernel keeps rig's boot parameters until the next boot")
+		return nil
+	}
+	live := map[string]bool{}
+	for _, t := range splitCmdline(raw) {
+		live[t] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range cand {
+		if live[t] && !seen[t] {
+			out = append(out, t)
+			seen[t] = true
+		}
+	}
+	return out
+}
+
+// kernelFiles are the files the kernel step writes (grubOp, planSysctl):
+// the only paths a kernel file record may name.
+func kernelFiles() []string { return []string{grubDropIn, sysctlDropIn} }
+
+// VetRecords implements RecordVetter.
+func (d *kernelDown) VetRecords(context.Context) error {
+	st, err := provision.LoadState(d.s.state)
+	if err != nil {
+		return &provision.Problem{Object: "kernel", Err: err}
+	}
+	if st.Kernel == nil {
+		return nil
+	}
+	return d.vet(st.Kernel)
+}
+
+// vet refuses the records the kernel step could not have written for this
+// playbook: a file other than its drop-ins (or recorded as a link, or
+// with content over MaxRecordedContent), a sysctl the playbook does not
+// set, a value with a control character or over MaxRecordedValue.
+func (d *kernelDown) vet(rec *provision.KernelRecord) error {
+	c := provision.RecordCheck{State: d.s.state}
+	for i, f := range rec.Files {
+		field := fmt.Sprintf("kernel.files[%d]", i)
+		switch {
+		case !slices.Contains(kernelFiles(), f.Path):
+			c.Refuse(field+".path", "%q is not a file the kernel step writes (%s)", f.Path, strings.Join(kernelFiles(), ", "))
+		case f.Link:
+			c.Refuse(field+".link", "true for %s, which the kernel step writes as a regular file", f.Path)
+		case len(f.Content) > provision.MaxRecordedContent:
+			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), provision.MaxRecordedContent)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rec.Sysctl)) {
+		field := fmt.Sprintf("kernel.sysctl[%q]", k)
+		if _, ok := d.s.want[k]; !ok {
+			c.Refuse(field, "%q is not a sysctl this playbook's kernel section sets (%s)", k, provision.OrNoneList(d.s.keys))
+			continue
+		}
+		if why := provision.BadText(rec.Sysctl[k], provision.MaxRecordedValue); why != "" {
+			c.Refuse(field, "the value before rig: %s", why)
+		}
+	}
+	return c.Err()
+}
