@@ -3,6 +3,8 @@ package card
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"rig/mlxconfig"
@@ -78,7 +80,7 @@ func leaveToMode(bdf string, want map[string]string, claim modeClaim) (map[strin
 	}
 	out := map[string]string{}
 	var notes []string
-	for _, n := range sortedKeys(want) {
+	for _, n := range slices.Sorted(maps.Keys(want)) {
 		v := want[n]
 		mv, ok := mine[n]
 		if !ok {

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"rig/internal/pci"
@@ -86,7 +87,7 @@ func (s *firmwareStep) Check(ctx context.Context) (provision.Plan, error) {
 		return provision.Plan{}, err
 	}
 	var plan provision.Plan
-	for _, b := range sortedKeys(want) {
+	for _, b := range slices.Sorted(maps.Keys(want)) {
 		params, notes, err := leaveToMode(b, want[b], owned)
 		if err != nil {
 			return provision.Plan{}, err
@@ -105,20 +106,11 @@ func (s *firmwareStep) Check(ctx context.Context) (provision.Plan, error) {
 // firmwareDevice is one card's wanted parameters for the planner, queried
 // and set in name order, each value as the playbook gives it.
 func firmwareDevice(bdf string, params map[string]string) fwDevice {
-	dev := fwDevice{BDF: bdf, Query: sortedKeys(params)}
+	dev := fwDevice{BDF: bdf, Query: slices.Sorted(maps.Keys(params))}
 	for _, n := range dev.Query {
 		dev.Want = append(dev.Want, fwWant{Name: n, Set: params[n], Show: params[n]})
 	}
 	return dev
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // firmwareWords words the planner's decision in parameters.

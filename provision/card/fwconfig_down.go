@@ -3,7 +3,9 @@ package card
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"rig/provision"
@@ -55,7 +57,7 @@ func (d *fwRestore) Check(ctx context.Context) (provision.Plan, error) {
 		plan.Notes = append(plan.Notes, d.name+": no rig record in "+d.fw.state.String()+" (rig set nothing, or down restored it)")
 		return plan, nil
 	}
-	for _, b := range sortedKeys(rec) {
+	for _, b := range slices.Sorted(maps.Keys(rec)) {
 		if err := d.fw.plan(ctx, firmwareDevice(b, rec[b]), firmwareWords{}, &plan); err != nil {
 			return provision.Plan{}, err
 		}
@@ -66,8 +68,8 @@ func (d *fwRestore) Check(ctx context.Context) (provision.Plan, error) {
 		return plan, nil
 	}
 	var names []string
-	for _, b := range sortedKeys(rec) {
-		names = append(names, b+" "+strings.Join(sortedKeys(rec[b]), ","))
+	for _, b := range slices.Sorted(maps.Keys(rec)) {
+		names = append(names, b+" "+strings.Join(slices.Sorted(maps.Keys(rec[b])), ","))
 	}
 	plan.Add(func(context.Context) error {
 		return provision.UpdateState(d.fw.state, func(st *provision.RigState) { d.forget(st) })
@@ -113,12 +115,12 @@ var fwValueRE = regexp.MustCompile(`^(-?[0-9]{1,20}|0x[0-9a-fA-F]{1,16}|[A-Za-z0
 // value not of the form the tool prints.
 func (d *fwRestore) vet(rec map[string]map[string]string) error {
 	c := provision.RecordCheck{State: d.fw.state}
-	for _, b := range sortedKeys(rec) {
+	for _, b := range slices.Sorted(maps.Keys(rec)) {
 		if !provision.WellFormedBDF(b) {
 			c.Refuse(fmt.Sprintf("firmware[%q]", b), "not a PCI address as rig records it (0000:03:00.0)")
 			continue
 		}
-		for _, n := range sortedKeys(rec[b]) {
+		for _, n := range slices.Sorted(maps.Keys(rec[b])) {
 			if v := rec[b][n]; !fwValueRE.MatchString(v) {
 				c.Refuse(fmt.Sprintf("firmware[%q][%q]", b, n), "%q is not a value as the firmware tool prints it (a number, or NAME(n))", v)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/internal/devargs"
 	"rig/ovs"
 	"rig/playbooks"
 	"rig/provision"
@@ -262,11 +263,9 @@ func afPacketVdev(i int, netdev string) string {
 // FarEndNetdev is the netdev at the far end of a port's cable: the same
 // name as the port's own netdev, which is the iface= of its devargs (an
 // af_packet port) or else the port's name (a lab's p0 is netdev p0).
-func FarEndNetdev(port, devargs string) string {
-	for _, kv := range strings.Split(devargs, ",")[1:] {
-		if v, ok := strings.CutPrefix(kv, "iface="); ok && v != "" {
-			return v
-		}
+func FarEndNetdev(port, args string) string {
+	if v, ok := devargs.Lookup(args, "iface"); ok && v != "" {
+		return v
 	}
 	return port
 }
