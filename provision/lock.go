@@ -119,7 +119,7 @@ func prepareLockDir(dir string, euid int) error {
 // it (exclusively, so it is rig's own) when missing, and verifies the open
 // file: regular, owned by euid, exactly one link. It never writes.
 func openLockFile(path string, euid int) (*os.File, error) {
-	f, err := host.OpenTrusted(path, host.Trust{Flags: unix.O_RDWR, Create: 0o644, OneLink: true, EUID: euid})
+	f, err := host.OpenTrusted(path, host.Trust{Flags: unix.O_RDWR, Create: 0o600, OneLink: true, EUID: euid})
 	var u *host.Untrusted
 	if err == nil || !errors.As(err, &u) {
 		if err != nil {

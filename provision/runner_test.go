@@ -208,6 +208,9 @@ func TestLockContention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the lock file rig made: %v %v, want mode 0600 (no other user reads or writes it)", fi, err)
+	}
 	child := func() string {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLockContention$")
 		cmd.Env = append(os.Environ(), lockChildEnv+"="+path)

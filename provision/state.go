@@ -434,7 +434,7 @@ func FileBefore(h interface {
 type RestoreHost interface {
 	ReadFile(p string) ([]byte, error)
 	Readlink(p string) (string, error)
-	CreateFile(p string, data []byte, perm fs.FileMode) error
+	ReplaceFile(p string, data []byte, perm fs.FileMode) error
 	Symlink(target, p string) error
 	Remove(p string) error
 }
@@ -460,7 +460,7 @@ func PlanRestoreFile(h RestoreHost, f FileRecord, what string, plan *Plan) {
 			return h.Symlink(f.Content, f.Path)
 		}, Change{Object: obj, Action: "restore link", To: f.Content})
 	default:
-		plan.Add(func(context.Context) error { return h.CreateFile(f.Path, []byte(f.Content), 0o644) },
+		plan.Add(func(context.Context) error { return h.ReplaceFile(f.Path, []byte(f.Content), 0o644) },
 			Change{Object: obj, Action: "restore the content it had before rig"})
 	}
 }

@@ -162,8 +162,9 @@ func (h *Host) CreateFile(p string, data []byte, perm fs.FileMode) error {
 }
 
 // ReplaceFile writes a regular file under the root atomically: a
-// temporary file in the same directory, synced, then renamed over p, so a
-// crash leaves the old content or the new, never half of it.
+// temporary file in the same directory, synced, then renamed over p and
+// the directory synced, so a crash leaves the old content or the new,
+// never half of it (nor an empty file).
 func (h *Host) ReplaceFile(p string, data []byte, perm fs.FileMode) error {
 	if !h.IsRealRoot() {
 		return h.replaceIn(p, data, perm)
@@ -192,8 +193,20 @@ func (h *Host) ReplaceFile(p string, data []byte, perm fs.FileMode) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
+		return err
 	}
-	return err
+	return syncDir(filepath.Dir(full))
+}
+
+// syncDir makes a rename in dir durable (fsync of the directory): without
+// it a crash after the rename can still show the old entry.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Remove deletes a file (or an empty directory) under the root; a symlink

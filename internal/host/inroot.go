@@ -456,8 +456,24 @@ func (h *Host) replaceAt(r *rootDir, dfd int, base, p string, data []byte, perm 
 	}
 	if err != nil {
 		unix.Unlinkat(dfd, tmp, 0)
+		return err
 	}
-	return err
+	// dfd may be an O_PATH descriptor, which fsync refuses: sync the
+	// directory through a read-only open of it
+	if serr := syncDirAt(dfd); serr != nil {
+		return r.pathError("fsync", filepath.Dir(filepath.Clean("/"+p)), serr)
+	}
+	return nil
+}
+
+// syncDirAt fsyncs the directory dfd names.
+func syncDirAt(dfd int) error {
+	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fsync(fd)
 }
 
 // removeIn is Remove inside the fixture root: unlinkat in p's directory

@@ -110,3 +110,38 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// ReplaceFile never truncates the file it replaces: a reader that opened
+// the old file reads it whole after the replace, and the path names a new
+// file (a kill between a truncate and a write left rig's drop-ins empty).
+func TestReplaceFileNeverTruncates(t *testing.T) {
+	for _, root := range []string{"/", t.TempDir()} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "90-rig.conf")
+		if root != "/" {
+			dir, p = filepath.Join(root, "etc/sysctl.d"), "/etc/sysctl.d/90-rig.conf"
+			must(t, os.MkdirAll(dir, 0o755))
+		}
+		h := New(root)
+		full := h.Path(p)
+		must(t, os.WriteFile(full, []byte("vm.swappiness = 10\n"), 0o644))
+		old, err := os.Open(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before unix.Stat_t
+		must(t, unix.Fstat(int(old.Fd()), &before))
+		must(t, h.ReplaceFile(p, []byte("vm.swappiness = 1\n"), 0o644))
+		b := make([]byte, 64)
+		n, _ := old.ReadAt(b, 0)
+		old.Close()
+		if string(b[:n]) != "vm.swappiness = 10\n" {
+			t.Errorf("root %s: the old file now reads %q: it was written in place", root, b[:n])
+		}
+		var after unix.Stat_t
+		must(t, unix.Stat(full, &after))
+		if got, _ := os.ReadFile(full); after.Ino == before.Ino || string(got) != "vm.swappiness = 1\n" {
+			t.Errorf("root %s: inode %d -> %d, content %q: want a new file with the new content", root, before.Ino, after.Ino, got)
+		}
+	}
+}

@@ -19,7 +19,6 @@ import (
 // hugepagesHost is what the hugepages step needs from the host seam.
 type hugepagesHost interface {
 	hugepages.FS
-	CreateFile(p string, data []byte, perm fs.FileMode) error
 	ReplaceFile(p string, data []byte, perm fs.FileMode) error
 	Remove(p string) error
 	Symlink(target, p string) error
@@ -342,7 +341,7 @@ func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *provisio
 				}); err != nil {
 					return err
 				}
-				if err := s.fs.CreateFile(f.Path, []byte(f.Content), 0o644); err != nil {
+				if err := s.fs.ReplaceFile(f.Path, []byte(f.Content), 0o644); err != nil {
 					return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
 				}
 				return nil

@@ -203,7 +203,7 @@ func TestHugepagesPersistApplyTwice(t *testing.T) {
 	if res := runOne(t, s, provision.RunApply); res.Status != provision.StatusChanged {
 		t.Fatalf("apply after edit: %+v", res)
 	}
-	if want := []string{"create /etc/tmpfiles.d/rig-hugepages.conf"}; !reflect.DeepEqual(k.Writes, want) {
+	if want := []string{"replace /etc/tmpfiles.d/rig-hugepages.conf"}; !reflect.DeepEqual(k.Writes, want) {
 		t.Fatalf("writes %q, want only %q", k.Writes, want)
 	}
 }

@@ -183,7 +183,7 @@ func (s *kernelStep) grubOp(tokens []string, c provision.Change) provision.Op {
 		if tokens == nil {
 			err = s.h.Remove(grubDropIn)
 		} else {
-			err = s.h.CreateFile(grubDropIn, []byte(renderDropIn(tokens)), 0o644)
+			err = s.h.ReplaceFile(grubDropIn, []byte(renderDropIn(tokens)), 0o644)
 		}
 		if err != nil {
 			return &provision.Problem{Object: "kernel cmdline", Err: fmt.Errorf("write %s: %w", grubDropIn, err)}
@@ -259,7 +259,7 @@ func (s *kernelStep) planSysctl(plan *provision.Plan) error {
 			}); err != nil {
 				return err
 			}
-			if err := s.h.CreateFile(sysctlDropIn, []byte(content), 0o644); err != nil {
+			if err := s.h.ReplaceFile(sysctlDropIn, []byte(content), 0o644); err != nil {
 				return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("write %s: %w", sysctlDropIn, err)}
 			}
 			return nil

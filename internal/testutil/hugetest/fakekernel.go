@@ -197,6 +197,14 @@ func (k *FakeKernel) CreateFile(p string, data []byte, perm fs.FileMode) error {
 	return k.Host.CreateFile(p, data, perm)
 }
 
+// ReplaceFile records the write (a drop-in rig writes atomically).
+func (k *FakeKernel) ReplaceFile(p string, data []byte, perm fs.FileMode) error {
+	k.mu.Lock()
+	k.Writes = append(k.Writes, "replace "+p)
+	k.mu.Unlock()
+	return k.Host.ReplaceFile(p, data, perm)
+}
+
 // Symlink records the write.
 func (k *FakeKernel) Symlink(target, p string) error {
 	k.mu.Lock()
