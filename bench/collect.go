@@ -16,37 +16,37 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 	for i, p := range ports {
 		ps[i] = PortStats{Name: p.name, Port: p.id, Driver: p.drv}
 	}
-	lat := latencyAcc{minCyc: ^uint64(0)}
+	lat := LatencyAcc{MinCyc: ^uint64(0)}
 	var first, last uint64
 	for _, u := range units {
-		s := u.u.Snapshot(u.kind == kindRx)
-		switch u.kind {
-		case kindGen:
-			ps[u.txPort].TxPkts += s.TxPkts
-			ps[u.txPort].TxBytes += s.TxBytes
-			ps[u.txPort].TxKicks += s.TxKicks
+		s := u.u.Snapshot(u.Kind == KindRx)
+		switch u.Kind {
+		case KindGen:
+			ps[u.TxPort].TxPkts += s.TxPkts
+			ps[u.TxPort].TxBytes += s.TxBytes
+			ps[u.TxPort].TxKicks += s.TxKicks
 			res.Sent += s.TxPkts
 			if s.TxFirstTSC != 0 && (first == 0 || s.TxFirstTSC < first) {
 				first = s.TxFirstTSC
 			}
 			last = max(last, s.TxLastTSC)
-		case kindRx:
-			ps[u.rxPort].RxPkts += s.RxPkts
-			ps[u.rxPort].RxBytes += s.RxBytes
+		case KindRx:
+			ps[u.RxPort].RxPkts += s.RxPkts
+			ps[u.RxPort].RxBytes += s.RxBytes
 			collectRx(c, u, s, res, &lat)
-		case kindFwd:
-			ps[u.rxPort].RxPkts += s.RxPkts
-			ps[u.rxPort].RxBytes += s.RxBytes
-			ps[u.txPort].TxPkts += s.TxPkts
-			ps[u.txPort].TxKicks += s.TxKicks
-			ps[u.rxPort].Drops += s.Drops
-			ps[u.rxPort].Policed += s.Policed
+		case KindFwd:
+			ps[u.RxPort].RxPkts += s.RxPkts
+			ps[u.RxPort].RxBytes += s.RxBytes
+			ps[u.TxPort].TxPkts += s.TxPkts
+			ps[u.TxPort].TxKicks += s.TxKicks
+			ps[u.RxPort].Drops += s.Drops
+			ps[u.RxPort].Policed += s.Policed
 			if c.FwdMode == "io" {
-				ps[u.rxPort].BytesNotMeasured, ps[u.txPort].BytesNotMeasured = true, true
+				ps[u.RxPort].BytesNotMeasured, ps[u.TxPort].BytesNotMeasured = true, true
 			}
 			// tx bytes of a forwarder: what it received minus what it dropped
 			if s.RxPkts > 0 {
-				ps[u.txPort].TxBytes += uint64(float64(s.RxBytes) * float64(s.TxPkts) / float64(s.RxPkts))
+				ps[u.TxPort].TxBytes += uint64(float64(s.RxBytes) * float64(s.TxPkts) / float64(s.RxPkts))
 			}
 		}
 	}
@@ -56,32 +56,32 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 	if hz := float64(dpdk.TSCHz()); last > first && hz > 0 {
 		res.SendS = float64(last-first) / hz
 	}
-	portRates(ps, secs, res.LinkSpeedGbps*1e9)
+	PortRates(ps, secs, res.LinkSpeedGbps*1e9)
 	res.Ports = ps
 	measuredFrameSize(c, res)
-	res.Latency = lat.result(float64(dpdk.TSCHz()), res.LatWarmupS)
+	res.Latency = lat.Result(float64(dpdk.TSCHz()), res.LatWarmupS)
 }
 
 // collectRx adds one rx unit's sequence, latency and capture counters.
-func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *latencyAcc) {
+func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *LatencyAcc) {
 	res.Received += s.RxPkts
 	res.SeqGaps += s.Lost
 	res.Reordered += s.Reordered
 	res.Unstamped += s.RxPkts - s.Stamped
-	if lat.hist == nil {
-		lat.hist = make([]uint64, len(s.Hist))
+	if lat.Hist == nil {
+		lat.Hist = make([]uint64, len(s.Hist))
 	}
 	for i, v := range s.Hist {
-		lat.hist[i] += v
+		lat.Hist[i] += v
 	}
-	lat.n += s.LatN
+	lat.N += s.LatN
 	if s.LatN > 0 && u.u.LatResetPending() {
 		// no frame after the warm-up: this unit's stats still hold it
 		res.LatWarmupS = 0
 	}
-	lat.sum += s.LatSum
-	lat.minCyc = min(lat.minCyc, s.LatMin)
-	lat.maxCyc = max(lat.maxCyc, s.LatMax)
+	lat.Sum += s.LatSum
+	lat.MinCyc = min(lat.MinCyc, s.LatMin)
+	lat.MaxCyc = max(lat.MaxCyc, s.LatMax)
 	if c.Capture > 0 {
 		fr, ls := u.u.Captured()
 		for i := range fr {
@@ -90,8 +90,8 @@ func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *latency
 	}
 }
 
-// portRates turns packet and byte counts into Mpps, Gbps and % of line rate.
-func portRates(ps []PortStats, secs, linkBps float64) {
+// PortRates turns packet and byte counts into Mpps, Gbps and % of line rate.
+func PortRates(ps []PortStats, secs, linkBps float64) {
 	for i := range ps {
 		p := &ps[i]
 		if secs > 0 {

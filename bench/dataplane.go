@@ -16,7 +16,7 @@ import (
 
 // workUnit is a planned unit and the C unit that carries it out.
 type workUnit struct {
-	unitPlan
+	UnitPlan
 	u *dpdk.Unit
 }
 
@@ -39,7 +39,7 @@ type dataplane struct {
 
 // openDataplane starts EAL and opens the pool and the ports of plan l, and
 // waits for their links. On error, what was opened is closed again.
-func openDataplane(ctx context.Context, c *Config, mem Memory, l layout, mounts []string) (d *dataplane, err error) {
+func openDataplane(ctx context.Context, c *Config, mem Memory, l Layout, mounts []string) (d *dataplane, err error) {
 	d = &dataplane{cfg: c, logMark: dpdk.LogMark()}
 	defer func() {
 		if err != nil {
@@ -51,10 +51,10 @@ func openDataplane(ctx context.Context, c *Config, mem Memory, l layout, mounts 
 	}
 	workers := dpdk.WorkerLcores()
 	if len(workers) < c.Cores {
-		return d, fmt.Errorf("bench: %d worker lcore(s) from -l %s, want --cores %d", len(workers), c.lcoreList(), c.Cores)
+		return d, fmt.Errorf("bench: %d worker lcore(s) from -l %s, want --cores %d", len(workers), c.LcoreList(), c.Cores)
 	}
 	d.workers = workers[:c.Cores]
-	if d.pool, err = dpdk.NewMempool("rig_pool", uint32(l.poolSize), uint32(c.MbufCache), uint32(l.dataRoom)); err != nil {
+	if d.pool, err = dpdk.NewMempool("rig_pool", uint32(l.PoolSize), uint32(c.MbufCache), uint32(l.DataRoom)); err != nil {
 		return d, failure("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
 	}
 	for _, name := range c.Ports {
@@ -185,26 +185,26 @@ func (d *dataplane) portLinkBps() float64 {
 }
 
 // addUnits creates and configures the C units of plan l.
-func (d *dataplane) addUnits(l layout, frames [][]byte, linkBps float64) error {
+func (d *dataplane) addUnits(l Layout, frames [][]byte, linkBps float64) error {
 	c := d.cfg
-	for i, p := range l.units {
+	for i, p := range l.Units {
 		var rp, rq, tp, tq uint16
-		if p.rxPort >= 0 {
-			rp, rq = d.ports[p.rxPort].id, uint16(p.rxQueue)
+		if p.RxPort >= 0 {
+			rp, rq = d.ports[p.RxPort].id, uint16(p.RxQueue)
 		}
-		if p.txPort >= 0 {
-			tp, tq = d.ports[p.txPort].id, uint16(p.txQueue)
+		if p.TxPort >= 0 {
+			tp, tq = d.ports[p.TxPort].id, uint16(p.TxQueue)
 		}
-		u, err := dpdk.NewUnit(dpdkKind(p.kind), rp, rq, tp, tq, uint16(c.Burst), d.pool)
+		u, err := dpdk.NewUnit(dpdkKind(p.Kind), rp, rq, tp, tq, uint16(c.Burst), d.pool)
 		if err != nil {
 			return fmt.Errorf("bench: unit %d: %w", i, err)
 		}
-		d.units = append(d.units, workUnit{unitPlan: p, u: u})
+		d.units = append(d.units, workUnit{UnitPlan: p, u: u})
 		if err := d.configure(u, p, frames, linkBps); err != nil {
 			return err
 		}
-		if p.txPort >= 0 {
-			if err := d.txKick(u, p.txPort); err != nil {
+		if p.TxPort >= 0 {
+			if err := d.txKick(u, p.TxPort); err != nil {
 				return err
 			}
 		}
@@ -230,36 +230,36 @@ func (d *dataplane) txKick(u *dpdk.Unit, port int) error {
 	return nil
 }
 
-func dpdkKind(k unitKind) int {
-	return map[unitKind]int{kindGen: dpdk.KindGen, kindRx: dpdk.KindRx, kindFwd: dpdk.KindFwd}[k]
+func dpdkKind(k UnitKind) int {
+	return map[UnitKind]int{KindGen: dpdk.KindGen, KindRx: dpdk.KindRx, KindFwd: dpdk.KindFwd}[k]
 }
 
 // configure sets a unit up for its kind (the config was validated: its
 // ranges, MACs and rate parse).
-func (d *dataplane) configure(u *dpdk.Unit, p unitPlan, frames [][]byte, linkBps float64) error {
+func (d *dataplane) configure(u *dpdk.Unit, p UnitPlan, frames [][]byte, linkBps float64) error {
 	c := d.cfg
-	switch p.kind {
-	case kindGen:
-		if p.halted {
+	switch p.Kind {
+	case KindGen:
+		if p.Halted {
 			u.Halt()
 		}
-		g, err := genConf(c, p, frames, linkBps, d.ports[p.txPort].mac)
+		g, err := genConf(c, p, frames, linkBps, d.ports[p.TxPort].mac)
 		if err != nil {
 			return err
 		}
 		rel, err := u.SetGen(g)
 		if err != nil {
-			return fmt.Errorf("bench: gen queue %d: %w", p.txQueue, err)
+			return fmt.Errorf("bench: gen queue %d: %w", p.TxQueue, err)
 		}
 		d.releases = append(d.releases, rel)
-	case kindRx:
-		if p.capture {
+	case KindRx:
+		if p.Capture {
 			return u.SetCapture(uint32(c.Capture), 2048)
 		}
-	case kindFwd:
+	case KindFwd:
 		mode := map[string]int{"io": dpdk.FwdIO, "mac": dpdk.FwdMAC, "macswap": dpdk.FwdMACSwap}[c.FwdMode]
 		var dst [6]byte
-		src := d.ports[p.txPort].mac
+		src := d.ports[p.TxPort].mac
 		if c.FwdDstMAC != "" {
 			dst, _ = ParseMAC(c.FwdDstMAC)
 		}
@@ -267,10 +267,10 @@ func (d *dataplane) configure(u *dpdk.Unit, p unitPlan, frames [][]byte, linkBps
 			src, _ = ParseMAC(c.FwdSrcMAC)
 		}
 		u.SetFwd(mode, dst, src, uint32(c.TxRetry))
-		if pps, depth, restart := policer(c); pps > 0 {
+		if pps, depth, restart := Policer(c); pps > 0 {
 			u.SetPolice(pps, depth, restart, PolicerIdle)
 		}
-		if p.txFirst {
+		if p.TxFirst {
 			u.SetTxFirst(uint16(c.TxFirst))
 		}
 	}
@@ -278,7 +278,7 @@ func (d *dataplane) configure(u *dpdk.Unit, p unitPlan, frames [][]byte, linkBps
 }
 
 // genConf is a generator unit's frames: addresses, ports, count and rate.
-func genConf(c *Config, p unitPlan, frames [][]byte, linkBps float64, srcMAC [6]byte) (dpdk.GenConf, error) {
+func genConf(c *Config, p UnitPlan, frames [][]byte, linkBps float64, srcMAC [6]byte) (dpdk.GenConf, error) {
 	src, _ := ParseIPRange(c.SrcIP)
 	dst, _ := ParseIPRange(c.DstIP)
 	sp, _ := ParsePortRange(c.SPort)
@@ -289,11 +289,11 @@ func genConf(c *Config, p unitPlan, frames [][]byte, linkBps float64, srcMAC [6]
 		return dpdk.GenConf{}, fmt.Errorf("bench: --rate: %w", err)
 	}
 	return dpdk.GenConf{
-		PktLen: uint32(c.FrameSize - FCSLen), Stream: uint16(p.txQueue), Stamp: len(frames) == 0,
+		PktLen: uint32(c.FrameSize - FCSLen), Stream: uint16(p.TxQueue), Stamp: len(frames) == 0,
 		DstMAC: dmac, SrcMAC: srcMAC,
 		SrcIP: src.First, NSrcIP: src.N, DstIP: dst.First, NDstIP: dst.N,
 		SPort: sp.First, NSPort: sp.N, DPort: dp.First, NDPort: dp.N,
-		Count: p.count, PPS: pps / float64(p.rateShare), Frames: frames,
+		Count: p.Count, PPS: pps / float64(p.RateShare), Frames: frames,
 	}, nil
 }
 
@@ -301,7 +301,7 @@ func genConf(c *Config, p unitPlan, frames [][]byte, linkBps float64, srcMAC [6]
 func (d *dataplane) start() error {
 	perWorker := make([][]*dpdk.Unit, len(d.workers))
 	for _, u := range d.units {
-		perWorker[u.worker] = append(perWorker[u.worker], u.u)
+		perWorker[u.Worker] = append(perWorker[u.Worker], u.u)
 	}
 	d.running = true
 	for i, l := range d.workers {

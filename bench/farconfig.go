@@ -373,7 +373,7 @@ func checkFarConfig(raw json.RawMessage, p *FarPolicy) (Config, error) {
 func memifSocketsIn(cfg Config, dir string) []string {
 	var out []string
 	for _, v := range cfg.VDevs {
-		name, kv := memifDevargs(v)
+		name, kv := MemifDevargs(v)
 		if strings.HasPrefix(name, "net_memif") && filepath.Dir(kv["socket"]) == dir {
 			out = append(out, kv["socket"])
 		}

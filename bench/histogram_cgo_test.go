@@ -14,13 +14,13 @@ import (
 // same bucket for every value (each bucket's edges, random values, the
 // overflow).
 func TestHistIndexMatchesShim(t *testing.T) {
-	if histSubBits != dpdk.HistSubBits || histSub != dpdk.HistSub || histMaxBits != dpdk.HistMaxBits || histN != dpdk.HistN {
+	if HistSubBits != dpdk.HistSubBits || HistSub != dpdk.HistSub || HistMaxBits != dpdk.HistMaxBits || HistN != dpdk.HistN {
 		t.Fatalf("Go histogram %d/%d/%d/%d, shim.h %d/%d/%d/%d (sub bits, sub, max bits, n)",
-			histSubBits, histSub, histMaxBits, histN, dpdk.HistSubBits, dpdk.HistSub, dpdk.HistMaxBits, dpdk.HistN)
+			HistSubBits, HistSub, HistMaxBits, HistN, dpdk.HistSubBits, dpdk.HistSub, dpdk.HistMaxBits, dpdk.HistN)
 	}
-	vals := []uint64{0, 1, histSub - 1, histSub, 1<<histMaxBits - 1, 1 << histMaxBits, math.MaxUint64}
-	for i := 0; i < histN; i++ {
-		lo, hi := histBounds(i)
+	vals := []uint64{0, 1, HistSub - 1, HistSub, 1<<HistMaxBits - 1, 1 << HistMaxBits, math.MaxUint64}
+	for i := 0; i < HistN; i++ {
+		lo, hi := HistBounds(i)
 		vals = append(vals, lo, hi-1)
 	}
 	rng := rand.New(rand.NewSource(1))
@@ -28,7 +28,7 @@ func TestHistIndexMatchesShim(t *testing.T) {
 		vals = append(vals, rng.Uint64()>>uint(rng.Intn(64)))
 	}
 	for _, v := range vals {
-		if g, c := histIndex(v), dpdk.HistIndex(v); g != c {
+		if g, c := HistIndex(v), dpdk.HistIndex(v); g != c {
 			t.Fatalf("value %d: Go bucket %d, C bucket %d", v, g, c)
 		}
 	}

@@ -11,15 +11,15 @@ import (
 
 // latencyOf is a Latency as collect builds it, from samples in cycles at 1 GHz.
 func latencyOf(samples []uint64) *Latency {
-	hist := make([]uint64, histN)
-	acc := latencyAcc{hist: hist, minCyc: ^uint64(0)}
+	hist := make([]uint64, HistN)
+	acc := LatencyAcc{Hist: hist, MinCyc: ^uint64(0)}
 	for _, v := range samples {
-		hist[histIndex(v)]++
-		acc.n++
-		acc.sum += v
-		acc.minCyc, acc.maxCyc = min(acc.minCyc, v), max(acc.maxCyc, v)
+		hist[HistIndex(v)]++
+		acc.N++
+		acc.Sum += v
+		acc.MinCyc, acc.MaxCyc = min(acc.MinCyc, v), max(acc.MaxCyc, v)
 	}
-	return acc.result(1e9, 0.5)
+	return acc.Result(1e9, 0.5)
 }
 
 // The plot is an SVG or a PNG with the percentile axis and the marked

@@ -155,8 +155,8 @@ func mainLcoreArg(eal []string) (int, error) {
 	return -1, nil
 }
 
-// onlineCPUs reads the host's online CPUs; nil when unknown.
-func onlineCPUs() []int {
+// OnlineCPUs reads the host's online CPUs; nil when unknown.
+func OnlineCPUs() []int {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
 		return nil
@@ -173,7 +173,7 @@ func onlineCPUs() []int {
 // the list came from --cores). online nil: not checked.
 func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 	if len(m.Workers()) < c.Cores {
-		return failuref("--lcores "+c.lcoreList(), fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
+		return failuref("--lcores "+c.LcoreList(), fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
 			"%d worker lcore(s) (lcore %d is the main one, running Go), want --cores %d", len(m.Workers()), m.Main, c.Cores)
 	}
 	if online == nil {
@@ -196,10 +196,10 @@ func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 	}
 	if !explicit {
 		return failuref("", fmt.Sprintf("--cores %d, or share CPUs with --lcores, e.g. --lcores %s", max(len(online)-1, 1), exampleLcores(c.Cores, online)),
-			"--cores %d needs %d CPUs (lcore 0 runs Go, each worker lcore its own CPU); this host has %d online (%s)", c.Cores, c.Cores+1, len(online), formatIntSet(online))
+			"--cores %d needs %d CPUs (lcore 0 runs Go, each worker lcore its own CPU); this host has %d online (%s)", c.Cores, c.Cores+1, len(online), FormatIntSet(online))
 	}
 	return failuref("--lcores "+c.Lcores, "map lcores onto online CPUs, e.g. --lcores "+exampleLcores(c.Cores, online),
-		"%s, but this host's online CPUs are %s", strings.Join(missing, ", "), formatIntSet(online))
+		"%s, but this host's online CPUs are %s", strings.Join(missing, ", "), FormatIntSet(online))
 }
 
 // exampleLcores maps main lcore 0 and n workers round-robin onto online CPUs.
@@ -227,7 +227,7 @@ func sortedKeys(m map[int][]int) []int {
 	return k
 }
 
-func formatIntSet(v []int) string {
+func FormatIntSet(v []int) string {
 	var parts []string
 	for i := 0; i < len(v); {
 		j := i

@@ -7,19 +7,19 @@ import (
 	"time"
 )
 
-// memifServers returns the sockets that memif client vdevs connect to, as
+// MemifServers returns the sockets that memif client vdevs connect to, as
 // they appear in /proc/net/unix ("@path" for abstract sockets, the DPDK
 // 22.11 default).
-func memifServers(vdevs []string) []string {
+func MemifServers(vdevs []string) []string {
 	var out []string
 	local := map[string]bool{} // servers in this process listen only after EAL init
 	for pass := 0; pass < 2; pass++ {
 		for _, v := range vdevs {
-			name, kv := memifDevargs(v)
+			name, kv := MemifDevargs(v)
 			if !strings.HasPrefix(name, "net_memif") {
 				continue
 			}
-			p := memifSocket(kv)
+			p := MemifSocket(kv)
 			switch {
 			case pass == 0 && kv["role"] == "server":
 				local[p] = true
@@ -31,9 +31,9 @@ func memifServers(vdevs []string) []string {
 	return out
 }
 
-// memifSocket is a memif vdev's socket as /proc/net/unix shows it ("@path"
+// MemifSocket is a memif vdev's socket as /proc/net/unix shows it ("@path"
 // for an abstract one).
-func memifSocket(kv map[string]string) string {
+func MemifSocket(kv map[string]string) string {
 	if kv["socket-abstract"] != "no" {
 		return "@" + kv["socket"]
 	}
@@ -61,7 +61,7 @@ func listeningUnix(procNetUnix string, paths []string) map[string]bool {
 // waitMemifServers waits until every memif client's server listens: a
 // memif client port fails to start without one.
 func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) error {
-	want := memifServers(vdevs)
+	want := MemifServers(vdevs)
 	if len(want) == 0 {
 		return nil
 	}
@@ -89,8 +89,8 @@ func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) er
 	}
 }
 
-// memifDevargs parses a memif vdev's devargs with the PMD's defaults.
-func memifDevargs(v string) (name string, kv map[string]string) {
+// MemifDevargs parses a memif vdev's devargs with the PMD's defaults.
+func MemifDevargs(v string) (name string, kv map[string]string) {
 	name, args, _ := strings.Cut(v, ",")
 	kv = map[string]string{"role": "client", "id": "0", "socket": "/run/memif.sock", "socket-abstract": "yes"}
 	for _, a := range strings.Split(args, ",") {
@@ -106,13 +106,13 @@ func memifDevargs(v string) (name string, kv map[string]string) {
 func memifRemoteServers(vdevs []string) map[string]bool {
 	clients := map[string]bool{}
 	for _, v := range vdevs {
-		if name, kv := memifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "client" {
+		if name, kv := MemifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "client" {
 			clients[kv["socket"]] = true
 		}
 	}
 	out := map[string]bool{}
 	for _, v := range vdevs {
-		if name, kv := memifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "server" && !clients[kv["socket"]] {
+		if name, kv := MemifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "server" && !clients[kv["socket"]] {
 			out[name] = true
 		}
 	}
@@ -125,8 +125,8 @@ func memifLocalPeers(vdevs []string) map[string]string {
 	type end struct{ socket, id, role string }
 	byEnd := map[end]string{}
 	for _, v := range vdevs {
-		if name, kv := memifDevargs(v); strings.HasPrefix(name, "net_memif") {
-			byEnd[end{memifSocket(kv), kv["id"], kv["role"]}] = name
+		if name, kv := MemifDevargs(v); strings.HasPrefix(name, "net_memif") {
+			byEnd[end{MemifSocket(kv), kv["id"], kv["role"]}] = name
 		}
 	}
 	out := map[string]string{}
@@ -206,7 +206,7 @@ func quiesceMemif(ports []openPort, vdevs []string, linkUp func(openPort) bool) 
 // server is elsewhere, a virtio-user port), so what port 0 sends comes
 // back on port 1 only through that switch.
 func (c *Config) throughSwitch() bool {
-	if len(memifServers(c.VDevs)) > 0 {
+	if len(MemifServers(c.VDevs)) > 0 {
 		return true
 	}
 	for _, v := range c.VDevs {

@@ -21,26 +21,26 @@ func snapshot(units []workUnit, nports int) (t totals, genDone bool) {
 	// receivers first: a frame counted as received was sent before
 	ordered := make([]workUnit, 0, len(units))
 	for _, u := range units {
-		if u.kind == kindRx {
+		if u.Kind == KindRx {
 			ordered = append(ordered, u)
 		}
 	}
 	for _, u := range units {
-		if u.kind != kindRx {
+		if u.Kind != KindRx {
 			ordered = append(ordered, u)
 		}
 	}
 	for _, u := range ordered {
 		s := u.u.Snapshot(false)
-		if u.kind == kindGen {
+		if u.Kind == KindGen {
 			anyGen = true
 			genDone = genDone && s.Done
 		}
-		if u.txPort >= 0 && u.kind != kindRx {
-			t.tx[u.txPort] += s.TxPkts
+		if u.TxPort >= 0 && u.Kind != KindRx {
+			t.tx[u.TxPort] += s.TxPkts
 		}
-		if u.rxPort >= 0 {
-			t.rx[u.rxPort] += s.RxPkts
+		if u.RxPort >= 0 {
+			t.rx[u.RxPort] += s.RxPkts
 		}
 	}
 	return t, anyGen && genDone
@@ -130,12 +130,12 @@ func (m *monitor) seeRx(rx uint64, el time.Duration) {
 		}
 		m.prevRx, m.lastRx = rx, el
 	}
-	warm := m.c.latWarmup()
+	warm := m.c.LatWarmupOrDefault()
 	if m.res.LatWarmupS == 0 && m.prevRx > 0 && el-m.firstRx >= warm {
 		// latency from here on: the first frames wait for links,
 		// caches and page faults, and would make the max meaningless
 		for _, u := range m.units {
-			if u.kind == kindRx {
+			if u.Kind == KindRx {
 				u.u.LatReset()
 			}
 		}
@@ -167,7 +167,7 @@ func (m *monitor) haltAndDrain(max time.Duration) {
 // halt stops the generators (their lcores keep running the receivers).
 func (m *monitor) halt() {
 	for _, u := range m.units {
-		if u.kind == kindGen {
+		if u.Kind == KindGen {
 			u.u.Halt()
 		}
 	}

@@ -208,7 +208,7 @@ func (t *ndrTrials) fail(out *NDRSize, err error) {
 		out.Invalid = inv.why
 		return
 	}
-	out.Error = errorWithFix(err)
+	out.Error = ErrorWithFix(err)
 }
 
 // invalidTrial: a trial's numbers cannot be right (Result.Invalid, other

@@ -35,7 +35,7 @@ func (f *fakePath) run(_ context.Context, c Config) (*Result, error) {
 	sent := uint64(pps * secs)
 	recv := uint64(math.Min(pps, f.capPPS) * secs)
 	r := &Result{SchemaVersion: SchemaVersion, Role: RoleLoop, FrameSize: c.FrameSize, DurationS: secs, SendS: secs, Sent: sent, Received: recv, Lost: int64(sent - recv)}
-	if c.Rate != "" && pps < 0.9*mustRate(c) { // as judge says it
+	if c.Rate != "" && pps < 0.9*mustRate(c) { // as Judge says it
 		r.Invalid = append(r.Invalid, RateNotReached+c.Rate+" ...")
 	}
 	if c.FrameSize == 1518 && f.invalidAt1518 {

@@ -39,7 +39,7 @@ func (h *twoHostLoop) near(_ context.Context, c Config) (*Result, error) {
 		Sent: sent, Received: back, Lost: int64(sent - back)}
 	r.Ports = []PortStats{{Name: "p0", TxPkts: sent, TxBytes: sent * uint64(c.FrameSize-FCSLen)},
 		{Name: "p1", Port: 1, RxPkts: back, RxBytes: back * uint64(c.FrameSize-FCSLen)}}
-	portRates(r.Ports, 1, 0)
+	PortRates(r.Ports, 1, 0)
 	return r, nil
 }
 
@@ -59,7 +59,7 @@ func (h *twoHostLoop) far(ctx context.Context, c Config, ready func()) (*Result,
 			r.Ports[i].RxBytes, r.Ports[i].TxBytes, r.Ports[i].BytesNotMeasured = 0, 0, true
 		}
 	}
-	portRates(r.Ports, 2, 0)
+	PortRates(r.Ports, 2, 0)
 	return r, nil
 }
 
@@ -90,7 +90,7 @@ func TestSweepThroughPeer(t *testing.T) {
 	for i, c := range sw.Cells {
 		f := h.farCfgs[i]
 		if f.Role != RoleFwd || f.RxQ != c.Queues || f.TxQ != c.Queues || f.RxD != c.Desc || f.Burst != c.Burst || f.Count != 0 || f.Duration != 0 || f.Rate != "" || len(f.VDevs) != 2 || f.FwdMode != "io" {
-			t.Errorf("cell %d (%s): far config %+v", c.N, c.label(), f)
+			t.Errorf("cell %d (%s): far config %+v", c.N, c.Label(), f)
 		}
 		rate, _ := strconv.ParseFloat(strings.TrimSuffix(c.Rate, "pps"), 64)
 		want := min(rate, 1.5e6) / 1e6

@@ -10,7 +10,7 @@ import (
 
 // The plan's burst limit is the C loops'.
 func TestPlanMaxBurstMatchesShim(t *testing.T) {
-	if dpdkMaxBurst != dpdk.MaxBurst {
-		t.Errorf("dpdkMaxBurst %d, shim.h RIG_MAX_BURST %d", dpdkMaxBurst, dpdk.MaxBurst)
+	if DPDKMaxBurst != dpdk.MaxBurst {
+		t.Errorf("dpdkMaxBurst %d, shim.h RIG_MAX_BURST %d", DPDKMaxBurst, dpdk.MaxBurst)
 	}
 }

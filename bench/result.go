@@ -112,7 +112,7 @@ type Latency struct {
 	// WarmupExcludedS: samples of the first seconds after the first frame
 	// were dropped; 0: the run ended before the warm-up, all are included
 	WarmupExcludedS float64 `json:"warmupExcludedSeconds"`
-	// the load it was measured at (latencyLoad): the receiver's rate, the
+	// the load it was measured at (LatencyLoad): the receiver's rate, the
 	// generator's (loop), % of line when the link speed is known, and
 	// why the path was saturated ("" when it was not)
 	LoadMpps        float64 `json:"loadMpps"`

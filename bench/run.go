@@ -53,8 +53,8 @@ func LatencyWarmup(d time.Duration) time.Duration {
 	return w
 }
 
-// latWarmup is the latency warm-up of this run: --latency-warmup, or the default.
-func (c *Config) latWarmup() time.Duration {
+// LatWarmupOrDefault is the latency warm-up of this run: --latency-warmup, or the default.
+func (c *Config) LatWarmupOrDefault() time.Duration {
 	if c.LatWarmup > 0 {
 		return c.LatWarmup
 	}

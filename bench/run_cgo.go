@@ -35,10 +35,10 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 			return nil, err
 		}
 	}
-	plan := planLayout(&c, frames)
+	plan := PlanLayout(&c, frames)
 	huge := hostHugepages()
 	mounts := hugetlbfsMounts(huge)
-	mem, err := ChooseMemoryFor(&c, freeHugeMB(huge), len(mounts) > 0, plan.memoryMB(c.Capture, dpdk.UnitBytes()))
+	mem, err := ChooseMemoryFor(&c, freeHugeMB(huge), len(mounts) > 0, plan.MemoryMB(c.Capture, dpdk.UnitBytes()))
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func MemoryMB(c Config) (int, error) {
 			return 0, err
 		}
 	}
-	return planLayout(&c, frames).memoryMB(c.Capture, dpdk.UnitBytes()), nil
+	return PlanLayout(&c, frames).MemoryMB(c.Capture, dpdk.UnitBytes()), nil
 }
 
 // pinGo pins the process before EAL starts its threads: everything but the
@@ -103,7 +103,7 @@ func pinGo(c *Config) error {
 
 // measure creates the units on the open dataplane, runs them under the
 // monitor and collects the result.
-func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, res *Result, prog Progress) (*Result, error) {
+func measure(ctx context.Context, d *dataplane, plan Layout, frames [][]byte, res *Result, prog Progress) (*Result, error) {
 	c := d.cfg
 	var linkBps float64
 	if c.LinkSpeed != "" {
@@ -137,11 +137,11 @@ func measure(ctx context.Context, d *dataplane, plan layout, frames [][]byte, re
 		elapsed = time.Since(start)
 	}
 	collect(c, d.units, d.ports, res, elapsed)
-	labelPorts(c, res)
+	LabelPorts(c, res)
 	asked, _ := ParseRate(c.Rate, c.FrameSize, linkBps) // validated
-	res.Invalid = judge(c, res, asked, 2*pollInterval(c))
-	latencyLoad(c, res)
-	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(memifServers(c.VDevs)) > 0 {
+	res.Invalid = Judge(c, res, asked, 2*pollInterval(c))
+	LatencyLoad(c, res)
+	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(MemifServers(c.VDevs)) > 0 {
 		res.Warnings = append(res.Warnings, "nothing came back through the memif server: "+memifQueueHint+fmt.Sprintf(" (this run: --rxq %d --txq %d)", c.RxQ, c.TxQ))
 	}
 	var release <-chan struct{}

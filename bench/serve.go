@@ -199,7 +199,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 			s.logf("%s: %v", who, err)
 		}
 	}
-	s.logf("%s: running %s on %s", who, cfg.Role, strings.Join(cfg.portNames(), ", "))
+	s.logf("%s: running %s on %s", who, cfg.Role, strings.Join(cfg.PortNames(), ", "))
 	s.runOne(ctx, pc, who, cfg, t, release)
 }
 

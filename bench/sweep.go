@@ -173,7 +173,7 @@ func PlanSweep(s SweepSpec) (*Sweep, error) {
 		sw.Peer, sw.FarRole = s.Peer, fr
 	}
 	if s.CPUs != nil {
-		sw.UsableCPUs = formatIntSet(s.CPUs)
+		sw.UsableCPUs = FormatIntSet(s.CPUs)
 	}
 	for _, size := range ax.Sizes {
 		for _, q := range ax.Queues {
@@ -183,7 +183,7 @@ func PlanSweep(s SweepSpec) (*Sweep, error) {
 						for _, cores := range ax.Cores {
 							cell := SweepCell{N: len(sw.Cells) + 1, FrameSize: size, Burst: b, Cores: cores, Queues: q, Desc: d, Rate: strings.TrimSuffix(r, "max")}
 							if err := planCell(&cell, s); err != nil {
-								return nil, fmt.Errorf("sweep cell %d (%s): %w", cell.N, cell.label(), err)
+								return nil, fmt.Errorf("sweep cell %d (%s): %w", cell.N, cell.Label(), err)
 							}
 							sw.Cells = append(sw.Cells, cell)
 						}
@@ -205,7 +205,7 @@ func planCell(cell *SweepCell, s SweepSpec) error {
 	if !ok {
 		cell.Status = CellNotRun
 		cell.Note = fmt.Sprintf("--cores %d needs %d CPUs (lcore 0 runs Go, each worker its own CPU); this process may use %d (%s): its workers would be time-sliced, so the numbers would measure the scheduler; --force runs it anyway, marked",
-			cell.Cores, cell.Cores+1, len(s.CPUs), formatIntSet(s.CPUs))
+			cell.Cores, cell.Cores+1, len(s.CPUs), FormatIntSet(s.CPUs))
 		c.Cores, c.Lcores = 1, "" // still check the rest of the cell
 	}
 	v := c
@@ -219,8 +219,8 @@ func planCell(cell *SweepCell, s SweepSpec) error {
 	return nil
 }
 
-// label names a cell in messages.
-func (c SweepCell) label() string {
+// Label names a cell in messages.
+func (c SweepCell) Label() string {
 	rate := c.Rate
 	if rate == "" {
 		rate = "max"
@@ -245,7 +245,7 @@ func RunSweep(ctx context.Context, sw *Sweep, run RunFunc, stderr io.Writer) {
 		res, err := run(ctx, *cell.cfg)
 		cell.record(sw, res, err)
 		if stderr != nil {
-			fmt.Fprintf(stderr, "sweep cell %d/%d (%s): %s (%.1f s)\n", cell.N, len(sw.Cells), cell.label(), cell.summary(), time.Since(start).Seconds())
+			fmt.Fprintf(stderr, "sweep cell %d/%d (%s): %s (%.1f s)\n", cell.N, len(sw.Cells), cell.Label(), cell.summary(), time.Since(start).Seconds())
 		}
 	}
 }
@@ -253,7 +253,7 @@ func RunSweep(ctx context.Context, sw *Sweep, run RunFunc, stderr io.Writer) {
 // record fills a cell from its run.
 func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
 	if err != nil {
-		c.Status, c.Error = CellFailed, errorWithFix(err)
+		c.Status, c.Error = CellFailed, ErrorWithFix(err)
 		return
 	}
 	if r.Interrupted {
@@ -280,8 +280,8 @@ func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
 	}
 }
 
-// errorWithFix is err's text with its cause (when it says more) and fix.
-func errorWithFix(err error) string {
+// ErrorWithFix is err's text with its cause (when it says more) and fix.
+func ErrorWithFix(err error) string {
 	s := err.Error()
 	var be *Error
 	if errors.As(err, &be) {

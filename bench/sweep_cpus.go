@@ -10,7 +10,7 @@ import (
 // UsableCPUs are the CPUs this process may run on: online and in its
 // affinity mask (taskset, a cpuset cgroup). nil when unknown.
 func UsableCPUs() []int {
-	online := onlineCPUs()
+	online := OnlineCPUs()
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return online

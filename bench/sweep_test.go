@@ -31,7 +31,7 @@ func fakeRun(t *testing.T, ran *[]Config) RunFunc {
 			LinkSpeedGbps: 10, LinkSpeedSource: "flag", Memory: "--in-memory", Cores: c.Cores, Sent: pkts, Received: pkts - 5, Lost: 5}
 		r.Ports = []PortStats{{Name: "p0", Driver: "net_memif", TxPkts: pkts, TxBytes: pkts * uint64(c.FrameSize-FCSLen)},
 			{Name: "p1", Port: 1, Driver: "net_memif", RxPkts: pkts - 5, RxBytes: (pkts - 5) * uint64(c.FrameSize-FCSLen)}}
-		portRates(r.Ports, r.DurationS, 10e9)
+		PortRates(r.Ports, r.DurationS, 10e9)
 		if c.FrameSize == 1518 {
 			r.Invalid = []string{"port p1 received 1000.0 % of its 10 Gbps line rate"}
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// A measurement that cannot be right is not a result: judge lists why, in
+// A measurement that cannot be right is not a result: Judge lists why, in
 // Result.Invalid, and rig exits 5 instead of printing numbers as if they
 // were true.
 
@@ -27,11 +27,11 @@ const RateNotReached = "asked --rate "
 // stale buffers (a port that returns old mbufs, e.g. net_null).
 const reorderLimit = 0.01
 
-// judge lists why r cannot be right (nil: nothing found). askedPPS is the
+// Judge lists why r cannot be right (nil: nothing found). askedPPS is the
 // --rate in frames per second (0: as fast as possible); slack is how late
 // the monitor may notice the end of a run (its poll), which the measured
 // duration includes and the generators did not send in.
-func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string {
+func Judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string {
 	var bad []string
 	if c.Role == RoleLoop {
 		if r.Received > r.Sent {

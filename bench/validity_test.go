@@ -47,7 +47,7 @@ func TestJudgeInvalidMeasurements(t *testing.T) {
 			if strings.Contains(tc.name, "poll") {
 				slack = 20 * time.Millisecond
 			}
-			got := judge(tc.cfg, &tc.res, tc.asked, slack)
+			got := Judge(tc.cfg, &tc.res, tc.asked, slack)
 			if len(got) != len(tc.want) {
 				t.Fatalf("judge: %q, want %d reason(s) %q", got, len(tc.want), tc.want)
 			}
