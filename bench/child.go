@@ -116,7 +116,7 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	readyR, err := c.readyPipe(cmd, rel != nil)
 	if err != nil {
-		return nil, failure(object, err, "", "")
+		return nil, NewError(object, err, "", "")
 	}
 	_, statErr := os.Stat(hugepages.DPDKRunDir)
 	baseMade := errors.Is(statErr, os.ErrNotExist)
@@ -128,7 +128,7 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 		if readyR != nil {
 			readyR.Close()
 		}
-		return nil, failure(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
+		return nil, NewError(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
 	}
 	exited := make(chan struct{})
 	if rel != nil {
@@ -295,18 +295,18 @@ func decodeChild(object string, stdout []byte, waitErr error, stderrTail string)
 		} else if waitErr != nil {
 			why += ": " + waitErr.Error()
 		}
-		return nil, failure(object, errors.New("the dataplane ended without a result"),
+		return nil, NewError(object, errors.New("the dataplane ended without a result"),
 			why+"; its last output: "+lastLines(stderrTail, 5),
 			"run the same config with `rig bench loop|gen|rx|fwd` to see it fail in the open; a crash of a PMD names the port in the lines above")
 	}
 	if probe.Error != "" {
 		var e RunJSONError
 		_ = json.Unmarshal(stdout, &e)
-		return nil, failure(object, errors.New(e.Error), e.Cause, e.Fix)
+		return nil, NewError(object, errors.New(e.Error), e.Cause, e.Fix)
 	}
 	var r Result
 	if err := json.Unmarshal(stdout, &r); err != nil {
-		return nil, failure(object, fmt.Errorf("result: %w", err), "", "the child is a different rig version: use the same binary")
+		return nil, NewError(object, fmt.Errorf("result: %w", err), "", "the child is a different rig version: use the same binary")
 	}
 	return &r, nil
 }

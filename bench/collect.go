@@ -90,26 +90,6 @@ func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *Latency
 	}
 }
 
-// PortRates turns packet and byte counts into Mpps, Gbps and % of line rate.
-func PortRates(ps []PortStats, secs, linkBps float64) {
-	for i := range ps {
-		p := &ps[i]
-		if secs > 0 {
-			p.TxMpps = float64(p.TxPkts) / secs / 1e6
-			p.RxMpps = float64(p.RxPkts) / secs / 1e6
-		}
-		if p.BytesNotMeasured {
-			continue
-		}
-		p.TxGbps, p.TxGbpsL1 = Gbps(p.TxPkts, p.TxBytes, secs)
-		p.RxGbps, p.RxGbpsL1 = Gbps(p.RxPkts, p.RxBytes, secs)
-		if linkBps > 0 {
-			p.TxLineRatePct = p.TxGbpsL1 * 1e9 / linkBps * 100
-			p.RxLineRatePct = p.RxGbpsL1 * 1e9 / linkBps * 100
-		}
-	}
-}
-
 // measuredFrameSize: rx and fwd take whatever arrives, a pcap replays its
 // own sizes: report the average frame, not --size; an io forwarder reads
 // no frame: its size is not measured.

@@ -55,7 +55,7 @@ func openDataplane(ctx context.Context, c *Config, mem Memory, l Layout, mounts 
 	}
 	d.workers = workers[:c.Cores]
 	if d.pool, err = dpdk.NewMempool("rig_pool", uint32(l.PoolSize), uint32(c.MbufCache), uint32(l.DataRoom)); err != nil {
-		return d, failure("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
+		return d, NewError("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
 	}
 	for _, name := range c.Ports {
 		if err := d.openPort(ctx, name); err != nil {
@@ -98,14 +98,14 @@ func (d *dataplane) probeFailure(ctx context.Context, name string, err error) er
 		if ctx.Err() != nil {
 			what = fmt.Errorf("interrupted while waiting for a vhost-user backend to connect to %s", path)
 		}
-		return failure("port "+name, what,
+		return NewError("port "+name, what,
 			"with server=1 rig is the vhost-user server and waits for the client (OvS: a dpdkvhostuserclient port) to connect",
 			"add the port to the bridge: ovs-vsctl add-port BRIDGE PORT -- set Interface PORT type=dpdkvhostuserclient options:vhost-server-path="+path+"; or drop server=1 to connect to a dpdkvhostuser socket")
 	}
 	if lines := logLines(dpdk.LogSince(d.logMark), "failed to initialize "+name+" device"); len(lines) > 0 {
 		return d.portFailure([]string{name}, fmt.Errorf("probe failed: %s", lines[0]), "check the --vdev devargs against the PMD's log lines above")
 	}
-	return failure("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
+	return NewError("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
 }
 
 // portFailure is a port's error, explained by what its PMD logged when it can.
@@ -114,10 +114,10 @@ func (d *dataplane) portFailure(names []string, err error, fix string) error {
 	log := dpdk.LogSince(d.logMark)
 	for _, n := range names {
 		if dg, ok := diagnosePort(n, d.cfg.VDevs, log); ok {
-			return failure(object, err, dg.cause, dg.fix)
+			return NewError(object, err, dg.cause, dg.fix)
 		}
 	}
-	return failure(object, err, "", fix)
+	return NewError(object, err, "", fix)
 }
 
 // peerRefused: the log says a memif peer disconnected one of these ports.
@@ -141,7 +141,7 @@ func (d *dataplane) checkPortLogs() error {
 			continue
 		}
 		if dg, ok := diagnosePort(p.name, d.cfg.VDevs, log); ok {
-			return failure("port "+p.name, errors.New("the vhost-user backend cannot use this port"), dg.cause, dg.fix)
+			return NewError("port "+p.name, errors.New("the vhost-user backend cannot use this port"), dg.cause, dg.fix)
 		}
 	}
 	return nil

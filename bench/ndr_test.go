@@ -156,7 +156,7 @@ func TestNDRRunFailure(t *testing.T) {
 	f := &fakePath{capPPS: 5e5, genPPS: 2e6}
 	rep := RunNDR(context.Background(), spec, func(ctx context.Context, c Config) (*Result, error) {
 		if n++; n == 3 {
-			return nil, failure("port net_ring0", errors.New("link down"), "", "connect the peer")
+			return nil, NewError("port net_ring0", errors.New("link down"), "", "connect the peer")
 		}
 		return f.run(ctx, c)
 	}, nil)

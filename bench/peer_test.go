@@ -391,21 +391,3 @@ func FuzzPeerMessage(f *testing.F) {
 		}
 	})
 }
-
-// Child.Ready: the child says on the fd ReadyFDEnv names when its
-// dataplane runs; a child that never says so is never reported ready.
-func TestChildReady(t *testing.T) {
-	for _, c := range []struct {
-		script    string
-		wantReady bool
-	}{
-		{`echo ready >&$` + ReadyFDEnv + `; sleep 0.1; echo '{"schemaVersion":"` + SchemaVersion + `","mode":"rx"}'`, true},
-		{`echo '{"schemaVersion":"` + SchemaVersion + `","mode":"rx"}'`, false},
-	} {
-		var ready atomic.Int32
-		r, err := Child{Exe: "/bin/sh", Args: []string{"-c", c.script}, Ready: func() { ready.Add(1) }}.Run(context.Background(), Config{FilePrefix: "rigtestready"})
-		if err != nil || r.Role != RoleRx || (ready.Load() == 1) != c.wantReady || ready.Load() > 1 {
-			t.Errorf("%s: %+v %v, ready %d", c.script, r, err, ready.Load())
-		}
-	}
-}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -60,3 +61,6 @@ func (c *Config) LatWarmupOrDefault() time.Duration {
 	}
 	return LatencyWarmup(c.Duration)
 }
+
+// RunFunc runs one configuration (bench.Child.Run; fakes in tests).
+type RunFunc func(ctx context.Context, c Config) (*Result, error)

@@ -96,7 +96,7 @@ func pinGo(c *Config) error {
 		return err
 	}
 	if _, err := pinProcess(m.CPUs[m.Main]); err != nil {
-		return failure("Go threads", err, "", "run with --no-pin-go")
+		return NewError("Go threads", err, "", "run with --no-pin-go")
 	}
 	return nil
 }

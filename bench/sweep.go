@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -90,9 +89,6 @@ type Sweep struct {
 	Cells   []SweepCell `json:"cells"`
 	Plots   []string    `json:"plots,omitempty"`
 }
-
-// RunFunc runs one configuration (bench.Child.Run; fakes in tests).
-type RunFunc func(ctx context.Context, c Config) (*Result, error)
 
 // SweepSpec is a sweep to plan: the base run, the axes, the CPUs this
 // process may use (nil: unknown, not checked) and whether cells with more
@@ -278,21 +274,6 @@ func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
 	if sw.LinkSpeedGbps == 0 && r.LinkSpeedGbps > 0 {
 		sw.LinkSpeedGbps, sw.LinkSpeedSource = r.LinkSpeedGbps, r.LinkSpeedSource
 	}
-}
-
-// ErrorWithFix is err's text with its cause (when it says more) and fix.
-func ErrorWithFix(err error) string {
-	s := err.Error()
-	var be *Error
-	if errors.As(err, &be) {
-		if be.cause != "" {
-			s += "; cause: " + be.cause
-		}
-		if be.fix != "" {
-			s += "; fix: " + be.fix
-		}
-	}
-	return s
 }
 
 // summary is a cell's outcome in one phrase.

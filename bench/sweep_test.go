@@ -23,7 +23,7 @@ func fakeRun(t *testing.T, ran *[]Config) RunFunc {
 	return func(_ context.Context, c Config) (*Result, error) {
 		*ran = append(*ran, c)
 		if c.FrameSize == 512 {
-			return nil, failure("EAL", errors.New("init failed"), "no free hugepages", "rig hugepages reserve")
+			return nil, NewError("EAL", errors.New("init failed"), "no free hugepages", "rig hugepages reserve")
 		}
 		pps := 12e6 * 64 / float64(c.FrameSize) * float64(c.Cores)
 		pkts := uint64(pps * c.Duration.Seconds())

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -142,11 +143,11 @@ func clearStaleServerSockets(vdevs []string) error {
 			continue
 		}
 		if listening[path] {
-			return failuref("port "+name, "stop the other process, or give this port another path=",
-				"another process listens on the vhost-user socket %s", path)
+			return NewError("port "+name, fmt.Errorf("another process listens on the vhost-user socket %s", path), "",
+				"stop the other process, or give this port another path=")
 		}
 		if err := os.Remove(path); err != nil {
-			return failure("port "+name, err, "a stale vhost-user socket "+path+" (from a run that ended without removing it) is in the way", "remove it")
+			return NewError("port "+name, err, "a stale vhost-user socket "+path+" (from a run that ended without removing it) is in the way", "remove it")
 		}
 	}
 	return nil
