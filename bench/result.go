@@ -53,7 +53,7 @@ type Result struct {
 	// Peer is the far side of a two-host run (rig bench gen|loop --peer):
 	// its ports are among Ports, with Host "far".
 	Peer      *PeerSide `json:"peer,omitempty"`
-	linkDrops []string  // ports whose link went down while the run ran
+	LinkDrops []string  `json:"-"` // ports whose link went down while the run ran (Judge lists them)
 	Captured  []Frame   `json:"-"`
 }
 

@@ -70,7 +70,7 @@ func Judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 			}
 		}
 	}
-	return append(bad, r.linkDrops...)
+	return append(bad, r.LinkDrops...)
 }
 
 // lineRateSlackPct: the run's clock (the monitor's interval) and the

@@ -27,7 +27,7 @@ func TestJudgeInvalidMeasurements(t *testing.T) {
 		{"rate reached", loop, Result{Sent: 950000, Received: 950000, DurationS: 1}, 1e6, nil},
 		{"rate not reached", loop, Result{Sent: 800000, Received: 800000, DurationS: 1}, 1e6, []string{"asked --rate 1Mpps (1.000 Mpps) but sent 0.800 Mpps"}},
 		{"gen rate not reached", &Config{Role: RoleGen, Rate: "10Mpps"}, Result{Sent: 5e6, DurationS: 1}, 10e6, []string{"more than 10% below it"}},
-		{"link lost", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 5, DurationS: 1, linkDrops: []string{"port net_memif1: link went down"}}, 0, []string{"port net_memif1: link went down"}},
+		{"link lost", &Config{Role: RoleLoop}, Result{Sent: 10, Received: 5, DurationS: 1, LinkDrops: []string{"port net_memif1: link went down"}}, 0, []string{"port net_memif1: link went down"}},
 		{"the monitor's poll is not the generator's", &Config{Role: RoleGen, Rate: "200kpps"}, Result{Sent: 20000, DurationS: 0.121}, 200e3, nil},
 		{"net_null --size 1518 --link-speed 10G: 4387 % of line", &Config{Role: RoleGen}, Result{Sent: 35e6, DurationS: 1, LinkSpeedGbps: 10,
 			Ports: []PortStats{{Name: "net_null0", TxGbpsL1: 438.7, TxLineRatePct: 4387}}}, 0, []string{"port net_null0 sent 4387.0 % of its 10 Gbps line rate (438.70 Gbps on the wire): more than a link can carry"}},

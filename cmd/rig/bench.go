@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/bench"
+	"rig/bench/dataplane"
 )
 
 // benchFlags are the flags every dataplane engine shares.
@@ -155,7 +156,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		tty = err == nil
 	}
 	prog := bench.Progress{W: a.errOut, TTY: tty}
-	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c, prog) }
+	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return dataplane.Run(ctx, c, prog) }
 	if f.peer.addr != "" {
 		if trial, err = f.peer.trial(trial); err != nil {
 			return err
@@ -324,7 +325,7 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 					cfg.Release.Done()
 				}()
 			}
-			res, err := bench.Run(cmd.Context(), cfg, prog)
+			res, err := dataplane.Run(cmd.Context(), cfg, prog)
 			if err != nil {
 				return emit(exitFailure, err)
 			}

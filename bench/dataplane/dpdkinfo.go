@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 // DPDKInfo is what this rig binary carries of DPDK, for `rig version`.
 type DPDKInfo struct {

@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"rig/bench"
 )
 
 // listeningUnix reports which of paths are listening unix sockets.
@@ -29,7 +31,7 @@ func listeningUnix(procNetUnix string, paths []string) map[string]bool {
 // waitMemifServers waits until every memif client's server listens: a
 // memif client port fails to start without one.
 func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) error {
-	want := MemifServers(vdevs)
+	want := bench.MemifServers(vdevs)
 	if len(want) == 0 {
 		return nil
 	}
@@ -50,7 +52,7 @@ func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) er
 			return nil
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			return NewError("memif "+strings.Join(missing, ", "), fmt.Errorf("no memif server listening after %v", max), "",
+			return bench.NewError("memif "+strings.Join(missing, ", "), fmt.Errorf("no memif server listening after %v", max), "",
 				"start the role=server side first, with the same socket= and socket-abstract=")
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -62,13 +64,13 @@ func waitMemifServers(ctx context.Context, vdevs []string, max time.Duration) er
 func memifRemoteServers(vdevs []string) map[string]bool {
 	clients := map[string]bool{}
 	for _, v := range vdevs {
-		if name, kv := MemifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "client" {
+		if name, kv := bench.MemifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "client" {
 			clients[kv["socket"]] = true
 		}
 	}
 	out := map[string]bool{}
 	for _, v := range vdevs {
-		if name, kv := MemifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "server" && !clients[kv["socket"]] {
+		if name, kv := bench.MemifDevargs(v); strings.HasPrefix(name, "net_memif") && kv["role"] == "server" && !clients[kv["socket"]] {
 			out[name] = true
 		}
 	}
@@ -81,8 +83,8 @@ func memifLocalPeers(vdevs []string) map[string]string {
 	type end struct{ socket, id, role string }
 	byEnd := map[end]string{}
 	for _, v := range vdevs {
-		if name, kv := MemifDevargs(v); strings.HasPrefix(name, "net_memif") {
-			byEnd[end{MemifSocket(kv), kv["id"], kv["role"]}] = name
+		if name, kv := bench.MemifDevargs(v); strings.HasPrefix(name, "net_memif") {
+			byEnd[end{bench.MemifSocket(kv), kv["id"], kv["role"]}] = name
 		}
 	}
 	out := map[string]string{}

@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"rig/bench"
 )
 
 // A virtio-user port with server=1 (rig the vhost-user server, OvS's
@@ -143,11 +145,11 @@ func clearStaleServerSockets(vdevs []string) error {
 			continue
 		}
 		if listening[path] {
-			return NewError("port "+name, fmt.Errorf("another process listens on the vhost-user socket %s", path), "",
+			return bench.NewError("port "+name, fmt.Errorf("another process listens on the vhost-user socket %s", path), "",
 				"stop the other process, or give this port another path=")
 		}
 		if err := os.Remove(path); err != nil {
-			return NewError("port "+name, err, "a stale vhost-user socket "+path+" (from a run that ended without removing it) is in the way", "remove it")
+			return bench.NewError("port "+name, err, "a stale vhost-user socket "+path+" (from a run that ended without removing it) is in the way", "remove it")
 		}
 	}
 	return nil

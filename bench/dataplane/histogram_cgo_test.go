@@ -1,12 +1,13 @@
 //go:build cgo
 
-package bench
+package dataplane
 
 import (
 	"math"
 	"math/rand"
 	"testing"
 
+	"rig/bench"
 	"rig/bench/internal/dpdk"
 )
 
@@ -14,13 +15,13 @@ import (
 // same bucket for every value (each bucket's edges, random values, the
 // overflow).
 func TestHistIndexMatchesShim(t *testing.T) {
-	if HistSubBits != dpdk.HistSubBits || HistSub != dpdk.HistSub || HistMaxBits != dpdk.HistMaxBits || HistN != dpdk.HistN {
+	if bench.HistSubBits != dpdk.HistSubBits || bench.HistSub != dpdk.HistSub || bench.HistMaxBits != dpdk.HistMaxBits || bench.HistN != dpdk.HistN {
 		t.Fatalf("Go histogram %d/%d/%d/%d, shim.h %d/%d/%d/%d (sub bits, sub, max bits, n)",
-			HistSubBits, HistSub, HistMaxBits, HistN, dpdk.HistSubBits, dpdk.HistSub, dpdk.HistMaxBits, dpdk.HistN)
+			bench.HistSubBits, bench.HistSub, bench.HistMaxBits, bench.HistN, dpdk.HistSubBits, dpdk.HistSub, dpdk.HistMaxBits, dpdk.HistN)
 	}
-	vals := []uint64{0, 1, HistSub - 1, HistSub, 1<<HistMaxBits - 1, 1 << HistMaxBits, math.MaxUint64}
-	for i := 0; i < HistN; i++ {
-		lo, hi := HistBounds(i)
+	vals := []uint64{0, 1, bench.HistSub - 1, bench.HistSub, 1<<bench.HistMaxBits - 1, 1 << bench.HistMaxBits, math.MaxUint64}
+	for i := 0; i < bench.HistN; i++ {
+		lo, hi := bench.HistBounds(i)
 		vals = append(vals, lo, hi-1)
 	}
 	rng := rand.New(rand.NewSource(1))
@@ -28,7 +29,7 @@ func TestHistIndexMatchesShim(t *testing.T) {
 		vals = append(vals, rng.Uint64()>>uint(rng.Intn(64)))
 	}
 	for _, v := range vals {
-		if g, c := HistIndex(v), dpdk.HistIndex(v); g != c {
+		if g, c := bench.HistIndex(v), dpdk.HistIndex(v); g != c {
 			t.Fatalf("value %d: Go bucket %d, C bucket %d", v, g, c)
 		}
 	}

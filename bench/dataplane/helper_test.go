@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
+	"rig/bench"
 	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 )
@@ -44,11 +45,11 @@ func churnThreads(ctx context.Context) {
 }
 
 type helperOut struct {
-	Result   *Result `json:"result"`
-	Captured []Frame `json:"captured"`
-	Err      string  `json:"err"`
-	Cause    string  `json:"cause"`
-	Fix      string  `json:"fix"`
+	Result   *bench.Result `json:"result"`
+	Captured []bench.Frame `json:"captured"`
+	Err      string        `json:"err"`
+	Cause    string        `json:"cause"`
+	Fix      string        `json:"fix"`
 }
 
 func TestMain(m *testing.M) {
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 }
 
 func helperMain(cfgJSON string) int {
-	var c Config
+	var c bench.Config
 	if err := json.Unmarshal([]byte(cfgJSON), &c); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
@@ -72,14 +73,14 @@ func helperMain(cfgJSON string) int {
 	if os.Getenv(churnEnv) != "" {
 		go churnThreads(ctx)
 	}
-	res, err := Run(ctx, c, Progress{W: os.Stderr})
+	res, err := Run(ctx, c, bench.Progress{W: os.Stderr})
 	out := helperOut{Result: res}
 	if res != nil {
 		out.Captured = res.Captured
 	}
 	if err != nil {
 		out.Err = err.Error()
-		var be *Error
+		var be *bench.Error
 		if errors.As(err, &be) {
 			out.Cause, out.Fix = be.Cause(), be.Fix()
 		}
@@ -101,7 +102,7 @@ type helper struct {
 	done   chan error
 }
 
-func startHelper(t *testing.T, c Config, env ...string) *helper {
+func startHelper(t *testing.T, c bench.Config, env ...string) *helper {
 	t.Helper()
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -203,7 +204,7 @@ func (h *helper) drain() string {
 // the config's hugepages first (what other helpers of the test already run
 // holds its own: a test that starts several at once names them all to
 // needDataplane before the first).
-func runHelper(t *testing.T, c Config) helperOut {
+func runHelper(t *testing.T, c bench.Config) helperOut {
 	t.Helper()
 	needDataplane(t, c)
 	out, err := startHelper(t, c).wait(60 * time.Second)
@@ -217,14 +218,14 @@ func runHelper(t *testing.T, c Config) helperOut {
 // helpers the test is about to run at once: each config's EAL memory as
 // the dataplane sizes it (MemoryMB). Pages a running process (an OvS, an
 // earlier helper) already took are not free: it needs no share here.
-func needDataplane(t *testing.T, concurrent ...Config) {
+func needDataplane(t *testing.T, concurrent ...bench.Config) {
 	t.Helper()
 	testutil.RequirePrivileged(t)
 	hugetest.ReserveFor(t, helperNeeds(t, concurrent...)...)
 }
 
 // helperNeeds is the hugepage memory of each helper config.
-func helperNeeds(t *testing.T, cfgs ...Config) []hugetest.Need {
+func helperNeeds(t *testing.T, cfgs ...bench.Config) []hugetest.Need {
 	t.Helper()
 	var needs []hugetest.Need
 	for _, c := range cfgs {

@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 // stampSeq decodes rig's payload stamp (shim.c: magic, stream<<48|seq, tsc).
@@ -25,7 +27,7 @@ func stampSeq(t *testing.T, f []byte) (stream uint16, seq uint64) {
 	return uint16(ss >> 48), ss & (1<<48 - 1)
 }
 
-func checkNoLoss(t *testing.T, r *Result, n uint64) {
+func checkNoLoss(t *testing.T, r *bench.Result, n uint64) {
 	t.Helper()
 	if r.Sent != n || r.Received != n || r.Lost != 0 || r.SeqGaps != 0 || r.Reordered != 0 || r.Unstamped != 0 {
 		t.Fatalf("sent %d received %d lost %d gaps %d reordered %d unstamped %d, want %d/%d and zeros",
@@ -37,7 +39,7 @@ func checkNoLoss(t *testing.T, r *Result, n uint64) {
 func TestPrivilegedLoopRingExactCountsFlowsSizes(t *testing.T) {
 	needDataplane(t)
 	const n = 200000
-	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: n, FrameSize: 128,
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: n, FrameSize: 128,
 		SrcIP: "10.0.0.1-10.0.0.4", DstIP: "10.0.1.1-10.0.1.2", SPort: "1000-1002", DPort: "2000",
 		RxD: 512, TxD: 512, Capture: 48})
 	r := out.Result
@@ -87,7 +89,7 @@ func TestPrivilegedLoopRingExactCountsFlowsSizes(t *testing.T) {
 func TestPrivilegedLoopRingManyFlowsPatched(t *testing.T) {
 	needDataplane(t)
 	const n = 5000
-	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: n, SrcIP: "10.0.0.0-10.0.255.255",
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: n, SrcIP: "10.0.0.0-10.0.255.255",
 		RxD: 512, TxD: 512, Capture: 1500})
 	checkNoLoss(t, out.Result, n)
 	if len(out.Captured) != 1500 {
@@ -123,7 +125,7 @@ func TestPrivilegedLoopMemifPairTwoQueues(t *testing.T) {
 	sock := sockPath(t, "m.sock")
 	const n = 300001
 	// two worker lcores (lcore 2 shares CPU 0 with the main lcore: 2-core CI)
-	out := runHelper(t, Config{Role: RoleLoop, Count: n, RxQ: 2, TxQ: 2, RxD: 512, TxD: 512, FrameSize: 64,
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, Count: n, RxQ: 2, TxQ: 2, RxD: 512, TxD: 512, FrameSize: 64,
 		Cores: 2, Lcores: "0@0,1@1,2@0", SrcIP: "10.0.0.1-10.0.0.100",
 		VDevs: []string{"net_memif0,role=server,socket=" + sock, "net_memif1,role=client,socket=" + sock}})
 	r := out.Result
@@ -144,7 +146,7 @@ func TestPrivilegedPcapReplayByteExact(t *testing.T) {
 		}
 	}
 	writePcap(t, path, frames)
-	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: 7, Capture: 7, RxD: 512, TxD: 512})
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: 7, Capture: 7, RxD: 512, TxD: 512})
 	if out.Result.Sent != 7 || out.Result.Received != 7 || out.Result.Unstamped != 7 {
 		t.Fatalf("sent %d received %d unstamped %d, want 7 each", out.Result.Sent, out.Result.Received, out.Result.Unstamped)
 	}
@@ -166,9 +168,9 @@ func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 			s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 			const n = 20000
 			// the generator owns the memif servers: start it first
-			genCfg := Config{Role: RoleLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+			genCfg := bench.Config{Role: bench.RoleLoop, Count: n, Capture: 16, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
-			dutCfg := Config{Role: RoleFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
+			dutCfg := bench.Config{Role: bench.RoleFwd, FwdMode: mode, FwdDstMAC: "02:aa:00:00:00:01", FwdSrcMAC: "02:bb:00:00:00:02",
 				RxD: 512, TxD: 512, TxRetry: 100000, Count: n, Hold: heldDUTHold,
 				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}}
 			needDataplane(t, genCfg, dutCfg)
@@ -191,8 +193,8 @@ func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 						t.Errorf("io DUT port %s: bytesNotMeasured %v, rx %d B, tx %d B, %.3f/%.3f Gbps: want not measured, no bytes, no Gbps", p.Name, p.BytesNotMeasured, p.RxBytes, p.TxBytes, p.RxGbps, p.TxGbps)
 					}
 				}
-				if d.FrameSize != 0 || d.FrameSizeSource != FrameSizeNotMeasured || !slices.Contains(d.Warnings, IONoBytes) {
-					t.Errorf("io DUT frame %d B (%s), warnings %q: want 0 B (%s) and the io note", d.FrameSize, d.FrameSizeSource, d.Warnings, FrameSizeNotMeasured)
+				if d.FrameSize != 0 || d.FrameSizeSource != bench.FrameSizeNotMeasured || !slices.Contains(d.Warnings, bench.IONoBytes) {
+					t.Errorf("io DUT frame %d B (%s), warnings %q: want 0 B (%s) and the io note", d.FrameSize, d.FrameSizeSource, d.Warnings, bench.FrameSizeNotMeasured)
 				}
 			} else if d.Ports[0].RxBytes != n*60 || d.Ports[1].TxBytes != n*60 || d.FrameSize != 64 || d.Ports[0].BytesNotMeasured {
 				t.Errorf("DUT counted rx %d B, tx %d B, frame %d B (bytes not measured: %v): want %d B each way (60 B frames without FCS), 64 B", d.Ports[0].RxBytes, d.Ports[1].TxBytes, d.FrameSize, d.Ports[0].BytesNotMeasured, n*60)
@@ -228,7 +230,7 @@ func TestPrivilegedFwdModesRewriteFrames(t *testing.T) {
 func TestPrivilegedRateLimitWithin5Percent(t *testing.T) {
 	needDataplane(t)
 	const pps = 100000
-	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Rate: "100kpps", Duration: 2 * time.Second, RxD: 512, TxD: 512})
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Rate: "100kpps", Duration: 2 * time.Second, RxD: 512, TxD: 512})
 	r := out.Result
 	got := float64(r.Sent) / r.DurationS
 	if math.Abs(got-pps)/pps > 0.05 {
@@ -248,7 +250,7 @@ func TestPrivilegedSIGINTStopsCleanly(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	// the helper keeps starting OS threads while rig pins: none may escape
-	cfg := Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}
+	cfg := bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, HugeDir: dir, RxD: 512, TxD: 512, Interval: 100 * time.Millisecond}
 	needDataplane(t, cfg)
 	h := startHelper(t, cfg, churnEnv+"=1")
 	deadline := time.After(20 * time.Second)
@@ -322,9 +324,9 @@ func TestPrivilegedGenToRxTwoProcesses(t *testing.T) {
 	needDataplane(t)
 	sock := sockPath(t, "g.sock")
 	const n = 50000
-	rxCfg := Config{Role: RoleRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+	rxCfg := bench.Config{Role: bench.RoleRx, Count: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=server,socket=" + sock}}
-	genCfg := Config{Role: RoleGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
+	genCfg := bench.Config{Role: bench.RoleGen, Count: n, RxD: 512, TxD: 512, Rate: "1Mpps", DPort: "5000-5007", FrameSize: 200,
 		VDevs: []string{"net_memif0,role=client,socket=" + sock}}
 	needDataplane(t, rxCfg, genCfg)
 	rx := startHelper(t, rxCfg)
@@ -353,7 +355,7 @@ func TestPrivilegedEALInitFailureRemovesRuntimeDir(t *testing.T) {
 	prefix := fmt.Sprintf("rigfail%d", os.Getpid())
 	rt := "/var/run/dpdk/" + prefix
 	t.Cleanup(func() { _ = os.RemoveAll(rt) })
-	out, err := startHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_nosuchdriver0"}, FilePrefix: prefix}).wait(30 * time.Second)
+	out, err := startHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_nosuchdriver0"}, FilePrefix: prefix}).wait(30 * time.Second)
 	if err == nil || !strings.Contains(out.Err, "rte_eal_init") || !strings.Contains(out.Err, "No such device") {
 		t.Fatalf("bad vdev: exit %v, err %q; want an rte_eal_init failure", err, out.Err)
 	}
@@ -375,12 +377,12 @@ func TestPrivilegedRunLeavesNoRuntimeBase(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = os.MkdirAll(base, 0o700) }) // as the test found it
 	}
-	runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: 1000, RxD: 512, TxD: 512})
+	runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: 1000, RxD: 512, TxD: 512})
 	if _, err := os.Stat(base); !os.IsNotExist(err) {
 		ents, _ := os.ReadDir(base)
 		t.Errorf("after a run on a host without %s: it is there (%v), %d entries", base, err, len(ents))
 	}
-	if out, err := startHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_nosuchdriver0"}}).wait(30 * time.Second); err == nil {
+	if out, err := startHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_nosuchdriver0"}}).wait(30 * time.Second); err == nil {
 		t.Fatalf("bad vdev: %+v, want an rte_eal_init failure", out)
 	}
 	if _, err := os.Stat(base); !os.IsNotExist(err) {
@@ -390,7 +392,7 @@ func TestPrivilegedRunLeavesNoRuntimeBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Remove(base) })
-	runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: 1000, RxD: 512, TxD: 512})
+	runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: 1000, RxD: 512, TxD: 512})
 	if _, err := os.Stat(base); err != nil {
 		t.Errorf("a run removed the %s it found: %v", base, err)
 	}
@@ -402,7 +404,7 @@ func TestPrivilegedRunLeavesNoRuntimeBase(t *testing.T) {
 func TestPrivilegedLoopRxQ2DefaultPair(t *testing.T) {
 	needDataplane(t)
 	const n = 100000
-	out := runHelper(t, Config{Role: RoleLoop, Count: n, RxQ: 2, RxD: 512, TxD: 512})
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, Count: n, RxQ: 2, RxD: 512, TxD: 512})
 	r := out.Result
 	checkNoLoss(t, r, n)
 }
@@ -418,9 +420,9 @@ func TestPrivilegedLossFromDUTDropsIsExact(t *testing.T) {
 	needDataplane(t)
 	s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 	const n = 20000
-	genCfg := Config{Role: RoleLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+	genCfg := bench.Config{Role: bench.RoleLoop, Count: n, Capture: n, RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
-	dutCfg := Config{Role: RoleFwd, RxD: 512, TxD: 512, Count: n, Hold: heldDUTHold,
+	dutCfg := bench.Config{Role: bench.RoleFwd, RxD: 512, TxD: 512, Count: n, Hold: heldDUTHold,
 		VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,rsize=4,socket=" + s2}}
 	needDataplane(t, genCfg, dutCfg)
 	gen := startHelper(t, genCfg)
@@ -520,7 +522,7 @@ func TestPrivilegedSeqGapsAndReorderExact(t *testing.T) {
 	}
 	writePcap(t, path, frames)
 	n := uint64(len(order)) // one pass over the file: no wrap back to seq 0
-	out := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: n, Capture: len(order), RxD: 512, TxD: 512})
+	out := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Pcap: path, Count: n, Capture: len(order), RxD: 512, TxD: 512})
 	r := out.Result
 	t.Logf("sent %d received %d lost %d gaps %d reordered %d unstamped %d", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	if r.Sent != n || r.Received != n || r.Lost != 0 || r.Unstamped != 0 {
@@ -549,7 +551,7 @@ func TestPrivilegedSeqGapsAndReorderExact(t *testing.T) {
 // than any sample over a 2 s run).
 func TestPrivilegedFwdAndRxSummaryMatchTheirSamples(t *testing.T) {
 	needDataplane(t)
-	for _, role := range []Role{RoleFwd, RoleRx} {
+	for _, role := range []bench.Role{bench.RoleFwd, bench.RoleRx} {
 		t.Run(string(role), func(t *testing.T) {
 			s1, s2 := sockPath(t, "a.sock"), sockPath(t, "b.sock")
 			// the source outlasts the measured 2 s even when the
@@ -559,12 +561,12 @@ func TestPrivilegedFwdAndRxSummaryMatchTheirSamples(t *testing.T) {
 			// its links long enough to disconnect after the source
 			// stopped polling (a memif peer must not leave under a
 			// poller: quiesceMemif)
-			src := Config{Role: RoleLoop, Duration: 7 * time.Second, Rate: "300kpps", RxD: 512, TxD: 512, Lcores: "0@1,1@0",
+			src := bench.Config{Role: bench.RoleLoop, Duration: 7 * time.Second, Rate: "300kpps", RxD: 512, TxD: 512, Lcores: "0@1,1@0",
 				VDevs: []string{"net_memif0,role=server,socket=" + s1, "net_memif1,role=server,socket=" + s2}}
-			dut := Config{Role: role, Duration: 2 * time.Second, Hold: 6 * time.Second, Interval: 250 * time.Millisecond, RxD: 512, TxD: 512,
+			dut := bench.Config{Role: role, Duration: 2 * time.Second, Hold: 6 * time.Second, Interval: 250 * time.Millisecond, RxD: 512, TxD: 512,
 				VDevs: []string{"net_memif0,role=client,socket=" + s1, "net_memif1,role=client,socket=" + s2}}
-			if role == RoleRx {
-				src.Role, src.VDevs = RoleGen, src.VDevs[:1]
+			if role == bench.RoleRx {
+				src.Role, src.VDevs = bench.RoleGen, src.VDevs[:1]
 				dut.VDevs = dut.VDevs[:1]
 			}
 			needDataplane(t, src, dut)

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package bench
+package dataplane
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"rig/bench"
 	"rig/bench/internal/dpdk"
 )
 
 // workUnit is a planned unit and the C unit that carries it out.
 type workUnit struct {
-	UnitPlan
+	bench.UnitPlan
 	u *dpdk.Unit
 }
 
@@ -24,7 +25,7 @@ type workUnit struct {
 // the units of one run. open, start, stop, close; close undoes whatever
 // open got to, in reverse.
 type dataplane struct {
-	cfg       *Config
+	cfg       *bench.Config
 	eal       *dpdk.EAL // nil until EAL is up
 	workers   []uint
 	pool      *dpdk.Mempool
@@ -39,7 +40,7 @@ type dataplane struct {
 
 // openDataplane starts EAL and opens the pool and the ports of plan l, and
 // waits for their links. On error, what was opened is closed again.
-func openDataplane(ctx context.Context, c *Config, mem Memory, l Layout, mounts []string) (d *dataplane, err error) {
+func openDataplane(ctx context.Context, c *bench.Config, mem bench.Memory, l bench.Layout, mounts []string) (d *dataplane, err error) {
 	d = &dataplane{cfg: c, logMark: dpdk.LogMark()}
 	defer func() {
 		if err != nil {
@@ -55,7 +56,7 @@ func openDataplane(ctx context.Context, c *Config, mem Memory, l Layout, mounts 
 	}
 	d.workers = workers[:c.Cores]
 	if d.pool, err = dpdk.NewMempool("rig_pool", uint32(l.PoolSize), uint32(c.MbufCache), uint32(l.DataRoom)); err != nil {
-		return d, NewError("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
+		return d, bench.NewError("mempool", err, "", "reserve more hugepages or lower --rxd/--txd")
 	}
 	for _, name := range c.Ports {
 		if err := d.openPort(ctx, name); err != nil {
@@ -70,7 +71,7 @@ func openDataplane(ctx context.Context, c *Config, mem Memory, l Layout, mounts 
 
 // initEAL starts EAL; a virtio-user server port's wait for its vhost-user
 // backend inside it is bounded (backendWatchdog).
-func (d *dataplane) initEAL(ctx context.Context, mem Memory, mounts []string) error {
+func (d *dataplane) initEAL(ctx context.Context, mem bench.Memory, mounts []string) error {
 	c := d.cfg
 	w := startBackendWatchdog(ctx, c.VDevs, backendWait)
 	eal, err := dpdk.InitEAL(c.EALArgs(mem))
@@ -98,14 +99,14 @@ func (d *dataplane) probeFailure(ctx context.Context, name string, err error) er
 		if ctx.Err() != nil {
 			what = fmt.Errorf("interrupted while waiting for a vhost-user backend to connect to %s", path)
 		}
-		return NewError("port "+name, what,
+		return bench.NewError("port "+name, what,
 			"with server=1 rig is the vhost-user server and waits for the client (OvS: a dpdkvhostuserclient port) to connect",
 			"add the port to the bridge: ovs-vsctl add-port BRIDGE PORT -- set Interface PORT type=dpdkvhostuserclient options:vhost-server-path="+path+"; or drop server=1 to connect to a dpdkvhostuser socket")
 	}
 	if lines := logLines(dpdk.LogSince(d.logMark), "failed to initialize "+name+" device"); len(lines) > 0 {
 		return d.portFailure([]string{name}, fmt.Errorf("probe failed: %s", lines[0]), "check the --vdev devargs against the PMD's log lines above")
 	}
-	return NewError("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
+	return bench.NewError("port "+name, err, "", "name a device given with --vdev, or a PCI address DPDK can probe: an mlx5 (ConnectX/BlueField) function stays bound to mlx5_core, other NICs are bound to vfio-pci")
 }
 
 // portFailure is a port's error, explained by what its PMD logged when it can.
@@ -114,10 +115,10 @@ func (d *dataplane) portFailure(names []string, err error, fix string) error {
 	log := dpdk.LogSince(d.logMark)
 	for _, n := range names {
 		if dg, ok := diagnosePort(n, d.cfg.VDevs, log); ok {
-			return NewError(object, err, dg.cause, dg.fix)
+			return bench.NewError(object, err, dg.cause, dg.fix)
 		}
 	}
-	return NewError(object, err, "", fix)
+	return bench.NewError(object, err, "", fix)
 }
 
 // peerRefused: the log says a memif peer disconnected one of these ports.
@@ -141,7 +142,7 @@ func (d *dataplane) checkPortLogs() error {
 			continue
 		}
 		if dg, ok := diagnosePort(p.name, d.cfg.VDevs, log); ok {
-			return NewError("port "+p.name, errors.New("the vhost-user backend cannot use this port"), dg.cause, dg.fix)
+			return bench.NewError("port "+p.name, errors.New("the vhost-user backend cannot use this port"), dg.cause, dg.fix)
 		}
 	}
 	return nil
@@ -185,7 +186,7 @@ func (d *dataplane) portLinkBps() float64 {
 }
 
 // addUnits creates and configures the C units of plan l.
-func (d *dataplane) addUnits(l Layout, frames [][]byte, linkBps float64) error {
+func (d *dataplane) addUnits(l bench.Layout, frames [][]byte, linkBps float64) error {
 	c := d.cfg
 	for i, p := range l.Units {
 		var rp, rq, tp, tq uint16
@@ -230,16 +231,16 @@ func (d *dataplane) txKick(u *dpdk.Unit, port int) error {
 	return nil
 }
 
-func dpdkKind(k UnitKind) int {
-	return map[UnitKind]int{KindGen: dpdk.KindGen, KindRx: dpdk.KindRx, KindFwd: dpdk.KindFwd}[k]
+func dpdkKind(k bench.UnitKind) int {
+	return map[bench.UnitKind]int{bench.KindGen: dpdk.KindGen, bench.KindRx: dpdk.KindRx, bench.KindFwd: dpdk.KindFwd}[k]
 }
 
 // configure sets a unit up for its kind (the config was validated: its
 // ranges, MACs and rate parse).
-func (d *dataplane) configure(u *dpdk.Unit, p UnitPlan, frames [][]byte, linkBps float64) error {
+func (d *dataplane) configure(u *dpdk.Unit, p bench.UnitPlan, frames [][]byte, linkBps float64) error {
 	c := d.cfg
 	switch p.Kind {
-	case KindGen:
+	case bench.KindGen:
 		if p.Halted {
 			u.Halt()
 		}
@@ -252,23 +253,23 @@ func (d *dataplane) configure(u *dpdk.Unit, p UnitPlan, frames [][]byte, linkBps
 			return fmt.Errorf("bench: gen queue %d: %w", p.TxQueue, err)
 		}
 		d.releases = append(d.releases, rel)
-	case KindRx:
+	case bench.KindRx:
 		if p.Capture {
 			return u.SetCapture(uint32(c.Capture), 2048)
 		}
-	case KindFwd:
+	case bench.KindFwd:
 		mode := map[string]int{"io": dpdk.FwdIO, "mac": dpdk.FwdMAC, "macswap": dpdk.FwdMACSwap}[c.FwdMode]
 		var dst [6]byte
 		src := d.ports[p.TxPort].mac
 		if c.FwdDstMAC != "" {
-			dst, _ = ParseMAC(c.FwdDstMAC)
+			dst, _ = bench.ParseMAC(c.FwdDstMAC)
 		}
 		if c.FwdSrcMAC != "" {
-			src, _ = ParseMAC(c.FwdSrcMAC)
+			src, _ = bench.ParseMAC(c.FwdSrcMAC)
 		}
 		u.SetFwd(mode, dst, src, uint32(c.TxRetry))
-		if pps, depth, restart := Policer(c); pps > 0 {
-			u.SetPolice(pps, depth, restart, PolicerIdle)
+		if pps, depth, restart := bench.Policer(c); pps > 0 {
+			u.SetPolice(pps, depth, restart, bench.PolicerIdle)
 		}
 		if p.TxFirst {
 			u.SetTxFirst(uint16(c.TxFirst))
@@ -278,18 +279,18 @@ func (d *dataplane) configure(u *dpdk.Unit, p UnitPlan, frames [][]byte, linkBps
 }
 
 // genConf is a generator unit's frames: addresses, ports, count and rate.
-func genConf(c *Config, p UnitPlan, frames [][]byte, linkBps float64, srcMAC [6]byte) (dpdk.GenConf, error) {
-	src, _ := ParseIPRange(c.SrcIP)
-	dst, _ := ParseIPRange(c.DstIP)
-	sp, _ := ParsePortRange(c.SPort)
-	dp, _ := ParsePortRange(c.DPort)
-	dmac, _ := ParseMAC(c.DstMAC)
-	pps, err := ParseRate(c.Rate, c.FrameSize, linkBps)
+func genConf(c *bench.Config, p bench.UnitPlan, frames [][]byte, linkBps float64, srcMAC [6]byte) (dpdk.GenConf, error) {
+	src, _ := bench.ParseIPRange(c.SrcIP)
+	dst, _ := bench.ParseIPRange(c.DstIP)
+	sp, _ := bench.ParsePortRange(c.SPort)
+	dp, _ := bench.ParsePortRange(c.DPort)
+	dmac, _ := bench.ParseMAC(c.DstMAC)
+	pps, err := bench.ParseRate(c.Rate, c.FrameSize, linkBps)
 	if err != nil {
 		return dpdk.GenConf{}, fmt.Errorf("bench: --rate: %w", err)
 	}
 	return dpdk.GenConf{
-		PktLen: uint32(c.FrameSize - FCSLen), Stream: uint16(p.TxQueue), Stamp: len(frames) == 0,
+		PktLen: uint32(c.FrameSize - bench.FCSLen), Stream: uint16(p.TxQueue), Stamp: len(frames) == 0,
 		DstMAC: dmac, SrcMAC: srcMAC,
 		SrcIP: src.First, NSrcIP: src.N, DstIP: dst.First, NDstIP: dst.N,
 		SPort: sp.First, NSPort: sp.N, DPort: dp.First, NDPort: dp.N,

@@ -1,6 +1,6 @@
 //go:build !cgo
 
-package bench
+package dataplane
 
 // DPDK in a rig built without cgo: no DPDK, no drivers.
 func DPDK() DPDKInfo {

@@ -1,13 +1,15 @@
-package bench
+package dataplane
 
 import (
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 // checkHistogram: the histogram holds exactly the latency samples, its
 // buckets add up, and the percentiles are in order within min and max.
-func checkHistogram(t *testing.T, l *Latency) {
+func checkHistogram(t *testing.T, l *bench.Latency) {
 	t.Helper()
 	if l == nil || l.Histogram == nil {
 		t.Fatalf("latency %+v: want a histogram", l)
@@ -37,7 +39,7 @@ func checkHistogram(t *testing.T, l *Latency) {
 func TestPrivilegedLatencyHistogramCountsEveryStampedFrame(t *testing.T) {
 	needDataplane(t)
 	const n = 200000
-	r := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Count: n, Rate: "2Mpps", RxD: 512, TxD: 512}).Result
+	r := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Count: n, Rate: "2Mpps", RxD: 512, TxD: 512}).Result
 	checkNoLoss(t, r, n)
 	l := r.Latency
 	checkHistogram(t, l)
@@ -51,7 +53,7 @@ func TestPrivilegedLatencyHistogramCountsEveryStampedFrame(t *testing.T) {
 // after the warm-up.
 func TestPrivilegedLatencyHistogramExcludesWarmup(t *testing.T) {
 	needDataplane(t)
-	r := runHelper(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0"}, Duration: 2 * time.Second, Rate: "500kpps",
+	r := runHelper(t, bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}, Duration: 2 * time.Second, Rate: "500kpps",
 		LatWarmup: time.Second, RxD: 512, TxD: 512}).Result
 	l := r.Latency
 	checkHistogram(t, l)

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package bench
+package dataplane
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"rig/bench"
 	"rig/bench/internal/dpdk"
 )
 
@@ -16,7 +17,7 @@ import (
 // Run can be called once per process. ctx cancellation (SIGINT/SIGTERM)
 // stops the run cleanly: generators halt, lcores are joined, ports stopped
 // and closed, rte_eal_cleanup runs; the partial result is returned.
-func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
+func Run(ctx context.Context, c bench.Config, prog bench.Progress) (*bench.Result, error) {
 	c.Defaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -24,8 +25,8 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 	if c.LatencyLoad != "" && c.CapacityMpps == 0 {
 		return nil, fmt.Errorf("bench: --latency-load %s: the path's capacity was not measured (AtLatencyLoad probes it first)", c.LatencyLoad)
 	}
-	res := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores, Profile: c.Profile}
-	if c.Role == RoleFwd {
+	res := &bench.Result{SchemaVersion: bench.SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", Cores: c.Cores, Profile: c.Profile}
+	if c.Role == bench.RoleFwd {
 		res.FwdMode, res.MaxRate = c.FwdMode, c.MaxRate
 	}
 	var frames [][]byte
@@ -35,10 +36,10 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 			return nil, err
 		}
 	}
-	plan := PlanLayout(&c, frames)
+	plan := bench.PlanLayout(&c, frames)
 	huge := hostHugepages()
 	mounts := hugetlbfsMounts(huge)
-	mem, err := ChooseMemoryFor(&c, freeHugeMB(huge), len(mounts) > 0, plan.MemoryMB(c.Capture, dpdk.UnitBytes()))
+	mem, err := bench.ChooseMemoryFor(&c, freeHugeMB(huge), len(mounts) > 0, plan.MemoryMB(c.Capture, dpdk.UnitBytes()))
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +73,7 @@ func Run(ctx context.Context, c Config, prog Progress) (*Result, error) {
 // MemoryMB is the hugepage memory, in MiB, a run of c takes: what Run
 // checks against the free 2 MiB pages (and passes to EAL as -m when a port
 // shares its memory). For tests and tools that reserve pages before runs.
-func MemoryMB(c Config) (int, error) {
+func MemoryMB(c bench.Config) (int, error) {
 	c.Defaults()
 	if err := c.Validate(); err != nil {
 		return 0, err
@@ -84,30 +85,30 @@ func MemoryMB(c Config) (int, error) {
 			return 0, err
 		}
 	}
-	return PlanLayout(&c, frames).MemoryMB(c.Capture, dpdk.UnitBytes()), nil
+	return bench.PlanLayout(&c, frames).MemoryMB(c.Capture, dpdk.UnitBytes()), nil
 }
 
 // pinGo pins the process before EAL starts its threads: everything but the
 // worker lcores (which EAL moves to their own CPUs) stays on the main
 // lcore's CPUs.
-func pinGo(c *Config) error {
+func pinGo(c *bench.Config) error {
 	m, err := c.LcoreMap()
 	if err != nil {
 		return err
 	}
 	if _, err := pinProcess(m.CPUs[m.Main]); err != nil {
-		return NewError("Go threads", err, "", "run with --no-pin-go")
+		return bench.NewError("Go threads", err, "", "run with --no-pin-go")
 	}
 	return nil
 }
 
 // measure creates the units on the open dataplane, runs them under the
 // monitor and collects the result.
-func measure(ctx context.Context, d *dataplane, plan Layout, frames [][]byte, res *Result, prog Progress) (*Result, error) {
+func measure(ctx context.Context, d *dataplane, plan bench.Layout, frames [][]byte, res *bench.Result, prog bench.Progress) (*bench.Result, error) {
 	c := d.cfg
 	var linkBps float64
 	if c.LinkSpeed != "" {
-		linkBps, _ = ParseLinkSpeed(c.LinkSpeed) // validated
+		linkBps, _ = bench.ParseLinkSpeed(c.LinkSpeed) // validated
 		res.LinkSpeedSource = "flag"
 	} else if linkBps = d.portLinkBps(); linkBps > 0 {
 		res.LinkSpeedSource = "port"
@@ -131,17 +132,17 @@ func measure(ctx context.Context, d *dataplane, plan Layout, frames [][]byte, re
 	}
 	elapsed := newMonitor(c, d.units, d.ports, res, prog, start).run(ctx)
 	d.stop()
-	if c.Role == RoleFwd {
+	if c.Role == bench.RoleFwd {
 		// a forwarder counts until its lcores stop: its rates are over
 		// exactly that span
 		elapsed = time.Since(start)
 	}
 	collect(c, d.units, d.ports, res, elapsed)
-	LabelPorts(c, res)
-	asked, _ := ParseRate(c.Rate, c.FrameSize, linkBps) // validated
-	res.Invalid = Judge(c, res, asked, 2*pollInterval(c))
-	LatencyLoad(c, res)
-	if c.Role == RoleLoop && res.Sent > 0 && res.Received == 0 && len(MemifServers(c.VDevs)) > 0 {
+	bench.LabelPorts(c, res)
+	asked, _ := bench.ParseRate(c.Rate, c.FrameSize, linkBps) // validated
+	res.Invalid = bench.Judge(c, res, asked, 2*pollInterval(c))
+	bench.LatencyLoad(c, res)
+	if c.Role == bench.RoleLoop && res.Sent > 0 && res.Received == 0 && len(bench.MemifServers(c.VDevs)) > 0 {
 		res.Warnings = append(res.Warnings, "nothing came back through the memif server: "+memifQueueHint+fmt.Sprintf(" (this run: --rxq %d --txq %d)", c.RxQ, c.TxQ))
 	}
 	var release <-chan struct{}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package bench
+package dataplane
 
 import "rig/bench/internal/dpdk"
 

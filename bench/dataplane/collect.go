@@ -1,27 +1,28 @@
 //go:build cgo
 
-package bench
+package dataplane
 
 import (
 	"time"
 
+	"rig/bench"
 	"rig/bench/internal/dpdk"
 )
 
 // collect reads the units' final counters (lcores joined) into res.
-func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed time.Duration) {
+func collect(c *bench.Config, units []workUnit, ports []openPort, res *bench.Result, elapsed time.Duration) {
 	secs := elapsed.Seconds()
 	res.DurationS = secs
-	ps := make([]PortStats, len(ports))
+	ps := make([]bench.PortStats, len(ports))
 	for i, p := range ports {
-		ps[i] = PortStats{Name: p.name, Port: p.id, Driver: p.drv}
+		ps[i] = bench.PortStats{Name: p.name, Port: p.id, Driver: p.drv}
 	}
-	lat := LatencyAcc{MinCyc: ^uint64(0)}
+	lat := bench.LatencyAcc{MinCyc: ^uint64(0)}
 	var first, last uint64
 	for _, u := range units {
-		s := u.u.Snapshot(u.Kind == KindRx)
+		s := u.u.Snapshot(u.Kind == bench.KindRx)
 		switch u.Kind {
-		case KindGen:
+		case bench.KindGen:
 			ps[u.TxPort].TxPkts += s.TxPkts
 			ps[u.TxPort].TxBytes += s.TxBytes
 			ps[u.TxPort].TxKicks += s.TxKicks
@@ -30,11 +31,11 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 				first = s.TxFirstTSC
 			}
 			last = max(last, s.TxLastTSC)
-		case KindRx:
+		case bench.KindRx:
 			ps[u.RxPort].RxPkts += s.RxPkts
 			ps[u.RxPort].RxBytes += s.RxBytes
 			collectRx(c, u, s, res, &lat)
-		case KindFwd:
+		case bench.KindFwd:
 			ps[u.RxPort].RxPkts += s.RxPkts
 			ps[u.RxPort].RxBytes += s.RxBytes
 			ps[u.TxPort].TxPkts += s.TxPkts
@@ -50,20 +51,20 @@ func collect(c *Config, units []workUnit, ports []openPort, res *Result, elapsed
 			}
 		}
 	}
-	if c.Role == RoleLoop {
+	if c.Role == bench.RoleLoop {
 		res.Lost = int64(res.Sent) - int64(res.Received)
 	}
 	if hz := float64(dpdk.TSCHz()); last > first && hz > 0 {
 		res.SendS = float64(last-first) / hz
 	}
-	PortRates(ps, secs, res.LinkSpeedGbps*1e9)
+	bench.PortRates(ps, secs, res.LinkSpeedGbps*1e9)
 	res.Ports = ps
 	measuredFrameSize(c, res)
 	res.Latency = lat.Result(float64(dpdk.TSCHz()), res.LatWarmupS)
 }
 
 // collectRx adds one rx unit's sequence, latency and capture counters.
-func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *LatencyAcc) {
+func collectRx(c *bench.Config, u workUnit, s dpdk.Counters, res *bench.Result, lat *bench.LatencyAcc) {
 	res.Received += s.RxPkts
 	res.SeqGaps += s.Lost
 	res.Reordered += s.Reordered
@@ -85,7 +86,7 @@ func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *Latency
 	if c.Capture > 0 {
 		fr, ls := u.u.Captured()
 		for i := range fr {
-			res.Captured = append(res.Captured, Frame{Data: fr[i], Len: ls[i]})
+			res.Captured = append(res.Captured, bench.Frame{Data: fr[i], Len: ls[i]})
 		}
 	}
 }
@@ -93,13 +94,13 @@ func collectRx(c *Config, u workUnit, s dpdk.Counters, res *Result, lat *Latency
 // measuredFrameSize: rx and fwd take whatever arrives, a pcap replays its
 // own sizes: report the average frame, not --size; an io forwarder reads
 // no frame: its size is not measured.
-func measuredFrameSize(c *Config, res *Result) {
-	if c.Role != RoleRx && c.Role != RoleFwd && c.Pcap == "" {
+func measuredFrameSize(c *bench.Config, res *bench.Result) {
+	if c.Role != bench.RoleRx && c.Role != bench.RoleFwd && c.Pcap == "" {
 		return
 	}
-	if c.Role == RoleFwd && c.FwdMode == "io" {
-		res.FrameSize, res.FrameSizeSource = 0, FrameSizeNotMeasured
-		res.Warnings = append(res.Warnings, IONoBytes)
+	if c.Role == bench.RoleFwd && c.FwdMode == "io" {
+		res.FrameSize, res.FrameSizeSource = 0, bench.FrameSizeNotMeasured
+		res.Warnings = append(res.Warnings, bench.IONoBytes)
 		return
 	}
 	var pk, by uint64
@@ -112,6 +113,6 @@ func measuredFrameSize(c *Config, res *Result) {
 	}
 	res.FrameSize, res.FrameSizeSource = 0, "measured"
 	if pk > 0 {
-		res.FrameSize = int((by+pk/2)/pk) + FCSLen
+		res.FrameSize = int((by+pk/2)/pk) + bench.FCSLen
 	}
 }

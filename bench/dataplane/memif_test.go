@@ -1,10 +1,12 @@
-package bench
+package dataplane
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 // Peers in one process share a socket (and its abstract flag) and an
@@ -61,7 +63,7 @@ func TestMemifServersFromProcNetUnix(t *testing.T) {
 	vdevs := []string{"net_memif0,role=client,socket=/tmp/a.sock", "net_memif1,role=server,socket=/tmp/b.sock",
 		"net_memif2,role=client,socket=/tmp/c.sock,socket-abstract=no", "net_ring0",
 		"net_memif3,role=client,socket=/tmp/b.sock"} // served by net_memif1 in this process
-	want := MemifServers(vdevs)
+	want := bench.MemifServers(vdevs)
 	if fmt.Sprint(want) != "[@/tmp/a.sock /tmp/c.sock]" {
 		t.Fatalf("memif servers %v", want)
 	}

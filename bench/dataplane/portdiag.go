@@ -1,8 +1,10 @@
-package bench
+package dataplane
 
 import (
 	"fmt"
 	"strings"
+
+	"rig/bench"
 )
 
 // What a PMD logs when a port toward a switch fails, and what it means.
@@ -59,7 +61,7 @@ func diagnosePort(name string, vdevs []string, log string) (d diagnosis, ok bool
 func diagnoseVirtioUser(kv map[string]string, log string) (diagnosis, bool) {
 	if lines := logLines(log, "Too many memory regions"); len(lines) > 0 {
 		return diagnosis{
-			cause: fmt.Sprintf("Too many memory regions (vhost-user shares at most %d memory regions, one file descriptor each, and EAL's memory was in more files: one per hugepage without --single-file-segments)", VhostMemoryRegions),
+			cause: fmt.Sprintf("Too many memory regions (vhost-user shares at most %d memory regions, one file descriptor each, and EAL's memory was in more files: one per hugepage without --single-file-segments)", bench.VhostMemoryRegions),
 			fix:   "let rig choose EAL memory for virtio-user ports (it uses --in-memory --single-file-segments): drop memory options from --eal",
 		}, true
 	}

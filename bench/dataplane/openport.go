@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 // openPort is a port the dataplane opened: its name as given, ethdev port
 // id, driver and MAC.

@@ -1,12 +1,14 @@
 //go:build cgo
 
-package bench
+package dataplane
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"rig/bench"
 )
 
 // The monitor loop: while the lcores run, it polls the units' counters,
@@ -21,22 +23,22 @@ func snapshot(units []workUnit, nports int) (t totals, genDone bool) {
 	// receivers first: a frame counted as received was sent before
 	ordered := make([]workUnit, 0, len(units))
 	for _, u := range units {
-		if u.Kind == KindRx {
+		if u.Kind == bench.KindRx {
 			ordered = append(ordered, u)
 		}
 	}
 	for _, u := range units {
-		if u.Kind != KindRx {
+		if u.Kind != bench.KindRx {
 			ordered = append(ordered, u)
 		}
 	}
 	for _, u := range ordered {
 		s := u.u.Snapshot(false)
-		if u.Kind == KindGen {
+		if u.Kind == bench.KindGen {
 			anyGen = true
 			genDone = genDone && s.Done
 		}
-		if u.TxPort >= 0 && u.Kind != KindRx {
+		if u.TxPort >= 0 && u.Kind != bench.KindRx {
 			t.tx[u.TxPort] += s.TxPkts
 		}
 		if u.RxPort >= 0 {
@@ -55,11 +57,11 @@ func sum(v []uint64) (s uint64) {
 
 // monitor watches one run.
 type monitor struct {
-	c     *Config
+	c     *bench.Config
 	units []workUnit
 	ports []openPort
-	res   *Result
-	prog  Progress
+	res   *bench.Result
+	prog  bench.Progress
 	start time.Time
 	poll  time.Duration
 	// rx only: rates over first..last frame seen, not over idle waiting
@@ -68,7 +70,7 @@ type monitor struct {
 	linkLost        map[string]bool
 }
 
-func newMonitor(c *Config, units []workUnit, ports []openPort, res *Result, prog Progress, start time.Time) *monitor {
+func newMonitor(c *bench.Config, units []workUnit, ports []openPort, res *bench.Result, prog bench.Progress, start time.Time) *monitor {
 	// poll fast only when a count must be noticed promptly: every wakeup of
 	// this thread preempts whatever runs on the main lcore's CPU (on a 2-core
 	// box, a peer process's lcore)
@@ -77,7 +79,7 @@ func newMonitor(c *Config, units []workUnit, ports []openPort, res *Result, prog
 
 // pollInterval is how often the monitor reads the counters: fast only when
 // a --count must be noticed promptly.
-func pollInterval(c *Config) time.Duration {
+func pollInterval(c *bench.Config) time.Duration {
 	if c.Count > 0 {
 		return 10 * time.Millisecond
 	}
@@ -115,7 +117,7 @@ func (m *monitor) run(ctx context.Context) time.Duration {
 			case genDone:
 				m.drain(time.Second)
 				return el
-			case (c.Role == RoleRx || c.Role == RoleFwd) && c.Count > 0 && sum(t.rx) >= c.Count:
+			case (c.Role == bench.RoleRx || c.Role == bench.RoleFwd) && c.Count > 0 && sum(t.rx) >= c.Count:
 				return m.rxSpan(el)
 			}
 		}
@@ -135,7 +137,7 @@ func (m *monitor) seeRx(rx uint64, el time.Duration) {
 		// latency from here on: the first frames wait for links,
 		// caches and page faults, and would make the max meaningless
 		for _, u := range m.units {
-			if u.Kind == KindRx {
+			if u.Kind == bench.KindRx {
 				u.u.LatReset()
 			}
 		}
@@ -144,7 +146,7 @@ func (m *monitor) seeRx(rx uint64, el time.Duration) {
 }
 
 func (m *monitor) rxSpan(el time.Duration) time.Duration {
-	if m.c.Role == RoleRx && m.lastRx > m.firstRx {
+	if m.c.Role == bench.RoleRx && m.lastRx > m.firstRx {
 		return m.lastRx - m.firstRx
 	}
 	return el
@@ -157,7 +159,7 @@ func (m *monitor) rxSpan(el time.Duration) time.Duration {
 // forwarder until its lcores stop; a receiver is timed from its first
 // frame to its last, rxSpan).
 func (m *monitor) haltAndDrain(max time.Duration) {
-	if m.c.Role == RoleFwd || m.c.Role == RoleRx {
+	if m.c.Role == bench.RoleFwd || m.c.Role == bench.RoleRx {
 		return
 	}
 	m.halt()
@@ -167,7 +169,7 @@ func (m *monitor) haltAndDrain(max time.Duration) {
 // halt stops the generators (their lcores keep running the receivers).
 func (m *monitor) halt() {
 	for _, u := range m.units {
-		if u.Kind == KindGen {
+		if u.Kind == bench.KindGen {
 			u.u.Halt()
 		}
 	}
@@ -186,7 +188,7 @@ func (m *monitor) drain(max time.Duration) {
 	for time.Now().Before(deadline) {
 		t, _ := snapshot(m.units, len(m.ports))
 		rx := sum(t.rx)
-		if m.c.Role == RoleLoop && rx >= sum(t.tx) {
+		if m.c.Role == bench.RoleLoop && rx >= sum(t.tx) {
 			return
 		}
 		if rx != prev {
@@ -199,7 +201,7 @@ func (m *monitor) drain(max time.Duration) {
 }
 
 func (m *monitor) printSample(t, last totals, secs, at float64) {
-	s := Sample{T: at}
+	s := bench.Sample{T: at}
 	var parts []string
 	for i, p := range m.ports {
 		tx := float64(t.tx[i]-last.tx[i]) / secs / 1e6
@@ -213,7 +215,7 @@ func (m *monitor) printSample(t, last totals, secs, at float64) {
 		return
 	}
 	line := fmt.Sprintf("[%5.1fs] %s", at, strings.Join(parts, " | "))
-	if m.c.Role == RoleLoop {
+	if m.c.Role == bench.RoleLoop {
 		line += fmt.Sprintf(" | in flight %d", int64(sum(t.tx))-int64(sum(t.rx)))
 	}
 	if m.prog.TTY {
@@ -235,6 +237,6 @@ func (m *monitor) watchLinks(el time.Duration) {
 			m.linkLost = map[string]bool{}
 		}
 		m.linkLost[p.name] = true
-		m.res.linkDrops = append(m.res.linkDrops, fmt.Sprintf("port %s: link went down %.1f s into the run: its peer closed the connection or died (through OvS: is ovs-vswitchd still running? see its log)", p.name, el.Seconds()))
+		m.res.LinkDrops = append(m.res.LinkDrops, fmt.Sprintf("port %s: link went down %.1f s into the run: its peer closed the connection or died (through OvS: is ovs-vswitchd still running? see its log)", p.name, el.Seconds()))
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"rig/bench"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,7 +17,7 @@ import (
 // with hugepages chosen, ENOMEM/EACCES/EPERM means permission denied.
 // unwritable lists the hugetlbfs mounts EAL could use that this user cannot
 // write.
-func explainEALInit(err error, mem Memory, euid int, unwritable []string) error {
+func explainEALInit(err error, mem bench.Memory, euid int, unwritable []string) error {
 	usesHuge := !slices.Contains(mem.Args, "--no-huge") && !slices.Contains(mem.Args, "--in-memory")
 	denied := errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 	if euid != 0 && usesHuge && denied {
@@ -23,18 +25,18 @@ func explainEALInit(err error, mem Memory, euid int, unwritable []string) error 
 		if len(unwritable) > 0 {
 			where = "hugetlbfs mount " + strings.Join(unwritable, ", ")
 		}
-		return NewError("EAL", err,
+		return bench.NewError("EAL", err,
 			fmt.Sprintf("permission denied, not memory: rig runs as uid %d and cannot create hugepage files in %s; hugepages need root, or a hugetlbfs mount this user may write", euid, where),
 			fmt.Sprintf("run as root, e.g. sudo rig bench ...; or mount -t hugetlbfs -o uid=%d nodev DIR and pass --huge-dir DIR; or --no-huge", euid))
 	}
 	if errors.Is(err, syscall.ENODEV) {
-		return NewError("EAL", err, "EAL cannot parse or probe a --vdev/--port device",
+		return bench.NewError("EAL", err, "EAL cannot parse or probe a --vdev/--port device",
 			"check the device names: a --vdev name starts with its driver, e.g. net_ring0, net_memif0, net_af_packet0, net_tap0, net_null0; a --port PCI address must be bound to a DPDK driver")
 	}
 	if euid != 0 && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)) {
-		return NewError("EAL", err, fmt.Sprintf("permission denied: rig runs as uid %d", euid), "run as root, e.g. sudo rig bench ...")
+		return bench.NewError("EAL", err, fmt.Sprintf("permission denied: rig runs as uid %d", euid), "run as root, e.g. sudo rig bench ...")
 	}
-	return NewError("EAL", err, "", "check --vdev/--port devargs and --eal arguments, free hugepages, or use --no-huge")
+	return bench.NewError("EAL", err, "", "check --vdev/--port devargs and --eal arguments, free hugepages, or use --no-huge")
 }
 
 // unwritableHugeDirs lists the hugetlbfs dirs EAL may use (--huge-dir, or

@@ -1,4 +1,4 @@
-package bench
+package dataplane
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"rig/bench"
 	"rig/internal/host"
 	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
@@ -26,7 +27,7 @@ import (
 // beside are the helpers the test runs through it: their hugepages are
 // reserved with OvS's, up to its dpdk-socket-limit (it may grow while they
 // run).
-func startOVSDPDK(t *testing.T, beside ...Config) *ovs.Daemon {
+func startOVSDPDK(t *testing.T, beside ...bench.Config) *ovs.Daemon {
 	t.Helper()
 	testutil.RequirePrivileged(t)
 	d := ovstest.Start(t, host.New("/"), append([]hugetest.Need{hugetest.OVS(256, 512)}, helperNeeds(t, beside...)...)...)
@@ -82,7 +83,7 @@ func addPorts(t *testing.T, d *ovs.Daemon, ports [2][]string) {
 // may be inside a burst on them, and ovs-vswitchd died of SIGSEGV in
 // librte_net_memif in about 1 of 80 runs here. Deleting the port first
 // makes OvS stop polling it before the server closes.
-func checkThroughOVS(t *testing.T, d *ovs.Daemon, c Config, closeFirst ...string) *Result {
+func checkThroughOVS(t *testing.T, d *ovs.Daemon, c bench.Config, closeFirst ...string) *bench.Result {
 	t.Helper()
 	// no --rate: on a shared 2-CPU box a rate is not always reached (and
 	// the run would rightly say so); an unlimited generator is held back
@@ -121,8 +122,8 @@ func checkThroughOVS(t *testing.T, d *ovs.Daemon, c Config, closeFirst ...string
 // throughOVS is checkThroughOVS's helper config for c's vdevs: a loop of
 // a million frames, its worker beside OvS's PMD, its links settled (and
 // held when OvS's ports are deleted first).
-func throughOVS(c Config, hold bool) Config {
-	c.Role, c.Count, c.Lcores, c.Settle = RoleLoop, 1000000, "0@1,1@0", 500*time.Millisecond
+func throughOVS(c bench.Config, hold bool) bench.Config {
+	c.Role, c.Count, c.Lcores, c.Settle = bench.RoleLoop, 1000000, "0@1,1@0", 500*time.Millisecond
 	if hold {
 		c.Hold = 2 * time.Second
 	}
@@ -161,7 +162,7 @@ func waitTrafficOver(t *testing.T, d *ovs.Daemon, port string) {
 func TestPrivilegedLoopThroughOVSVhostUser(t *testing.T) {
 	v0 := sockPath(t, "v0.sock")
 	v1 := filepath.Join(filepath.Dir(v0), "v1.sock")
-	c := Config{VDevs: []string{"net_virtio_user0,path=" + v0 + ",server=1", "net_virtio_user1,path=" + v1 + ",server=1"}}
+	c := bench.Config{VDevs: []string{"net_virtio_user0,path=" + v0 + ",server=1", "net_virtio_user1,path=" + v1 + ",server=1"}}
 	d := startOVSDPDK(t, throughOVS(c, false))
 	addPorts(t, d, [2][]string{
 		{"v0", "type=dpdkvhostuserclient", "options:vhost-server-path=" + v0},
@@ -179,7 +180,7 @@ func TestPrivilegedLoopThroughOVSVhostUser(t *testing.T) {
 func TestPrivilegedLoopThroughOVSMemif(t *testing.T) {
 	m0 := sockPath(t, "m0.sock")
 	m1 := filepath.Join(filepath.Dir(m0), "m1.sock")
-	c := Config{RxQ: 2, TxQ: 1, VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}
+	c := bench.Config{RxQ: 2, TxQ: 1, VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}
 	d := startOVSDPDK(t, throughOVS(c, true))
 	addPorts(t, d, [2][]string{
 		{"m0", "type=dpdk", "options:dpdk-devargs=net_memif_m0,role=server,id=0,socket=" + m0},
@@ -193,7 +194,7 @@ func TestPrivilegedLoopThroughOVSMemif(t *testing.T) {
 func TestPrivilegedMemifRefusedByOVSNamesPort(t *testing.T) {
 	m0 := sockPath(t, "m0.sock")
 	m1 := filepath.Join(filepath.Dir(m0), "m1.sock")
-	c := Config{Role: RoleLoop, Count: 1000, RxQ: 2, TxQ: 2, Lcores: "0@1,1@0",
+	c := bench.Config{Role: bench.RoleLoop, Count: 1000, RxQ: 2, TxQ: 2, Lcores: "0@1,1@0",
 		VDevs: []string{"net_memif0,role=client,id=0,socket=" + m0, "net_memif1,role=client,id=0,socket=" + m1}}
 	d := startOVSDPDK(t, c)
 	addPorts(t, d, [2][]string{
