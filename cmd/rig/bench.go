@@ -15,6 +15,7 @@ import (
 
 	"rig/bench"
 	"rig/bench/dataplane"
+	"rig/bench/report"
 )
 
 // benchFlags are the flags every dataplane engine shares.
@@ -268,7 +269,7 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 				}
 				return a.emitJSON(out)
 			}
-			bench.PrintLineRateTable(a.out, bench.LineRateFrames(), speeds)
+			report.PrintLineRateTable(a.out, bench.LineRateFrames(), speeds)
 			return nil
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/bench"
+	"rig/bench/report"
 )
 
 // checkLatencyPlot: --latency-plot names an .svg or .png, on a role that
@@ -19,7 +20,7 @@ func checkLatencyPlot(role bench.Role, path string) error {
 	if role != bench.RoleLoop && role != bench.RoleRx {
 		return fmt.Errorf("bench %s: --latency-plot: %s measures no latency (loop and rx do)", role, role)
 	}
-	_, err := bench.LatencyPlotFormat(path)
+	_, err := report.LatencyPlotFormat(path)
 	return err
 }
 
@@ -47,7 +48,7 @@ func writeLatencyPlot(path string, res *bench.Result) error {
 	if path == "" {
 		return nil
 	}
-	format, err := bench.LatencyPlotFormat(path)
+	format, err := report.LatencyPlotFormat(path)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -58,7 +59,7 @@ func writeLatencyPlot(path string, res *bench.Result) error {
 	if err != nil {
 		return fmt.Errorf("--latency-plot: %w", err)
 	}
-	if err := bench.WriteLatencyPlot(f, res.Latency, format); err != nil {
+	if err := report.WriteLatencyPlot(f, res.Latency, format); err != nil {
 		f.Close()
 		return fmt.Errorf("--latency-plot %s: %w", path, err)
 	}

@@ -1,10 +1,12 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"rig/bench"
 )
 
 // PrintLineRateTable writes the Mpps line-rate table.
@@ -16,9 +18,9 @@ func PrintLineRateTable(w io.Writer, frames []int, speeds []float64) {
 		hdr = append(hdr, fmt.Sprintf("%gG Mpps", s))
 	}
 	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
-	tab := LineRateTable(frames, speeds)
+	tab := bench.LineRateTable(frames, speeds)
 	for i, f := range frames {
-		row := []string{fmt.Sprint(f), fmt.Sprint(f + WireOverhead)}
+		row := []string{fmt.Sprint(f), fmt.Sprint(f + bench.WireOverhead)}
 		for _, v := range tab[i] {
 			row = append(row, fmt.Sprintf("%.3f", v))
 		}

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+
+	"rig/bench"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -30,7 +32,7 @@ func LatencyPlotFormat(path string) (string, error) {
 // p99, p99.9 and the max are marked. The latency axis is logarithmic too:
 // a tail (a preempted lcore) is often 1000x the median and would flatten
 // everything else. format: svg or png.
-func WriteLatencyPlot(w io.Writer, l *Latency, format string) error {
+func WriteLatencyPlot(w io.Writer, l *bench.Latency, format string) error {
 	if l == nil || l.Histogram == nil || l.Histogram.Count == 0 {
 		return errors.New("latency plot: no latency samples (only loop and rx measure latency, from frames carrying rig's stamp)")
 	}
@@ -63,7 +65,7 @@ func WriteLatencyPlot(w io.Writer, l *Latency, format string) error {
 	return err
 }
 
-func latencyPlotTitle(l *Latency) string {
+func latencyPlotTitle(l *bench.Latency) string {
 	s := fmt.Sprintf("latency by percentile, %d samples at %.3f Mpps", l.Histogram.Count, l.LoadMpps)
 	if l.CapacityMpps > 0 {
 		s += fmt.Sprintf(" (%s of %.3f Mpps capacity)", l.LoadOfCapacity, l.CapacityMpps)
@@ -80,7 +82,7 @@ func percentileX(q float64) float64 { return 1 / (1 - q) }
 // percentileCurve is a step per bucket: the k-th smallest of n samples
 // (k from 0) at x = 1/(1-k/n), at its bucket's highest value (within the
 // exact min and max, like the reported percentiles).
-func percentileCurve(l *Latency) plotter.XYs {
+func percentileCurve(l *bench.Latency) plotter.XYs {
 	h := l.Histogram
 	n := float64(h.Count)
 	var xys plotter.XYs
@@ -104,7 +106,7 @@ func plotFloor(us float64) float64 { return math.Max(us, 0.001) }
 
 // percentileMarks are labelled points at p50, p90, p99, p99.9 and the max
 // (those the samples reach).
-func percentileMarks(l *Latency) ([]plot.Plotter, error) {
+func percentileMarks(l *bench.Latency) ([]plot.Plotter, error) {
 	n := float64(l.Histogram.Count)
 	var xys plotter.XYs
 	var labels []string

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"bytes"
@@ -7,14 +7,16 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"rig/bench"
 )
 
 // latencyOf is a Latency as collect builds it, from samples in cycles at 1 GHz.
-func latencyOf(samples []uint64) *Latency {
-	hist := make([]uint64, HistN)
-	acc := LatencyAcc{Hist: hist, MinCyc: ^uint64(0)}
+func latencyOf(samples []uint64) *bench.Latency {
+	hist := make([]uint64, bench.HistN)
+	acc := bench.LatencyAcc{Hist: hist, MinCyc: ^uint64(0)}
 	for _, v := range samples {
-		hist[HistIndex(v)]++
+		hist[bench.HistIndex(v)]++
 		acc.N++
 		acc.Sum += v
 		acc.MinCyc, acc.MaxCyc = min(acc.MinCyc, v), max(acc.MaxCyc, v)
