@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/bench"
+	"rig/bench/peer"
 )
 
 // peerFlags are a two-host run's near-side flags: the far host running
@@ -76,7 +77,7 @@ func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
 	if p.far.Cores < 1 {
 		return bench.Config{}, withCode(exitUsage, fmt.Errorf("--peer-cores %d: want 1 or more", p.far.Cores))
 	}
-	far, err := bench.FarConfig(near, p.far)
+	far, err := peer.FarConfig(near, p.far)
 	if err != nil {
 		return far, withCode(exitUsage, err)
 	}
@@ -129,8 +130,8 @@ func (p *peerFlags) trial(local bench.RunFunc) (bench.RunFunc, error) {
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("--peer-token-file: %w", err))
 	}
-	peer := &bench.Peer{Addr: p.addr, Token: token}
-	return peer.Trial(local, p.farConfig), nil
+	far := &peer.Peer{Addr: p.addr, Token: token}
+	return far.Trial(local, p.farConfig), nil
 }
 
 // runner is run, or with --peer run with each trial's far side on the peer:
@@ -148,8 +149,8 @@ func (p *peerFlags) runner(run bench.RunFunc, base bench.Config) (bench.RunFunc,
 // peerExit maps a far side's refusal to rig's exit codes: a config it
 // does not run is a usage error, as locally.
 func peerExit(err error) error {
-	var pe *bench.PeerError
-	if errors.As(err, &pe) && pe.Code == bench.PeerCodeConfig {
+	var pe *peer.PeerError
+	if errors.As(err, &pe) && pe.Code == peer.PeerCodeConfig {
 		return withCode(exitUsage, err)
 	}
 	return err
@@ -197,8 +198,8 @@ func readTokenFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s grew past %d bytes while read: a token file holds one line", path, maxTokenFile)
 	}
 	tok := []byte(strings.TrimRight(string(b), " \t\r\n"))
-	if len(tok) < bench.MinTokenLen {
-		return nil, fmt.Errorf("%s holds %d bytes of token: want at least %d (e.g. `head -c 32 /dev/urandom | base64 > %s; chmod 600 %s`)", path, len(tok), bench.MinTokenLen, path, path)
+	if len(tok) < peer.MinTokenLen {
+		return nil, fmt.Errorf("%s holds %d bytes of token: want at least %d (e.g. `head -c 32 /dev/urandom | base64 > %s; chmod 600 %s`)", path, len(tok), peer.MinTokenLen, path, path)
 	}
 	return tok, nil
 }

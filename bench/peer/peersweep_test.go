@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 // twoHostLoop is a near loop and a far forwarder capped at capPPS, faked:
@@ -18,10 +20,10 @@ type twoHostLoop struct {
 	capPPS     float64
 	mu         sync.Mutex
 	sent, back uint64
-	farCfgs    []Config
+	farCfgs    []bench.Config
 }
 
-func (h *twoHostLoop) near(_ context.Context, c Config) (*Result, error) {
+func (h *twoHostLoop) near(_ context.Context, c bench.Config) (*bench.Result, error) {
 	pps := 2e6 // unlimited
 	if c.Rate != "" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(c.Rate, "pps"), 64)
@@ -35,15 +37,15 @@ func (h *twoHostLoop) near(_ context.Context, c Config) (*Result, error) {
 	h.mu.Lock()
 	h.sent, h.back = sent, back
 	h.mu.Unlock()
-	r := &Result{SchemaVersion: SchemaVersion, Role: RoleLoop, FrameSize: c.FrameSize, DurationS: 1, SendS: 1, Memory: "--no-huge", Cores: 1,
+	r := &bench.Result{SchemaVersion: bench.SchemaVersion, Role: bench.RoleLoop, FrameSize: c.FrameSize, DurationS: 1, SendS: 1, Memory: "--no-huge", Cores: 1,
 		Sent: sent, Received: back, Lost: int64(sent - back)}
-	r.Ports = []PortStats{{Name: "p0", TxPkts: sent, TxBytes: sent * uint64(c.FrameSize-FCSLen)},
-		{Name: "p1", Port: 1, RxPkts: back, RxBytes: back * uint64(c.FrameSize-FCSLen)}}
-	PortRates(r.Ports, 1, 0)
+	r.Ports = []bench.PortStats{{Name: "p0", TxPkts: sent, TxBytes: sent * uint64(c.FrameSize-bench.FCSLen)},
+		{Name: "p1", Port: 1, RxPkts: back, RxBytes: back * uint64(c.FrameSize-bench.FCSLen)}}
+	bench.PortRates(r.Ports, 1, 0)
 	return r, nil
 }
 
-func (h *twoHostLoop) far(ctx context.Context, c Config, ready func()) (*Result, error) {
+func (h *twoHostLoop) far(ctx context.Context, c bench.Config, ready func()) (*bench.Result, error) {
 	h.mu.Lock()
 	h.farCfgs = append(h.farCfgs, c)
 	h.mu.Unlock()
@@ -52,19 +54,19 @@ func (h *twoHostLoop) far(ctx context.Context, c Config, ready func()) (*Result,
 	h.mu.Lock()
 	rx, tx := h.sent, h.back
 	h.mu.Unlock()
-	r := &Result{SchemaVersion: SchemaVersion, Role: c.Role, MaxRate: c.MaxRate, DurationS: 2, Memory: "--no-huge", Cores: 1, Interrupted: true,
-		Ports: []PortStats{{Name: "f0", RxPkts: rx, TxPkts: 0, Policed: rx - tx, RxBytes: rx * 60}, {Name: "f1", Port: 1, TxPkts: tx, TxBytes: tx * 60}}}
+	r := &bench.Result{SchemaVersion: bench.SchemaVersion, Role: c.Role, MaxRate: c.MaxRate, DurationS: 2, Memory: "--no-huge", Cores: 1, Interrupted: true,
+		Ports: []bench.PortStats{{Name: "f0", RxPkts: rx, TxPkts: 0, Policed: rx - tx, RxBytes: rx * 60}, {Name: "f1", Port: 1, TxPkts: tx, TxBytes: tx * 60}}}
 	if c.FwdMode == "io" { // as collect: an io forwarder counts no bytes
 		for i := range r.Ports {
 			r.Ports[i].RxBytes, r.Ports[i].TxBytes, r.Ports[i].BytesNotMeasured = 0, 0, true
 		}
 	}
-	PortRates(r.Ports, 2, 0)
+	bench.PortRates(r.Ports, 2, 0)
 	return r, nil
 }
 
 // trial is the near side's RunFunc through a far serve (in memory).
-func (h *twoHostLoop) trial(t *testing.T, tmpl Config) RunFunc {
+func (h *twoHostLoop) trial(t *testing.T, tmpl bench.Config) bench.RunFunc {
 	srv := &Server{Token: []byte(testToken), Run: h.far, Log: &syncBuf{}, Timeouts: fastPeer, Policy: testPolicy}
 	return pipePeer(t, srv, testToken).Trial(h.near, FarTemplate(tmpl))
 }
@@ -75,26 +77,26 @@ func (h *twoHostLoop) trial(t *testing.T, tmpl Config) RunFunc {
 // sent back, the loss across hosts; table and CSV show both.
 func TestSweepThroughPeer(t *testing.T) {
 	h := &twoHostLoop{capPPS: 1.5e6}
-	base := Config{Role: RoleLoop, Duration: time.Second, Rate: "1000000pps"}
-	sw, err := PlanSweep(SweepSpec{Base: base, Axes: SweepAxes{Sizes: []int{64, 128}, Queues: []int{1, 2}, Rates: []string{"1000000pps", "2000000pps"}}, Peer: "far:7400"})
+	base := bench.Config{Role: bench.RoleLoop, Duration: time.Second, Rate: "1000000pps"}
+	sw, err := bench.PlanSweep(bench.SweepSpec{Base: base, Axes: bench.SweepAxes{Sizes: []int{64, 128}, Queues: []int{1, 2}, Rates: []string{"1000000pps", "2000000pps"}}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sw.Peer != "far:7400" || sw.FarRole != RoleFwd {
+	if sw.Peer != "far:7400" || sw.FarRole != bench.RoleFwd {
 		t.Fatalf("sweep peer %q far role %q", sw.Peer, sw.FarRole)
 	}
-	RunSweep(context.Background(), sw, h.trial(t, Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1}), nil)
+	bench.RunSweep(context.Background(), sw, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1}), nil)
 	if len(h.farCfgs) != len(sw.Cells) || len(sw.Cells) != 8 {
 		t.Fatalf("%d far runs for %d cells", len(h.farCfgs), len(sw.Cells))
 	}
 	for i, c := range sw.Cells {
 		f := h.farCfgs[i]
-		if f.Role != RoleFwd || f.RxQ != c.Queues || f.TxQ != c.Queues || f.RxD != c.Desc || f.Burst != c.Burst || f.Count != 0 || f.Duration != 0 || f.Rate != "" || len(f.VDevs) != 2 || f.FwdMode != "io" {
+		if f.Role != bench.RoleFwd || f.RxQ != c.Queues || f.TxQ != c.Queues || f.RxD != c.Desc || f.Burst != c.Burst || f.Count != 0 || f.Duration != 0 || f.Rate != "" || len(f.VDevs) != 2 || f.FwdMode != "io" {
 			t.Errorf("cell %d (%s): far config %+v", c.N, c.Label(), f)
 		}
 		rate, _ := strconv.ParseFloat(strings.TrimSuffix(c.Rate, "pps"), 64)
 		want := min(rate, 1.5e6) / 1e6
-		if c.Status != CellMeasured || c.Mpps != want || c.FarMpps != want || c.Lost != int64(rate-want*1e6) || c.Result.Peer == nil || len(c.Result.Ports) != 4 {
+		if c.Status != bench.CellMeasured || c.Mpps != want || c.FarMpps != want || c.Lost != int64(rate-want*1e6) || c.Result.Peer == nil || len(c.Result.Ports) != 4 {
 			t.Errorf("cell %d: %s mpps %v far %v lost %d, want %v", c.N, c.Status, c.Mpps, c.FarMpps, c.Lost, want)
 		}
 	}
@@ -126,11 +128,11 @@ func TestSweepThroughPeer(t *testing.T) {
 // A far forwarder in mac mode counts bytes: the far Gbps is measured.
 func TestSweepThroughPeerFarMACCountsBytes(t *testing.T) {
 	h := &twoHostLoop{capPPS: 1.5e6}
-	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleLoop, Duration: time.Second, Rate: "2000000pps"}, Peer: "far:7400"})
+	sw, err := bench.PlanSweep(bench.SweepSpec{Base: bench.Config{Role: bench.RoleLoop, Duration: time.Second, Rate: "2000000pps"}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	RunSweep(context.Background(), sw, h.trial(t, Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1, FwdMode: "mac"}), nil)
+	bench.RunSweep(context.Background(), sw, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1, FwdMode: "mac"}), nil)
 	var b strings.Builder
 	sw.PrintTable(&b)
 	if c := sw.Cells[0]; c.FarGbpsNotMeasured || c.FarGbps < 0.76 || c.FarGbps > 0.77 || !strings.Contains(b.String(), "1.500     0.768      ok") || strings.Contains(b.String(), "not measured") {
@@ -142,22 +144,22 @@ func TestSweepThroughPeerFarMACCountsBytes(t *testing.T) {
 // the far host received as the cell's received, and refuses roles whose
 // far side is not defined.
 func TestSweepPeerRoles(t *testing.T) {
-	for _, role := range []Role{RoleRx, RoleFwd} {
-		if _, err := PlanSweep(SweepSpec{Base: Config{Role: role, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:1"}); err == nil ||
+	for _, role := range []bench.Role{bench.RoleRx, bench.RoleFwd} {
+		if _, err := bench.PlanSweep(bench.SweepSpec{Base: bench.Config{Role: role, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:1"}); err == nil ||
 			!strings.Contains(err.Error(), "--peer is for gen") {
 			t.Errorf("sweep --role %s --peer: %v", role, err)
 		}
 	}
 	far := &fakeFar{rx: 90000}
 	srv := &Server{Token: []byte(testToken), Run: far.run, Log: &syncBuf{}, Timeouts: fastPeer, Policy: testPolicy}
-	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleGen, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:7400"})
+	sw, err := bench.PlanSweep(bench.SweepSpec{Base: bench.Config{Role: bench.RoleGen, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	RunSweep(context.Background(), sw, pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx), nil)
+	bench.RunSweep(context.Background(), sw, pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx), nil)
 	c := sw.Cells[0]
 	// the far result's 2 s are scaled to the near side's 1 s
-	if sw.FarRole != RoleRx || c.Status != CellMeasured || c.Mpps != 0.1 || c.FarMpps != 0.09 || c.Sent != 100000 || c.Received != 90000 || c.Lost != 10000 {
+	if sw.FarRole != bench.RoleRx || c.Status != bench.CellMeasured || c.Mpps != 0.1 || c.FarMpps != 0.09 || c.Sent != 100000 || c.Received != 90000 || c.Lost != 10000 {
 		t.Errorf("gen cell: %+v", c)
 	}
 	var b strings.Builder
@@ -173,12 +175,12 @@ func TestSweepPeerRoles(t *testing.T) {
 // says where the lowest lossy trial lost its frames.
 func TestNDRThroughPeer(t *testing.T) {
 	h := &twoHostLoop{capPPS: 50e3}
-	spec := NDRSpec{Base: Config{Role: RoleLoop, VDevs: []string{"net_null0", "net_null1"}}, Sizes: []int{64}, TrialDuration: time.Second,
+	spec := bench.NDRSpec{Base: bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_null0", "net_null1"}}, Sizes: []int{64}, TrialDuration: time.Second,
 		Resolution: "500pps", MaxTrials: 20, SearchMax: "80kpps", Peer: "far:7400"}
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	rep := RunNDR(context.Background(), spec, h.trial(t, Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, MaxRate: "50kpps", Cores: 1}), nil)
+	rep := bench.RunNDR(context.Background(), spec, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, MaxRate: "50kpps", Cores: 1}), nil)
 	s := rep.Sizes[0]
 	if rep.Peer != "far:7400" || s.Error != "" || len(s.Invalid) > 0 || s.NDR.Mpps*1e6 < 49.5e3 || s.NDR.Mpps*1e6 > 50.01e3 || !s.NDR.Confirmed {
 		t.Fatalf("ndr: %+v", s)
@@ -186,7 +188,7 @@ func TestNDRThroughPeer(t *testing.T) {
 	for i, tr := range s.Trials {
 		f := h.farCfgs[i]
 		if tr.Far == nil || tr.Far.Received != tr.Sent || tr.Far.Forwarded != tr.Received || tr.Far.Policed != tr.Sent-tr.Received ||
-			f.Role != RoleFwd || f.MaxRate != "50kpps" || f.Rate != "" || f.Count != 0 {
+			f.Role != bench.RoleFwd || f.MaxRate != "50kpps" || f.Rate != "" || f.Count != 0 {
 			t.Errorf("trial %d: %+v far %+v, far config %+v", tr.N, tr.TrialOutcome, tr.Far, f)
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"rig/bench"
 )
 
 // The near side of a trial is a RunFunc (sweep.go): one trial (a run, a sweep cell, an NDR step) with the
@@ -16,13 +18,13 @@ import (
 // side on a peer and returns both sides in one result.
 
 // FarFunc is the far side's config for a trial's near config.
-type FarFunc func(near Config) (Config, error)
+type FarFunc func(near bench.Config) (bench.Config, error)
 
 // FarTemplate is the FarFunc of FarConfig with tmpl: the far side's
 // ports, cores and memory fixed, the rest following each trial's near
 // config (a sweep's queues, burst...).
-func FarTemplate(tmpl Config) FarFunc {
-	return func(near Config) (Config, error) { return FarConfig(near, tmpl) }
+func FarTemplate(tmpl bench.Config) FarFunc {
+	return func(near bench.Config) (bench.Config, error) { return FarConfig(near, tmpl) }
 }
 
 // Peer is the near side's handle on a far host running `rig bench serve`.
@@ -38,14 +40,14 @@ type Peer struct {
 // on the peer and, once it is ready, the near side with local; the result
 // holds both sides (MergePeer). The near side's drain waits for frames
 // that stopped coming back for up to peerDrainQuiet.
-func (p *Peer) Trial(local RunFunc, far FarFunc) RunFunc {
-	return func(ctx context.Context, near Config) (*Result, error) {
+func (p *Peer) Trial(local bench.RunFunc, far FarFunc) bench.RunFunc {
+	return func(ctx context.Context, near bench.Config) (*bench.Result, error) {
 		fc, err := far(near)
 		if err != nil {
 			return nil, err
 		}
 		near.DrainQuiet = max(near.DrainQuiet, peerDrainQuiet)
-		nr, fr, err := p.Run(ctx, fc, func(ctx context.Context) (*Result, error) { return local(ctx, near) })
+		nr, fr, err := p.Run(ctx, fc, func(ctx context.Context) (*bench.Result, error) { return local(ctx, near) })
 		if err != nil {
 			return nil, err
 		}
@@ -72,14 +74,14 @@ func (p *Peer) authFail(ae *PeerAuthError) error {
 
 // fail is an error naming the peer.
 func (p *Peer) fail(err error, cause, fix string) error {
-	return NewError("peer "+p.Addr, err, cause, fix)
+	return bench.NewError("peer "+p.Addr, err, cause, fix)
 }
 
 // Run asks the peer to run farCfg, runs local once the far side is ready,
 // then stops the far side and returns both results. A far side that
 // refuses, fails or goes away is an error naming the peer; the near run
 // is stopped then.
-func (p *Peer) Run(ctx context.Context, farCfg Config, local func(context.Context) (*Result, error)) (near, far *Result, err error) {
+func (p *Peer) Run(ctx context.Context, farCfg bench.Config, local func(context.Context) (*bench.Result, error)) (near, far *bench.Result, err error) {
 	t := p.Timeouts.orDefault()
 	pc, err := p.connect(ctx, farCfg, t)
 	if err != nil {
@@ -90,7 +92,7 @@ func (p *Peer) Run(ctx context.Context, farCfg Config, local func(context.Contex
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type outcome struct {
-		r   *Result
+		r   *bench.Result
 		err error
 	}
 	localDone := make(chan outcome, 1)
@@ -119,7 +121,7 @@ func (p *Peer) Run(ctx context.Context, farCfg Config, local func(context.Contex
 }
 
 // connect dials, checks hello, sends start and waits for ready.
-func (p *Peer) connect(ctx context.Context, farCfg Config, t PeerTimeouts) (*peerConn, error) {
+func (p *Peer) connect(ctx context.Context, farCfg bench.Config, t PeerTimeouts) (*peerConn, error) {
 	dial := p.Dial
 	if dial == nil {
 		d := net.Dialer{Timeout: t.Dial}
@@ -190,7 +192,7 @@ func orType(err error, m peerMsg) any {
 // sealed false: a refusal before the session (the far side could not
 // prove it holds the token; anyone on the path could have sent it).
 func (p *Peer) refused(m peerMsg, sealed bool) error {
-	e := RunJSONError{Error: "refused"}
+	e := bench.RunJSONError{Error: "refused"}
 	if m.Error != nil {
 		e = *m.Error
 	}
@@ -250,7 +252,7 @@ type farMsg struct {
 }
 
 // finish lets the wire drain, stops the far side and reads its result.
-func (p *Peer) finish(pc *peerConn, farDone <-chan farMsg, t PeerTimeouts) (*Result, error) {
+func (p *Peer) finish(pc *peerConn, farDone <-chan farMsg, t PeerTimeouts) (*bench.Result, error) {
 	var fm farMsg
 	select {
 	case fm = <-farDone: // ended by itself, or died

@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 const testToken = "0123456789abcdef-test-token"
@@ -85,13 +87,13 @@ type fakeFar struct {
 	stopped   chan struct{}
 }
 
-func (f *fakeFar) run(ctx context.Context, cfg Config, ready func()) (*Result, error) {
+func (f *fakeFar) run(ctx context.Context, cfg bench.Config, ready func()) (*bench.Result, error) {
 	f.runs.Add(1)
 	ready()
 	if f.failAfter > 0 {
 		select {
 		case <-time.After(f.failAfter):
-			return nil, NewError("port net_af_packet0", errors.New("the PMD aborted"), "", "see the log")
+			return nil, bench.NewError("port net_af_packet0", errors.New("the PMD aborted"), "", "see the log")
 		case <-ctx.Done():
 		}
 	}
@@ -99,8 +101,8 @@ func (f *fakeFar) run(ctx context.Context, cfg Config, ready func()) (*Result, e
 	if f.stopped != nil {
 		close(f.stopped)
 	}
-	return &Result{SchemaVersion: SchemaVersion, Role: cfg.Role, DurationS: 2, Received: f.rx, Unstamped: f.unstamped, Interrupted: true, Memory: "--no-huge", Cores: 1,
-		Ports: []PortStats{{Name: "net_af_packet0", Driver: "net_af_packet", RxPkts: f.rx, RxMpps: float64(f.rx) / 2 / 1e6}}}, nil
+	return &bench.Result{SchemaVersion: bench.SchemaVersion, Role: cfg.Role, DurationS: 2, Received: f.rx, Unstamped: f.unstamped, Interrupted: true, Memory: "--no-huge", Cores: 1,
+		Ports: []bench.PortStats{{Name: "net_af_packet0", Driver: "net_af_packet", RxPkts: f.rx, RxMpps: float64(f.rx) / 2 / 1e6}}}, nil
 }
 
 // pipePeer is a Peer whose connections are served in memory by srv.
@@ -113,15 +115,15 @@ func pipePeer(t *testing.T, srv *Server, token string) *Peer {
 	}}
 }
 
-func nearGen(sent uint64) RunFunc {
-	return func(ctx context.Context, c Config) (*Result, error) {
-		return &Result{SchemaVersion: SchemaVersion, Role: c.Role, DurationS: 1, Sent: sent, Latency: &Latency{Samples: 1},
-			Ports: []PortStats{{Name: "net_af_packet0", Driver: "net_af_packet", TxPkts: sent, TxMpps: float64(sent) / 1e6}}}, nil
+func nearGen(sent uint64) bench.RunFunc {
+	return func(ctx context.Context, c bench.Config) (*bench.Result, error) {
+		return &bench.Result{SchemaVersion: bench.SchemaVersion, Role: c.Role, DurationS: 1, Sent: sent, Latency: &bench.Latency{Samples: 1},
+			Ports: []bench.PortStats{{Name: "net_af_packet0", Driver: "net_af_packet", TxPkts: sent, TxMpps: float64(sent) / 1e6}}}, nil
 	}
 }
 
-func farRx(near Config) (Config, error) {
-	return FarTemplate(Config{VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})(near)
+func farRx(near bench.Config) (bench.Config, error) {
+	return FarTemplate(bench.Config{VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})(near)
 }
 
 // One trial across two hosts: the far receiver's counters and the near
@@ -131,7 +133,7 @@ func TestPeerTrialMergesBothSides(t *testing.T) {
 	far := &fakeFar{rx: 99000}
 	log := &syncBuf{}
 	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer, Policy: testPolicy}
-	r, err := pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx)(context.Background(), Config{Role: RoleGen})
+	r, err := pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,26 +159,26 @@ func TestPeerRefusals(t *testing.T) {
 	far := &fakeFar{}
 	log := &syncBuf{}
 	srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer, Policy: testPolicy}
-	_, err := pipePeer(t, srv, "not-the-token-at-all").Trial(nearGen(1), farRx)(context.Background(), Config{Role: RoleGen})
+	_, err := pipePeer(t, srv, "not-the-token-at-all").Trial(nearGen(1), farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 	var pe *PeerError
 	if !errors.As(err, &pe) || pe.Code != PeerCodeAuth || !strings.Contains(err.Error(), "peer far:7400: refused (auth): serve: authentication failed") {
 		t.Errorf("wrong token: %v", err)
 	}
 	for _, c := range []struct {
-		far  Config
+		far  bench.Config
 		want string
 	}{
-		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, FrameSize: 10}, "--size 10"},
-		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, Cores: 500}, "--cores 500"},
-		{Config{Role: RoleGen, VDevs: []string{"net_null0"}}, `role "gen"`},
-		{Config{Role: RoleRx, VDevs: []string{"net_pcap0,tx_pcap=/etc/passwd"}}, `--vdev "net_pcap0,tx_pcap=/etc/passwd": driver net_pcap is not served`},
-		{Config{Role: RoleRx, VDevs: []string{"eth_pcap0,tx_pcap=/etc/passwd"}}, "driver net_pcap (eth_pcap is DPDK's alias of it) is not served"},
-		{Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=eth9"}}, "netdev eth9 is not one serve was started with (--allow-netdev)"},
-		{Config{Role: RoleFwd, VDevs: []string{"net_null0"}, EAL: []string{"--log-file", "/x"}}, "--eal --log-file"},
-		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, Pcap: "/etc/shadow"}, "--pcap is not served"},
-		{Config{Role: RoleRx, VDevs: []string{"net_null0"}, HugeDir: "/"}, "--huge-dir is not served"},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0"}, FrameSize: 10}, "--size 10"},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0"}, Cores: 500}, "--cores 500"},
+		{bench.Config{Role: bench.RoleGen, VDevs: []string{"net_null0"}}, `role "gen"`},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_pcap0,tx_pcap=/etc/passwd"}}, `--vdev "net_pcap0,tx_pcap=/etc/passwd": driver net_pcap is not served`},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"eth_pcap0,tx_pcap=/etc/passwd"}}, "driver net_pcap (eth_pcap is DPDK's alias of it) is not served"},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=eth9"}}, "netdev eth9 is not one serve was started with (--allow-netdev)"},
+		{bench.Config{Role: bench.RoleFwd, VDevs: []string{"net_null0"}, EAL: []string{"--log-file", "/x"}}, "--eal --log-file"},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0"}, Pcap: "/etc/shadow"}, "--pcap is not served"},
+		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0"}, HugeDir: "/"}, "--huge-dir is not served"},
 	} {
-		_, err := pipePeer(t, srv, testToken).Trial(nearGen(1), func(Config) (Config, error) { return c.far, nil })(context.Background(), Config{Role: RoleGen})
+		_, err := pipePeer(t, srv, testToken).Trial(nearGen(1), func(bench.Config) (bench.Config, error) { return c.far, nil })(context.Background(), bench.Config{Role: bench.RoleGen})
 		if !errors.As(err, &pe) || pe.Code != PeerCodeConfig || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("far %+v: %v, want a config refusal naming %q", c.far, err, c.want)
 		}
@@ -192,7 +194,7 @@ func TestPeerRefusals(t *testing.T) {
 	go srv.Handle(context.Background(), s)
 	pc := newPeerConn(c)
 	hello, _ := pc.recv(time.Second, maxPeerRequest)
-	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	cn, _ := newNonce()
 	_ = pc.send(peerMsg{Type: peerStart, Version: "rig.bench.peer/v1", Config: raw, ClientNonce: cn, MAC: startMAC([]byte(testToken), "rig.bench.peer/v1", hello.Nonce, cn, raw)}, time.Second)
 	m, _ := pc.recv(time.Second, maxPeerRequest)
@@ -206,7 +208,7 @@ func TestPeerRefusals(t *testing.T) {
 // nonce) is refused: the server's nonce is new each time.
 func TestPeerReplayRefused(t *testing.T) {
 	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{}).run, Timeouts: fastPeer, Policy: testPolicy}
-	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	var first peerMsg
 	for i := 0; i < 2; i++ {
 		c, s := net.Pipe()
@@ -236,18 +238,18 @@ func TestPeerBusy(t *testing.T) {
 	srv := &Server{Token: []byte(testToken), Run: far.run, Timeouts: fastPeer, Policy: testPolicy}
 	started := make(chan struct{})
 	release := make(chan struct{})
-	slowNear := func(ctx context.Context, c Config) (*Result, error) {
+	slowNear := func(ctx context.Context, c bench.Config) (*bench.Result, error) {
 		close(started)
 		<-release
 		return nearGen(1)(ctx, c)
 	}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := pipePeer(t, srv, testToken).Trial(slowNear, farRx)(context.Background(), Config{Role: RoleGen})
+		_, err := pipePeer(t, srv, testToken).Trial(slowNear, farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 		errc <- err
 	}()
 	<-started
-	_, err := pipePeer(t, srv, testToken).Trial(nearGen(1), farRx)(context.Background(), Config{Role: RoleGen})
+	_, err := pipePeer(t, srv, testToken).Trial(nearGen(1), farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 	var pe *PeerError
 	if !errors.As(err, &pe) || pe.Code != PeerCodeBusy {
 		t.Errorf("second caller: %v", err)
@@ -261,7 +263,7 @@ func TestPeerBusy(t *testing.T) {
 // A far side that dies mid-run, or goes away, is an error naming the
 // peer, and the near run is stopped.
 func TestPeerFarDiesMidRun(t *testing.T) {
-	waitNear := func(ctx context.Context, c Config) (*Result, error) {
+	waitNear := func(ctx context.Context, c bench.Config) (*bench.Result, error) {
 		select {
 		case <-ctx.Done():
 			return nil, errors.New("near stopped")
@@ -270,7 +272,7 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 		}
 	}
 	srv := &Server{Token: []byte(testToken), Run: (&fakeFar{failAfter: 50 * time.Millisecond}).run, Timeouts: fastPeer, Policy: testPolicy}
-	_, err := pipePeer(t, srv, testToken).Trial(waitNear, farRx)(context.Background(), Config{Role: RoleGen})
+	_, err := pipePeer(t, srv, testToken).Trial(waitNear, farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 	var pe *PeerError
 	if !errors.As(err, &pe) || pe.Code != PeerCodeRun || !strings.Contains(err.Error(), "peer far:7400: the far run failed (run): port net_af_packet0: the PMD aborted") {
 		t.Errorf("far died: %v", err)
@@ -288,7 +290,7 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 		}()
 		return c, nil
 	}}
-	_, err = p.Trial(waitNear, farRx)(context.Background(), Config{Role: RoleGen})
+	_, err = p.Trial(waitNear, farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 	if err == nil || !strings.Contains(err.Error(), "bench: peer far:7400: the far side went away mid-run: the connection closed") {
 		t.Errorf("far gone: %v", err)
 	}
@@ -303,7 +305,7 @@ func TestPeerFarDiesMidRun(t *testing.T) {
 		}()
 		return c, nil
 	}
-	_, err = p.Trial(waitNear, farRx)(context.Background(), Config{Role: RoleGen})
+	_, err = p.Trial(waitNear, farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 	if err == nil || !strings.Contains(err.Error(), "waiting for the far rx to start: nothing for 100ms: timed out") {
 		t.Errorf("silent far: %v", err)
 	}
@@ -321,7 +323,7 @@ func TestPeerNearGoneStopsFar(t *testing.T) {
 		close(done)
 	}()
 	pc := newPeerConn(c)
-	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	nearStart(t, pc, testToken, raw, "")
 	if m, _ := pc.recv(time.Second, maxPeerRequest); m.Type != peerReady {
 		t.Fatalf("want ready, got %+v", m)
@@ -342,24 +344,24 @@ func TestPeerNearGoneStopsFar(t *testing.T) {
 // frames without rig's stamp, are no measurement; far invalid reasons
 // stay, said to be the far side's.
 func TestMergePeerValidity(t *testing.T) {
-	near := &Result{Role: RoleGen, DurationS: 1, Sent: 100, Ports: []PortStats{{Name: "a", TxPkts: 100}}}
-	far := &Result{Role: RoleRx, DurationS: 3, Received: 150, Unstamped: 50, Invalid: []string{"a link lost"}, Ports: []PortStats{{Name: "b", RxPkts: 150, RxMpps: 0.00005}}}
-	r := MergePeer(Config{Role: RoleGen}, near, far, "x:1")
+	near := &bench.Result{Role: bench.RoleGen, DurationS: 1, Sent: 100, Ports: []bench.PortStats{{Name: "a", TxPkts: 100}}}
+	far := &bench.Result{Role: bench.RoleRx, DurationS: 3, Received: 150, Unstamped: 50, Invalid: []string{"a link lost"}, Ports: []bench.PortStats{{Name: "b", RxPkts: 150, RxMpps: 0.00005}}}
+	r := MergePeer(bench.Config{Role: bench.RoleGen}, near, far, "x:1")
 	inv := strings.Join(r.Invalid, "\n")
 	if r.Lost != -50 || !strings.Contains(inv, "far side: a link lost") || !strings.Contains(inv, "the far side received 150 frames but the near side sent 100") ||
 		!strings.Contains(inv, "50 frames received on the far side carry no rig stamp") || math.Abs(r.Ports[1].RxMpps-0.00015) > 1e-12 {
 		t.Errorf("merged: %+v\n%s", r, inv)
 	}
 	// loop: the near side's own receiver, its latency (one clock) kept
-	ln := &Result{Role: RoleLoop, DurationS: 1, Sent: 10, Received: 10, Latency: &Latency{Samples: 10}}
-	if r := MergePeer(Config{Role: RoleLoop}, ln, &Result{Role: RoleFwd, DurationS: 1}, "x:1"); r.Latency == nil || r.Received != 10 || len(r.Invalid) != 0 {
+	ln := &bench.Result{Role: bench.RoleLoop, DurationS: 1, Sent: 10, Received: 10, Latency: &bench.Latency{Samples: 10}}
+	if r := MergePeer(bench.Config{Role: bench.RoleLoop}, ln, &bench.Result{Role: bench.RoleFwd, DurationS: 1}, "x:1"); r.Latency == nil || r.Received != 10 || len(r.Invalid) != 0 {
 		t.Errorf("loop merge: %+v", r)
 	}
-	if _, err := FarConfig(Config{Role: RoleRx}, Config{}); err == nil {
+	if _, err := FarConfig(bench.Config{Role: bench.RoleRx}, bench.Config{}); err == nil {
 		t.Error("rx --peer: want an error")
 	}
-	f, err := FarConfig(Config{Role: RoleLoop, RxQ: 2, TxQ: 2, Burst: 64, Count: 5, Duration: time.Second, Profile: "mlx5-no-inline"}, Config{VDevs: []string{"net_null0"}, Cores: 2})
-	if err != nil || f.Role != RoleFwd || f.RxQ != 2 || f.Burst != 64 || f.Count != 0 || f.Duration != 0 || f.Cores != 2 || f.FwdMode != "io" || f.Profile != "mlx5-no-inline" {
+	f, err := FarConfig(bench.Config{Role: bench.RoleLoop, RxQ: 2, TxQ: 2, Burst: 64, Count: 5, Duration: time.Second, Profile: "mlx5-no-inline"}, bench.Config{VDevs: []string{"net_null0"}, Cores: 2})
+	if err != nil || f.Role != bench.RoleFwd || f.RxQ != 2 || f.Burst != 64 || f.Count != 0 || f.Duration != 0 || f.Cores != 2 || f.FwdMode != "io" || f.Profile != "mlx5-no-inline" {
 		t.Errorf("far config: %+v %v", f, err)
 	}
 }
@@ -368,11 +370,11 @@ func TestMergePeerValidity(t *testing.T) {
 // decoder, nor the far-config check a start goes through; what the check
 // accepts is a receiver or forwarder that validates.
 func FuzzPeerMessage(f *testing.F) {
-	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	for _, m := range []peerMsg{
 		{Type: peerStart, Version: PeerProtocol, Config: raw, MAC: "00", ClientNonce: "ab"},
-		{Type: peerResult, Result: &Result{Role: RoleRx, Ports: []PortStats{{Name: "x"}}}},
-		{Type: peerError, Code: PeerCodeAuth, Error: &RunJSONError{Error: "e"}},
+		{Type: peerResult, Result: &bench.Result{Role: bench.RoleRx, Ports: []bench.PortStats{{Name: "x"}}}},
+		{Type: peerError, Code: PeerCodeAuth, Error: &bench.RunJSONError{Error: "e"}},
 	} {
 		b, _ := json.Marshal(m)
 		f.Add(append(b, '\n'))
@@ -385,7 +387,7 @@ func FuzzPeerMessage(f *testing.F) {
 			return
 		}
 		if c, err := checkFarConfig(m.Config, &testPolicy); err == nil {
-			if (c.Role != RoleRx && c.Role != RoleFwd) || c.Pcap != "" || len(c.EAL) > 0 || c.HugeDir != "" {
+			if (c.Role != bench.RoleRx && c.Role != bench.RoleFwd) || c.Pcap != "" || len(c.EAL) > 0 || c.HugeDir != "" {
 				t.Errorf("accepted %+v", c)
 			}
 		}

@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"context"
@@ -10,12 +10,14 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"rig/bench"
 )
 
 // ServeRunFunc runs one far-side dataplane with cfg and calls ready once it
 // runs (ports up, lcores polling); a cancelled ctx stops it and returns
 // its partial result. Serve uses Child.Run (a fresh EAL per run).
-type ServeRunFunc func(ctx context.Context, cfg Config, ready func()) (*Result, error)
+type ServeRunFunc func(ctx context.Context, cfg bench.Config, ready func()) (*bench.Result, error)
 
 // Server is the far side of a two-host run (rig bench serve): it runs the
 // receiver or forwarder a near side asks for, one at a time, and reports
@@ -186,7 +188,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 	}
 	if !s.busy.TryLock() {
 		s.logf("%s: refused: busy with another run", who)
-		s.refuse(pc, t.Handshake, PeerCodeBusy, NewError("serve", errors.New("busy: another near side's run is in progress"), "", "wait for it to end; serve runs one trial at a time"))
+		s.refuse(pc, t.Handshake, PeerCodeBusy, bench.NewError("serve", errors.New("busy: another near side's run is in progress"), "", "wait for it to end; serve runs one trial at a time"))
 		return
 	}
 	// free once the run has ended, before its result goes out: the near
@@ -206,7 +208,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 // handshake sends hello and reads start before deadline: version, token
 // and config are checked before anything runs, and the session starts.
 // ok false: the caller was refused (told why).
-func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg Config, ok bool) {
+func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg bench.Config, ok bool) {
 	nonce, err := newNonce()
 	if err != nil {
 		s.logf("%s: %v", who, err)
@@ -227,11 +229,11 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg Co
 		return cfg, false
 	case m.Version != PeerProtocol:
 		s.logf("%s: refused: protocol %q, this rig speaks %s", who, m.Version, PeerProtocol)
-		refuse(PeerCodeVersion, NewError("serve", fmt.Errorf("protocol %q: this rig speaks %s", m.Version, PeerProtocol), "", "run the same rig version on both hosts"))
+		refuse(PeerCodeVersion, bench.NewError("serve", fmt.Errorf("protocol %q: this rig speaks %s", m.Version, PeerProtocol), "", "run the same rig version on both hosts"))
 		return cfg, false
 	case !validNonce(m.ClientNonce) || !macEqual(m.MAC, startMAC(s.Token, m.Version, nonce, m.ClientNonce, m.Config)):
 		s.logf("%s: refused: authentication failed (the token does not match)", who)
-		refuse(PeerCodeAuth, NewError("serve", errors.New("authentication failed"), "", "give --peer-token-file the token file serve was started with (--token-file)"))
+		refuse(PeerCodeAuth, bench.NewError("serve", errors.New("authentication failed"), "", "give --peer-token-file the token file serve was started with (--token-file)"))
 		return cfg, false
 	}
 	pc.sess = newPeerSession(s.Token, nonce, m.ClientNonce, sideFar)
@@ -251,20 +253,20 @@ func (s *Server) refuse(pc *peerConn, timeout time.Duration, code string, err er
 
 // refuseBy tells the caller why it gets nothing, before deadline.
 func (s *Server) refuseBy(pc *peerConn, deadline time.Time, code string, err error) {
-	e := NewRunJSONError(err)
+	e := bench.NewRunJSONError(err)
 	_ = pc.sendBy(peerMsg{Type: peerError, Code: code, Error: &e}, deadline)
 }
 
 // runOne runs cfg until the caller says stop (or goes away, or the run
 // ends by itself), telling it when the run is ready and what it measured;
 // release is called once the run has ended, before the reply.
-func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg Config, t PeerTimeouts, release func()) {
+func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg bench.Config, t PeerTimeouts, release func()) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready := make(chan struct{})
 	var once sync.Once
 	type outcome struct {
-		r   *Result
+		r   *bench.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -284,7 +286,7 @@ func (s *Server) runOne(ctx context.Context, pc *peerConn, who string, cfg Confi
 		<-done
 		release()
 		s.logf("%s: the run was not ready within %v; stopped", who, t.Ready)
-		s.refuse(pc, t.Result, PeerCodeRun, NewError("far "+string(cfg.Role), fmt.Errorf("not ready within %v", t.Ready), "", "see the serve host's log"))
+		s.refuse(pc, t.Result, PeerCodeRun, bench.NewError("far "+string(cfg.Role), fmt.Errorf("not ready within %v", t.Ready), "", "see the serve host's log"))
 		return
 	}
 	if err := pc.send(peerMsg{Type: peerReady}, t.Handshake); err != nil {
@@ -345,7 +347,7 @@ func (s *Server) watchCaller(pc *peerConn, t PeerTimeouts) <-chan error {
 }
 
 // reply sends the run's result, or its error.
-func (s *Server) reply(pc *peerConn, who string, t PeerTimeouts, r *Result, err error, how string) {
+func (s *Server) reply(pc *peerConn, who string, t PeerTimeouts, r *bench.Result, err error, how string) {
 	if err != nil {
 		s.logf("%s: the run %s: %v", who, how, err)
 		s.refuse(pc, t.Result, PeerCodeRun, err)
@@ -357,14 +359,14 @@ func (s *Server) reply(pc *peerConn, who string, t PeerTimeouts, r *Result, err 
 	}
 }
 
-func portRx(r *Result) (n uint64) {
+func portRx(r *bench.Result) (n uint64) {
 	for _, p := range r.Ports {
 		n += p.RxPkts
 	}
 	return n
 }
 
-func portTx(r *Result) (n uint64) {
+func portTx(r *bench.Result) (n uint64) {
 	for _, p := range r.Ports {
 		n += p.TxPkts
 	}

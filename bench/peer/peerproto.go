@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"rig/bench"
 )
 
 // PeerProtocol is the version of the two-host protocol (rig bench serve
@@ -70,15 +72,15 @@ const (
 
 // peerMsg is one protocol message.
 type peerMsg struct {
-	Type        string          `json:"type"`
-	Version     string          `json:"version,omitempty"`
-	Nonce       string          `json:"nonce,omitempty"`
-	ClientNonce string          `json:"clientNonce,omitempty"`
-	Config      json.RawMessage `json:"config,omitempty"`
-	MAC         string          `json:"mac,omitempty"`
-	Result      *Result         `json:"result,omitempty"`
-	Code        string          `json:"code,omitempty"`
-	Error       *RunJSONError   `json:"error,omitempty"`
+	Type        string              `json:"type"`
+	Version     string              `json:"version,omitempty"`
+	Nonce       string              `json:"nonce,omitempty"`
+	ClientNonce string              `json:"clientNonce,omitempty"`
+	Config      json.RawMessage     `json:"config,omitempty"`
+	MAC         string              `json:"mac,omitempty"`
+	Result      *bench.Result       `json:"result,omitempty"`
+	Code        string              `json:"code,omitempty"`
+	Error       *bench.RunJSONError `json:"error,omitempty"`
 }
 
 // Message size limits: a start (a config) is small; a result carries the
@@ -103,7 +105,7 @@ type PeerTimeouts struct {
 // seconds on a loaded host; the far child gets DefaultChildGrace to stop.
 func DefaultPeerTimeouts() PeerTimeouts {
 	return PeerTimeouts{Dial: 10 * time.Second, Handshake: 10 * time.Second, Ready: 90 * time.Second, Idle: 10 * time.Second,
-		Alive: time.Second, Result: DefaultChildGrace + 20*time.Second, Drain: 500 * time.Millisecond}
+		Alive: time.Second, Result: bench.DefaultChildGrace + 20*time.Second, Drain: 500 * time.Millisecond}
 }
 
 // orDefault fills zero fields.

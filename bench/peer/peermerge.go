@@ -1,24 +1,26 @@
-package bench
+package peer
 
 import (
 	"fmt"
+
+	"rig/bench"
 )
 
 // FarConfig is the far side's config for a near one: the far role, the
 // far ports and lcores of tmpl, and the near side's queue, descriptor,
 // burst and cache settings; no count or duration (the near side stops
 // it), the near side's interval.
-func FarConfig(near, tmpl Config) (Config, error) {
-	role, err := FarRole(near.Role)
+func FarConfig(near, tmpl bench.Config) (bench.Config, error) {
+	role, err := bench.FarRole(near.Role)
 	if err != nil {
-		return Config{}, err
+		return bench.Config{}, err
 	}
 	f := tmpl
 	f.Role = role
 	f.RxQ, f.TxQ, f.RxD, f.TxD = near.RxQ, near.TxQ, near.RxD, near.TxD
 	f.Burst, f.MbufCache, f.Interval, f.Profile = near.Burst, near.MbufCache, near.Interval, near.Profile
 	f.Count, f.Duration = 0, 0
-	if role == RoleFwd && f.FwdMode == "" {
+	if role == bench.RoleFwd && f.FwdMode == "" {
 		f.FwdMode = "io"
 	}
 	return f, nil
@@ -31,7 +33,7 @@ func FarConfig(near, tmpl Config) (Config, error) {
 // are the run's; rx > tx, or frames without rig's stamp there, make it
 // invalid. Latency across hosts is not reported: the stamps are the near
 // host's TSC, the far host's clock is another.
-func MergePeer(nearCfg Config, near, far *Result, addr string) *Result {
+func MergePeer(nearCfg bench.Config, near, far *bench.Result, addr string) *bench.Result {
 	r := *near
 	r.Ports = nil
 	for _, p := range near.Ports {
@@ -49,12 +51,12 @@ func MergePeer(nearCfg Config, near, far *Result, addr string) *Result {
 		}
 		r.Ports = append(r.Ports, p)
 	}
-	r.Peer = &PeerSide{Addr: addr, Role: far.Role, Memory: far.Memory, Cores: far.Cores, MaxRate: far.MaxRate, Warnings: far.Warnings, RanS: far.DurationS}
+	r.Peer = &bench.PeerSide{Addr: addr, Role: far.Role, Memory: far.Memory, Cores: far.Cores, MaxRate: far.MaxRate, Warnings: far.Warnings, RanS: far.DurationS}
 	r.Invalid = append([]string(nil), near.Invalid...)
 	for _, why := range far.Invalid {
 		r.Invalid = append(r.Invalid, "far side: "+why)
 	}
-	if near.Role == RoleGen {
+	if near.Role == bench.RoleGen {
 		r.Received, r.SeqGaps, r.Reordered, r.Unstamped = far.Received, far.SeqGaps, far.Reordered, far.Unstamped
 		r.Lost = int64(r.Sent) - int64(r.Received)
 		r.Latency = nil
@@ -65,7 +67,7 @@ func MergePeer(nearCfg Config, near, far *Result, addr string) *Result {
 }
 
 // judgePeer: the rules a loop's receiver follows, across hosts.
-func judgePeer(c Config, r *Result) []string {
+func judgePeer(c bench.Config, r *bench.Result) []string {
 	var bad []string
 	if r.Received > r.Sent {
 		bad = append(bad, fmt.Sprintf("the far side received %d frames but the near side sent %d: the far port gets frames that are not the generator's (another sender on the link, a looped or flooding switch)", r.Received, r.Sent))

@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 // The far config's allow-list: only net_null, net_ring, net_memif (its
@@ -24,7 +26,7 @@ func TestFarConfigAllowList(t *testing.T) {
 	dir := t.TempDir()
 	pol := &FarPolicy{Netdevs: []string{"p0", "dpa"}, PCI: []string{"0000:03:00.0"}, MemifDir: dir}
 	rx := func(vdevs []string, ports ...string) json.RawMessage {
-		raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: vdevs, Ports: ports, NoHuge: true})
+		raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: vdevs, Ports: ports, NoHuge: true})
 		return raw
 	}
 	for _, c := range []struct {
@@ -80,14 +82,14 @@ func TestFarConfigAllowList(t *testing.T) {
 		{[]string{"net_null0"}, []string{"net_null0,size=1"}, "names neither a --peer-vdev nor a PCI address"},
 	} {
 		_, err := checkFarConfig(rx(c.vdevs, c.ports...), pol)
-		var e *Error
+		var e *bench.Error
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &e) || e.Fix() == "" {
 			t.Errorf("%q %q: %v, want a refusal with a fix naming %q", c.vdevs, c.ports, err, c.want)
 		}
 	}
 	// the fix says how to allow it on the far host
 	_, err := checkFarConfig(rx([]string{"net_af_packet0,iface=eth9"}), pol)
-	var e *Error
+	var e *bench.Error
 	if !errors.As(err, &e) || !strings.Contains(e.Fix(), "start serve with --allow-netdev eth9") {
 		t.Errorf("af_packet fix: %v", err)
 	}
@@ -250,7 +252,7 @@ func TestPeerSealedMessages(t *testing.T) {
 			return [][]byte{l}
 		}
 	}
-	slowNear := func(ctx context.Context, c Config) (*Result, error) {
+	slowNear := func(ctx context.Context, c bench.Config) (*bench.Result, error) {
 		select {
 		case <-time.After(150 * time.Millisecond):
 		case <-ctx.Done():
@@ -280,7 +282,7 @@ func TestPeerSealedMessages(t *testing.T) {
 			srv := &Server{Token: []byte(testToken), Run: far.run, Log: log, Timeouts: fastPeer, Policy: testPolicy}
 			m := &mitm{edit: c.edit}
 			p := &Peer{Addr: "far:7400", Token: []byte(testToken), Timeouts: fastPeer, Dial: func(context.Context, string) (net.Conn, error) { return m.pipe(srv), nil }}
-			r, err := p.Trial(slowNear, farRx)(context.Background(), Config{Role: RoleGen})
+			r, err := p.Trial(slowNear, farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 			switch {
 			case c.nearErr == "" && c.farLog == "done: received 99000":
 				if err != nil || r.Received != 99000 {
@@ -307,7 +309,7 @@ func TestPeerSealedMessages(t *testing.T) {
 	c, s := net.Pipe()
 	go srv.Handle(context.Background(), s)
 	pc := newPeerConn(c)
-	raw, _ := json.Marshal(Config{Role: RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=dpa"}, NoHuge: true})
 	hello, _ := pc.recv(time.Second, maxPeerRequest)
 	cn, other := strings.Repeat("a", 64), strings.Repeat("b", 64)
 	_ = pc.send(peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, ClientNonce: other, MAC: startMAC([]byte(testToken), PeerProtocol, hello.Nonce, cn, raw)}, time.Second)
@@ -468,9 +470,9 @@ func TestServePendingCap(t *testing.T) {
 	}
 	// a legitimate caller is served once the idle ones are gone
 	p := &Peer{Addr: ln.Addr().String(), Token: []byte(testToken), Timeouts: fastPeer}
-	var r *Result
+	var r *bench.Result
 	for deadline := time.Now().Add(3 * time.Second); ; {
-		r, err = p.Trial(nearGen(10), farRx)(context.Background(), Config{Role: RoleGen})
+		r, err = p.Trial(nearGen(10), farRx)(context.Background(), bench.Config{Role: bench.RoleGen})
 		if err == nil || time.Now().After(deadline) {
 			break
 		}

@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"rig/bench"
 	"rig/internal/pci"
 )
 
@@ -144,7 +145,7 @@ func servedDrivers() string {
 
 // farRefusal is a far config serve does not run: what and the fix.
 func farRefusal(what, fix string) error {
-	return NewError("far config", errors.New(what), "serve runs receivers and forwarders on the devices its host allowed when it started, nothing that reads or writes its host's files", fix)
+	return bench.NewError("far config", errors.New(what), "serve runs receivers and forwarders on the devices its host allowed when it started, nothing that reads or writes its host's files", fix)
 }
 
 // parseFarDevargs splits devargs into the device and its options,
@@ -160,7 +161,7 @@ func parseFarDevargs(s string) (dev string, keys []string, vals map[string]strin
 	if strings.Count(s, "[") != strings.Count(s, "]") {
 		return "", nil, nil, errors.New("unbalanced brackets")
 	}
-	parts := SplitDevargs(s)
+	parts := bench.SplitDevargs(s)
 	dev, vals = parts[0], map[string]string{}
 	if dev == "" {
 		return "", nil, nil, errors.New("no device before the first comma")
@@ -291,7 +292,7 @@ func checkFarPort(p *FarPolicy, port string, vdevs map[string]bool) error {
 func farPCIProfileKeys() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, pr := range Profiles() {
+	for _, pr := range bench.Profiles() {
 		for _, kv := range pr.Devargs {
 			k, _, _ := strings.Cut(kv, "=")
 			if !seen[k] {
@@ -319,18 +320,18 @@ func farPCIOptions() map[string]bool {
 // p's netdevs and PCI functions; memif sockets moved into p.MemifDir),
 // then Config.Validate as `rig bench run-json` does. It returns the
 // config serve runs.
-func checkFarConfig(raw json.RawMessage, p *FarPolicy) (Config, error) {
-	var cfg Config
+func checkFarConfig(raw json.RawMessage, p *FarPolicy) (bench.Config, error) {
+	var cfg bench.Config
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return cfg, NewError("far config", err, "", "run the same rig version on both hosts")
+		return cfg, bench.NewError("far config", err, "", "run the same rig version on both hosts")
 	}
-	refuse := func(what string) (Config, error) {
+	refuse := func(what string) (bench.Config, error) {
 		return cfg, farRefusal(what+" is not served", "run that part on the far host itself")
 	}
 	switch {
-	case cfg.Role != RoleRx && cfg.Role != RoleFwd:
+	case cfg.Role != bench.RoleRx && cfg.Role != bench.RoleFwd:
 		return refuse(fmt.Sprintf("role %q (a far side receives or forwards)", cfg.Role))
 	case cfg.Pcap != "":
 		return refuse("--pcap")
@@ -370,10 +371,10 @@ func checkFarConfig(raw json.RawMessage, p *FarPolicy) (Config, error) {
 
 // memifSocketsIn are the socket paths of cfg's memif vdevs inside dir
 // (serve removes a stale one before a run: each run's server binds anew).
-func memifSocketsIn(cfg Config, dir string) []string {
+func memifSocketsIn(cfg bench.Config, dir string) []string {
 	var out []string
 	for _, v := range cfg.VDevs {
-		name, kv := MemifDevargs(v)
+		name, kv := bench.MemifDevargs(v)
 		if strings.HasPrefix(name, "net_memif") && filepath.Dir(kv["socket"]) == dir {
 			out = append(out, kv["socket"])
 		}
