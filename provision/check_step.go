@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
@@ -47,7 +48,7 @@ func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec)
 	}
 	h := env.Host
 	c := ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))
-	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: bench.DefaultTrialGap}
+	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: search.DefaultTrialGap}
 	return s, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/search"
 )
 
 // twoHostLoop is a near loop and a far forwarder capped at capPPS, faked:
@@ -78,14 +79,14 @@ func (h *twoHostLoop) trial(t *testing.T, tmpl bench.Config) bench.RunFunc {
 func TestSweepThroughPeer(t *testing.T) {
 	h := &twoHostLoop{capPPS: 1.5e6}
 	base := bench.Config{Role: bench.RoleLoop, Duration: time.Second, Rate: "1000000pps"}
-	sw, err := bench.PlanSweep(bench.SweepSpec{Base: base, Axes: bench.SweepAxes{Sizes: []int{64, 128}, Queues: []int{1, 2}, Rates: []string{"1000000pps", "2000000pps"}}, Peer: "far:7400"})
+	sw, err := search.PlanSweep(search.SweepSpec{Base: base, Axes: search.SweepAxes{Sizes: []int{64, 128}, Queues: []int{1, 2}, Rates: []string{"1000000pps", "2000000pps"}}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sw.Peer != "far:7400" || sw.FarRole != bench.RoleFwd {
 		t.Fatalf("sweep peer %q far role %q", sw.Peer, sw.FarRole)
 	}
-	bench.RunSweep(context.Background(), sw, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1}), nil)
+	search.RunSweep(context.Background(), sw, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1}), nil)
 	if len(h.farCfgs) != len(sw.Cells) || len(sw.Cells) != 8 {
 		t.Fatalf("%d far runs for %d cells", len(h.farCfgs), len(sw.Cells))
 	}
@@ -96,7 +97,7 @@ func TestSweepThroughPeer(t *testing.T) {
 		}
 		rate, _ := strconv.ParseFloat(strings.TrimSuffix(c.Rate, "pps"), 64)
 		want := min(rate, 1.5e6) / 1e6
-		if c.Status != bench.CellMeasured || c.Mpps != want || c.FarMpps != want || c.Lost != int64(rate-want*1e6) || c.Result.Peer == nil || len(c.Result.Ports) != 4 {
+		if c.Status != search.CellMeasured || c.Mpps != want || c.FarMpps != want || c.Lost != int64(rate-want*1e6) || c.Result.Peer == nil || len(c.Result.Ports) != 4 {
 			t.Errorf("cell %d: %s mpps %v far %v lost %d, want %v", c.N, c.Status, c.Mpps, c.FarMpps, c.Lost, want)
 		}
 	}
@@ -128,11 +129,11 @@ func TestSweepThroughPeer(t *testing.T) {
 // A far forwarder in mac mode counts bytes: the far Gbps is measured.
 func TestSweepThroughPeerFarMACCountsBytes(t *testing.T) {
 	h := &twoHostLoop{capPPS: 1.5e6}
-	sw, err := bench.PlanSweep(bench.SweepSpec{Base: bench.Config{Role: bench.RoleLoop, Duration: time.Second, Rate: "2000000pps"}, Peer: "far:7400"})
+	sw, err := search.PlanSweep(search.SweepSpec{Base: bench.Config{Role: bench.RoleLoop, Duration: time.Second, Rate: "2000000pps"}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bench.RunSweep(context.Background(), sw, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1, FwdMode: "mac"}), nil)
+	search.RunSweep(context.Background(), sw, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, NoHuge: true, Cores: 1, FwdMode: "mac"}), nil)
 	var b strings.Builder
 	sw.PrintTable(&b)
 	if c := sw.Cells[0]; c.FarGbpsNotMeasured || c.FarGbps < 0.76 || c.FarGbps > 0.77 || !strings.Contains(b.String(), "1.500     0.768      ok") || strings.Contains(b.String(), "not measured") {
@@ -145,21 +146,21 @@ func TestSweepThroughPeerFarMACCountsBytes(t *testing.T) {
 // far side is not defined.
 func TestSweepPeerRoles(t *testing.T) {
 	for _, role := range []bench.Role{bench.RoleRx, bench.RoleFwd} {
-		if _, err := bench.PlanSweep(bench.SweepSpec{Base: bench.Config{Role: role, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:1"}); err == nil ||
+		if _, err := search.PlanSweep(search.SweepSpec{Base: bench.Config{Role: role, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:1"}); err == nil ||
 			!strings.Contains(err.Error(), "--peer is for gen") {
 			t.Errorf("sweep --role %s --peer: %v", role, err)
 		}
 	}
 	far := &fakeFar{rx: 90000}
 	srv := &Server{Token: []byte(testToken), Run: far.run, Log: &syncBuf{}, Timeouts: fastPeer, Policy: testPolicy}
-	sw, err := bench.PlanSweep(bench.SweepSpec{Base: bench.Config{Role: bench.RoleGen, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:7400"})
+	sw, err := search.PlanSweep(search.SweepSpec{Base: bench.Config{Role: bench.RoleGen, Duration: time.Second, VDevs: []string{"net_null0"}}, Peer: "far:7400"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bench.RunSweep(context.Background(), sw, pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx), nil)
+	search.RunSweep(context.Background(), sw, pipePeer(t, srv, testToken).Trial(nearGen(100000), farRx), nil)
 	c := sw.Cells[0]
 	// the far result's 2 s are scaled to the near side's 1 s
-	if sw.FarRole != bench.RoleRx || c.Status != bench.CellMeasured || c.Mpps != 0.1 || c.FarMpps != 0.09 || c.Sent != 100000 || c.Received != 90000 || c.Lost != 10000 {
+	if sw.FarRole != bench.RoleRx || c.Status != search.CellMeasured || c.Mpps != 0.1 || c.FarMpps != 0.09 || c.Sent != 100000 || c.Received != 90000 || c.Lost != 10000 {
 		t.Errorf("gen cell: %+v", c)
 	}
 	var b strings.Builder
@@ -175,12 +176,12 @@ func TestSweepPeerRoles(t *testing.T) {
 // says where the lowest lossy trial lost its frames.
 func TestNDRThroughPeer(t *testing.T) {
 	h := &twoHostLoop{capPPS: 50e3}
-	spec := bench.NDRSpec{Base: bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_null0", "net_null1"}}, Sizes: []int{64}, TrialDuration: time.Second,
+	spec := search.NDRSpec{Base: bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_null0", "net_null1"}}, Sizes: []int{64}, TrialDuration: time.Second,
 		Resolution: "500pps", MaxTrials: 20, SearchMax: "80kpps", Peer: "far:7400"}
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	rep := bench.RunNDR(context.Background(), spec, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, MaxRate: "50kpps", Cores: 1}), nil)
+	rep := search.RunNDR(context.Background(), spec, h.trial(t, bench.Config{VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}, MaxRate: "50kpps", Cores: 1}), nil)
 	s := rep.Sizes[0]
 	if rep.Peer != "far:7400" || s.Error != "" || len(s.Invalid) > 0 || s.NDR.Mpps*1e6 < 49.5e3 || s.NDR.Mpps*1e6 > 50.01e3 || !s.NDR.Confirmed {
 		t.Fatalf("ndr: %+v", s)

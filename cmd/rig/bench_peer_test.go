@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/internal/testutil"
 )
 
@@ -483,12 +484,12 @@ func TestBenchSweepNDRPeerFlags(t *testing.T) {
 	// dataplane starts here (the peer is asked first)
 	code, out, errOut := rig(t, "bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--size", "64,128", "--duration", "1s", "--plot", "", "-o", "json",
 		"--peer", "127.0.0.1:1", "--peer-token-file", good, "--peer-vdev", "net_null0")
-	var sw bench.Sweep
+	var sw search.Sweep
 	if err := json.Unmarshal([]byte(out), &sw); err != nil || code != exitFailure || len(sw.Cells) != 2 || sw.Peer != "127.0.0.1:1" || sw.FarRole != bench.RoleRx {
 		t.Fatalf("sweep, peer down: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
 	for _, c := range sw.Cells {
-		if c.Status != bench.CellFailed || !strings.Contains(c.Error, "peer 127.0.0.1:1") || !strings.Contains(c.Error, "rig bench serve") {
+		if c.Status != search.CellFailed || !strings.Contains(c.Error, "peer 127.0.0.1:1") || !strings.Contains(c.Error, "rig bench serve") {
 			t.Errorf("cell %d: %s %s", c.N, c.Status, c.Error)
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package search
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
 // fakePath is a loop through a DUT that forwards at most capPPS (the rest
@@ -18,15 +20,15 @@ import (
 type fakePath struct {
 	capPPS, genPPS float64
 	invalidAt1518  bool
-	runs           []Config
+	runs           []bench.Config
 }
 
-func (f *fakePath) run(_ context.Context, c Config) (*Result, error) {
+func (f *fakePath) run(_ context.Context, c bench.Config) (*bench.Result, error) {
 	f.runs = append(f.runs, c)
 	secs := c.Duration.Seconds()
 	pps := f.genPPS
 	if c.Rate != "" {
-		asked, err := ParseRate(c.Rate, c.FrameSize, 0)
+		asked, err := bench.ParseRate(c.Rate, c.FrameSize, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -34,9 +36,9 @@ func (f *fakePath) run(_ context.Context, c Config) (*Result, error) {
 	}
 	sent := uint64(pps * secs)
 	recv := uint64(math.Min(pps, f.capPPS) * secs)
-	r := &Result{SchemaVersion: SchemaVersion, Role: RoleLoop, FrameSize: c.FrameSize, DurationS: secs, SendS: secs, Sent: sent, Received: recv, Lost: int64(sent - recv)}
+	r := &bench.Result{SchemaVersion: bench.SchemaVersion, Role: bench.RoleLoop, FrameSize: c.FrameSize, DurationS: secs, SendS: secs, Sent: sent, Received: recv, Lost: int64(sent - recv)}
 	if c.Rate != "" && pps < 0.9*mustRate(c) { // as Judge says it
-		r.Invalid = append(r.Invalid, RateNotReached+c.Rate+" ...")
+		r.Invalid = append(r.Invalid, bench.RateNotReached+c.Rate+" ...")
 	}
 	if c.FrameSize == 1518 && f.invalidAt1518 {
 		r.Received = sent + 10
@@ -45,13 +47,13 @@ func (f *fakePath) run(_ context.Context, c Config) (*Result, error) {
 	return r, nil
 }
 
-func mustRate(c Config) float64 {
-	v, _ := ParseRate(c.Rate, c.FrameSize, 0)
+func mustRate(c bench.Config) float64 {
+	v, _ := bench.ParseRate(c.Rate, c.FrameSize, 0)
 	return v
 }
 
 func ndrSpec() NDRSpec {
-	return NDRSpec{Base: Config{Role: RoleLoop, VDevs: []string{"net_ring0"}}, Sizes: []int{64}, TrialDuration: 2 * time.Second,
+	return NDRSpec{Base: bench.Config{Role: bench.RoleLoop, VDevs: []string{"net_ring0"}}, Sizes: []int{64}, TrialDuration: 2 * time.Second,
 		Resolution: "0.1%", MaxTrials: 30, PDRLossPct: 0.5}
 }
 
@@ -92,7 +94,7 @@ func TestNDRLineRateBound(t *testing.T) {
 	f := &fakePath{capPPS: 1e6, genPPS: 5e6}
 	rep := RunNDR(context.Background(), spec, f.run, nil)
 	s := rep.Sizes[0]
-	lr := LineRatePPS(1e9, 64) / 1e6 // 1.488 Mpps
+	lr := bench.LineRatePPS(1e9, 64) / 1e6 // 1.488 Mpps
 	if s.SearchMaxMpps != lr || !strings.HasPrefix(s.SearchMaxSource, "line rate (1G)") || math.Abs(s.ResolutionMpps-lr/100) > 1e-12 {
 		t.Errorf("bound %g (%s), resolution %g; want the line rate %g", s.SearchMaxMpps, s.SearchMaxSource, s.ResolutionMpps, lr)
 	}
@@ -154,9 +156,9 @@ func TestNDRRunFailure(t *testing.T) {
 	spec.SearchMax = "1Mpps"
 	n := 0
 	f := &fakePath{capPPS: 5e5, genPPS: 2e6}
-	rep := RunNDR(context.Background(), spec, func(ctx context.Context, c Config) (*Result, error) {
+	rep := RunNDR(context.Background(), spec, func(ctx context.Context, c bench.Config) (*bench.Result, error) {
 		if n++; n == 3 {
-			return nil, NewError("port net_ring0", errors.New("link down"), "", "connect the peer")
+			return nil, bench.NewError("port net_ring0", errors.New("link down"), "", "connect the peer")
 		}
 		return f.run(ctx, c)
 	}, nil)
@@ -173,7 +175,7 @@ func TestNDRSpecValidate(t *testing.T) {
 		mod  func(*NDRSpec)
 		want string
 	}{
-		{func(s *NDRSpec) { s.Base.Role = RoleGen }, "the trials are loop runs"},
+		{func(s *NDRSpec) { s.Base.Role = bench.RoleGen }, "the trials are loop runs"},
 		{func(s *NDRSpec) { s.Sizes = nil }, "--size"},
 		{func(s *NDRSpec) { s.Sizes = []int{32} }, "--size 32"},
 		{func(s *NDRSpec) { s.TrialDuration = time.Millisecond }, "--trial-duration"},
@@ -205,7 +207,7 @@ func TestNDRTrialGap(t *testing.T) {
 	f := &fakePath{capPPS: 5e5, genPPS: 2e6}
 	var at []time.Time
 	start := time.Now()
-	RunNDR(context.Background(), spec, func(ctx context.Context, c Config) (*Result, error) {
+	RunNDR(context.Background(), spec, func(ctx context.Context, c bench.Config) (*bench.Result, error) {
 		at = append(at, time.Now())
 		return f.run(ctx, c)
 	}, nil)

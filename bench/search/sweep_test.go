@@ -1,4 +1,4 @@
-package bench
+package search
 
 import (
 	"bytes"
@@ -13,25 +13,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rig/bench"
 )
 
-var updateSweepGolden = flag.Bool("update-sweep-golden", false, "rewrite bench/testdata/golden/sweep.* and ndr.*")
+var updateSweepGolden = flag.Bool("update-sweep-golden", false, "rewrite bench/search/testdata/golden/sweep.* and ndr.*")
 
 // fakeRun stands in for the dataplane child: a loop whose rate falls with
 // the frame size; 512 B fails to start, 1518 B is invalid (above line rate).
-func fakeRun(t *testing.T, ran *[]Config) RunFunc {
-	return func(_ context.Context, c Config) (*Result, error) {
+func fakeRun(t *testing.T, ran *[]bench.Config) bench.RunFunc {
+	return func(_ context.Context, c bench.Config) (*bench.Result, error) {
 		*ran = append(*ran, c)
 		if c.FrameSize == 512 {
-			return nil, NewError("EAL", errors.New("init failed"), "no free hugepages", "rig hugepages reserve")
+			return nil, bench.NewError("EAL", errors.New("init failed"), "no free hugepages", "rig hugepages reserve")
 		}
 		pps := 12e6 * 64 / float64(c.FrameSize) * float64(c.Cores)
 		pkts := uint64(pps * c.Duration.Seconds())
-		r := &Result{SchemaVersion: SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", DurationS: c.Duration.Seconds(),
+		r := &bench.Result{SchemaVersion: bench.SchemaVersion, Role: c.Role, FrameSize: c.FrameSize, FrameSizeSource: "flag", DurationS: c.Duration.Seconds(),
 			LinkSpeedGbps: 10, LinkSpeedSource: "flag", Memory: "--in-memory", Cores: c.Cores, Sent: pkts, Received: pkts - 5, Lost: 5}
-		r.Ports = []PortStats{{Name: "p0", Driver: "net_memif", TxPkts: pkts, TxBytes: pkts * uint64(c.FrameSize-FCSLen)},
-			{Name: "p1", Port: 1, Driver: "net_memif", RxPkts: pkts - 5, RxBytes: (pkts - 5) * uint64(c.FrameSize-FCSLen)}}
-		PortRates(r.Ports, r.DurationS, 10e9)
+		r.Ports = []bench.PortStats{{Name: "p0", Driver: "net_memif", TxPkts: pkts, TxBytes: pkts * uint64(c.FrameSize-bench.FCSLen)},
+			{Name: "p1", Port: 1, Driver: "net_memif", RxPkts: pkts - 5, RxBytes: (pkts - 5) * uint64(c.FrameSize-bench.FCSLen)}}
+		bench.PortRates(r.Ports, r.DurationS, 10e9)
 		if c.FrameSize == 1518 {
 			r.Invalid = []string{"port p1 received 1000.0 % of its 10 Gbps line rate"}
 		}
@@ -59,14 +61,14 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func goldenSweep(t *testing.T) (*Sweep, []Config) {
+func goldenSweep(t *testing.T) (*Sweep, []bench.Config) {
 	t.Helper()
-	base := Config{Role: RoleLoop, Duration: 2 * time.Second, LinkSpeed: "10G"}
+	base := bench.Config{Role: bench.RoleLoop, Duration: 2 * time.Second, LinkSpeed: "10G"}
 	sw, err := PlanSweep(SweepSpec{Base: base, Axes: SweepAxes{Sizes: []int{64, 512, 1518}, Cores: []int{1, 2}}, CPUs: []int{0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ran []Config
+	var ran []bench.Config
 	RunSweep(context.Background(), sw, fakeRun(t, &ran), nil)
 	return sw, ran
 }
@@ -111,11 +113,11 @@ func TestSweepGoldenTableCSVJSON(t *testing.T) {
 // Forced: the two-worker cells run, time-sliced on the one CPU left, and
 // say so; usable CPUs that are not 0..N get an explicit lcore map.
 func TestSweepForcedAndLcoreMaps(t *testing.T) {
-	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleLoop, Duration: time.Second}, Axes: SweepAxes{Cores: []int{1, 2}}, CPUs: []int{0, 1}, Force: true})
+	sw, err := PlanSweep(SweepSpec{Base: bench.Config{Role: bench.RoleLoop, Duration: time.Second}, Axes: SweepAxes{Cores: []int{1, 2}}, CPUs: []int{0, 1}, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ran []Config
+	var ran []bench.Config
 	RunSweep(context.Background(), sw, fakeRun(t, &ran), nil)
 	if len(ran) != 2 || ran[1].Lcores != "0@0,1@1,2@1" || sw.Cells[1].TimeSliced == "" || sw.Cells[0].TimeSliced != "" {
 		t.Fatalf("forced: ran %+v, cells %+v", ran, sw.Cells)
@@ -149,7 +151,7 @@ func TestSweepForcedAndLcoreMaps(t *testing.T) {
 // A bad axis value is refused before anything runs, naming the cell.
 func TestSweepPlanRefusesBadCell(t *testing.T) {
 	for _, ax := range []SweepAxes{{Bursts: []int{32, 1000}}, {Sizes: []int{63}}, {Rates: []string{"fast"}}, {Queues: []int{0}}} {
-		_, err := PlanSweep(SweepSpec{Base: Config{Role: RoleLoop, Duration: time.Second}, Axes: ax, CPUs: []int{0, 1}})
+		_, err := PlanSweep(SweepSpec{Base: bench.Config{Role: bench.RoleLoop, Duration: time.Second}, Axes: ax, CPUs: []int{0, 1}})
 		if err == nil || !strings.HasPrefix(err.Error(), "sweep") {
 			t.Errorf("%+v: %v, want a cell's validation error", ax, err)
 		}
@@ -158,15 +160,15 @@ func TestSweepPlanRefusesBadCell(t *testing.T) {
 
 // An interrupt marks the cells left as not run.
 func TestSweepInterrupted(t *testing.T) {
-	sw, err := PlanSweep(SweepSpec{Base: Config{Role: RoleGen, VDevs: []string{"net_null0"}, Duration: time.Second}, Axes: SweepAxes{Sizes: []int{64, 128, 256}}})
+	sw, err := PlanSweep(SweepSpec{Base: bench.Config{Role: bench.RoleGen, VDevs: []string{"net_null0"}, Duration: time.Second}, Axes: SweepAxes{Sizes: []int{64, 128, 256}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	var ran []Config
+	var ran []bench.Config
 	inner := fakeRun(t, &ran)
-	RunSweep(ctx, sw, func(ctx context.Context, c Config) (*Result, error) {
+	RunSweep(ctx, sw, func(ctx context.Context, c bench.Config) (*bench.Result, error) {
 		if n++; n == 2 {
 			cancel()
 		}
@@ -175,7 +177,7 @@ func TestSweepInterrupted(t *testing.T) {
 	if sw.Cells[0].Status != CellMeasured || sw.Cells[2].Status != CellNotRun || !strings.Contains(sw.Cells[2].Note, "interrupted") {
 		t.Errorf("cells %+v", sw.Cells)
 	}
-	if got := fmt.Sprint(sw.Cells[0].Mpps); sw.Role != RoleGen || got != "12" {
+	if got := fmt.Sprint(sw.Cells[0].Mpps); sw.Role != bench.RoleGen || got != "12" {
 		t.Errorf("gen sweep: a generator's rate is what it sent: %s Mpps", got)
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package search
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rig/bench"
 )
 
 // `rig bench ndr`: the RFC 2544 throughput search per frame size. Each
@@ -24,7 +26,7 @@ const DefaultTrialGap = 2 * time.Second
 
 // NDRSpec is a search to run.
 type NDRSpec struct {
-	Base          Config // the loop's ports and traffic; FrameSize, Rate, Duration and Count are the search's
+	Base          bench.Config // the loop's ports and traffic; FrameSize, Rate, Duration and Count are the search's
 	Sizes         []int
 	TrialDuration time.Duration
 	// Resolution: "0.5%" (of the line rate when the link speed is known,
@@ -81,7 +83,7 @@ type NDRSize struct {
 // Validate checks the spec before the first trial (a bad value is a usage
 // error).
 func (s NDRSpec) Validate() error {
-	if s.Base.Role != RoleLoop {
+	if s.Base.Role != bench.RoleLoop {
 		return fmt.Errorf("bench ndr: the trials are loop runs (generator on port 0, receiver on port 1), not %s", s.Base.Role)
 	}
 	if len(s.Sizes) == 0 {
@@ -115,8 +117,8 @@ func (s NDRSpec) Validate() error {
 		if s.SearchMax == "" {
 			continue
 		}
-		link, _ := ParseLinkSpeed(s.Base.LinkSpeed) // validated; 0 when not given
-		if pps, err := ParseRate(s.SearchMax, size, link); err != nil || pps == 0 {
+		link, _ := bench.ParseLinkSpeed(s.Base.LinkSpeed) // validated; 0 when not given
+		if pps, err := bench.ParseRate(s.SearchMax, size, link); err != nil || pps == 0 {
 			return fmt.Errorf("bench ndr: --search-max %q: want a rate above 0 (e.g. 1Mpps, 10Gbps, or 100%% with --link-speed)", s.SearchMax)
 		}
 	}
@@ -132,7 +134,7 @@ func parseResolution(s string) (pct, pps float64, err error) {
 		}
 		return v, 0, nil
 	}
-	v, err := ParseFrameRate(s)
+	v, err := bench.ParseFrameRate(s)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%q: want a percentage (e.g. 0.5%%) or a frame rate (e.g. 10kpps)", s)
 	}
@@ -141,11 +143,11 @@ func parseResolution(s string) (pct, pps float64, err error) {
 
 // RunNDR searches each frame size in turn. A size whose trial fails or is
 // invalid keeps what it found so far and says why; the next size runs.
-func RunNDR(ctx context.Context, spec NDRSpec, run RunFunc, progress io.Writer) *NDRReport {
+func RunNDR(ctx context.Context, spec NDRSpec, run bench.RunFunc, progress io.Writer) *NDRReport {
 	rep := &NDRReport{SchemaVersion: NDRSchemaVersion, TrialDurationS: spec.TrialDuration.Seconds(), Resolution: spec.Resolution,
 		MaxTrials: spec.MaxTrials, PDRLossPct: spec.PDRLossPct, LossRetries: spec.LossRetries, Peer: spec.Peer}
 	if spec.Base.LinkSpeed != "" {
-		bps, _ := ParseLinkSpeed(spec.Base.LinkSpeed) // validated
+		bps, _ := bench.ParseLinkSpeed(spec.Base.LinkSpeed) // validated
 		rep.LinkSpeedGbps, rep.LinkSpeedSource = bps/1e9, "flag"
 	}
 	for _, size := range spec.Sizes {
@@ -163,7 +165,7 @@ func RunNDR(ctx context.Context, spec NDRSpec, run RunFunc, progress io.Writer) 
 type ndrTrials struct {
 	spec     NDRSpec
 	size     int
-	run      RunFunc
+	run      bench.RunFunc
 	rep      *NDRReport
 	progress io.Writer
 	n        int
@@ -182,7 +184,7 @@ func (t *ndrTrials) search(ctx context.Context) NDRSize {
 	if pct > 0 {
 		base := maxPPS
 		if t.rep.LinkSpeedGbps > 0 {
-			base = LineRatePPS(t.rep.LinkSpeedGbps*1e9, t.size)
+			base = bench.LineRatePPS(t.rep.LinkSpeedGbps*1e9, t.size)
 		}
 		resPPS = base * pct / 100
 	}
@@ -208,7 +210,7 @@ func (t *ndrTrials) fail(out *NDRSize, err error) {
 		out.Invalid = inv.why
 		return
 	}
-	out.Error = ErrorWithFix(err)
+	out.Error = bench.ErrorWithFix(err)
 }
 
 // invalidTrial: a trial's numbers cannot be right (Result.Invalid, other
@@ -221,7 +223,7 @@ func (e invalidTrial) Error() string { return "invalid measurement: " + strings.
 func (t *ndrTrials) rates(f *SearchFound) {
 	f.Gbps = f.Mpps * float64(t.size) * 8 / 1e3
 	if t.rep.LinkSpeedGbps > 0 && f.Mpps > 0 {
-		f.LineRatePct = f.Mpps * 1e6 / LineRatePPS(t.rep.LinkSpeedGbps*1e9, t.size) * 100
+		f.LineRatePct = f.Mpps * 1e6 / bench.LineRatePPS(t.rep.LinkSpeedGbps*1e9, t.size) * 100
 	}
 }
 
@@ -229,7 +231,7 @@ func (t *ndrTrials) rates(f *SearchFound) {
 // unlimited trial (the probe), at most the line rate when known.
 func (t *ndrTrials) upperBound(ctx context.Context, out *NDRSize) (float64, error) {
 	if t.spec.SearchMax != "" {
-		pps, err := ParseRate(t.spec.SearchMax, t.size, t.rep.LinkSpeedGbps*1e9)
+		pps, err := bench.ParseRate(t.spec.SearchMax, t.size, t.rep.LinkSpeedGbps*1e9)
 		if err != nil || pps == 0 {
 			return 0, fmt.Errorf("--search-max %q: want a rate (e.g. 1Mpps, 10Gbps, or 100%% with a link speed): %v", t.spec.SearchMax, err)
 		}
@@ -250,7 +252,7 @@ func (t *ndrTrials) upperBound(ctx context.Context, out *NDRSize) (float64, erro
 	pps := float64(o.Sent) / secs
 	out.Probe = &Trial{N: 0, Purpose: "generator maximum", OfferedMpps: pps / 1e6, TrialOutcome: o, LossPct: o.LossPct(), NDRPass: o.LossPct() == 0}
 	out.SearchMaxSource = "generator maximum (an unlimited trial)"
-	if lr := LineRatePPS(t.rep.LinkSpeedGbps*1e9, t.size); lr > 0 && lr < pps {
+	if lr := bench.LineRatePPS(t.rep.LinkSpeedGbps*1e9, t.size); lr > 0 && lr < pps {
 		pps, out.SearchMaxSource = lr, fmt.Sprintf("line rate (%gG)", t.rep.LinkSpeedGbps)
 	}
 	t.say("%d B: the generator's maximum: %.4f Mpps (loss %.4g %%)", t.size, out.Probe.OfferedMpps, out.Probe.LossPct)
@@ -286,7 +288,7 @@ func (t *ndrTrials) trial(ctx context.Context, pps float64) (TrialOutcome, error
 }
 
 // runOne runs one loop at pps (0: unlimited) and notes the link speed.
-func (t *ndrTrials) runOne(ctx context.Context, pps float64) (*Result, error) {
+func (t *ndrTrials) runOne(ctx context.Context, pps float64) (*bench.Result, error) {
 	c := t.spec.Base
 	c.FrameSize, c.Duration, c.Count, c.Rate = t.size, t.spec.TrialDuration, 0, ""
 	if pps > 0 {
@@ -316,7 +318,7 @@ func (t *ndrTrials) runOne(ctx context.Context, pps float64) (*Result, error) {
 // outcome reads a trial's counts and the rate its generator offered (over
 // its own sending span, secs): not offered when more than RateTolerance
 // below pps.
-func (t *ndrTrials) outcome(r *Result, pps float64) (TrialOutcome, float64) {
+func (t *ndrTrials) outcome(r *bench.Result, pps float64) (TrialOutcome, float64) {
 	o := TrialOutcome{Sent: r.Sent, Received: r.Received, Far: farCounts(r)}
 	secs := r.SendS
 	if secs <= 0 {
@@ -325,18 +327,18 @@ func (t *ndrTrials) outcome(r *Result, pps float64) (TrialOutcome, float64) {
 	if secs > 0 {
 		o.OfferedPPS = float64(r.Sent) / secs
 	}
-	if pps > 0 && o.OfferedPPS < pps*(1-RateTolerance) {
-		o.NotOffered = fmt.Sprintf("the generator sent %.4f Mpps, more than %.0f %% below", o.OfferedPPS/1e6, RateTolerance*100)
+	if pps > 0 && o.OfferedPPS < pps*(1-bench.RateTolerance) {
+		o.NotOffered = fmt.Sprintf("the generator sent %.4f Mpps, more than %.0f %% below", o.OfferedPPS/1e6, bench.RateTolerance*100)
 	}
 	return o, secs
 }
 
 // invalidReasons are why a trial's numbers cannot be right, other than its
 // generator missing the rate (a trial that did not offer it: it fails).
-func invalidReasons(r *Result) []string {
+func invalidReasons(r *bench.Result) []string {
 	var out []string
 	for _, why := range r.Invalid {
-		if !strings.HasPrefix(why, RateNotReached) {
+		if !strings.HasPrefix(why, bench.RateNotReached) {
 			out = append(out, why)
 		}
 	}
@@ -350,7 +352,7 @@ func (t *ndrTrials) say(format string, a ...any) {
 }
 
 // farCounts are a two-host trial's far forwarder's totals (nil: one host).
-func farCounts(r *Result) *FarCounts {
+func farCounts(r *bench.Result) *FarCounts {
 	if r.Peer == nil {
 		return nil
 	}

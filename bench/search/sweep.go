@@ -1,4 +1,4 @@
-package bench
+package search
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"rig/bench"
 )
 
 // `rig bench sweep`: one run per cell of the cartesian product of its axes
@@ -59,33 +61,33 @@ type SweepCell struct {
 	FarGbps float64 `json:"farGbps,omitempty"`
 	// GbpsNotMeasured, FarGbpsNotMeasured: the frames went through an io
 	// forwarder (this side's, the far one's), which counts no bytes
-	GbpsNotMeasured    bool     `json:"gbpsNotMeasured,omitempty"`
-	FarGbpsNotMeasured bool     `json:"farGbpsNotMeasured,omitempty"`
-	Sent               uint64   `json:"sent,omitempty"`
-	Received           uint64   `json:"received,omitempty"`
-	Lost               int64    `json:"lost,omitempty"`
-	Invalid            []string `json:"invalid,omitempty"`
-	Note               string   `json:"note,omitempty"` // why not run
-	Error              string   `json:"error,omitempty"`
-	Result             *Result  `json:"result,omitempty"`
-	cfg                *Config
+	GbpsNotMeasured    bool          `json:"gbpsNotMeasured,omitempty"`
+	FarGbpsNotMeasured bool          `json:"farGbpsNotMeasured,omitempty"`
+	Sent               uint64        `json:"sent,omitempty"`
+	Received           uint64        `json:"received,omitempty"`
+	Lost               int64         `json:"lost,omitempty"`
+	Invalid            []string      `json:"invalid,omitempty"`
+	Note               string        `json:"note,omitempty"` // why not run
+	Error              string        `json:"error,omitempty"`
+	Result             *bench.Result `json:"result,omitempty"`
+	cfg                *bench.Config
 }
 
 // Sweep is the whole sweep: its axes, the CPUs it could use, and a cell per
 // combination.
 type Sweep struct {
-	SchemaVersion   string    `json:"schemaVersion"`
-	Role            Role      `json:"mode"`
-	Axes            SweepAxes `json:"axes"`
-	DurationS       float64   `json:"durationSeconds"` // per cell
-	UsableCPUs      string    `json:"usableCPUs,omitempty"`
-	LinkSpeedGbps   float64   `json:"linkSpeedGbps,omitempty"`
-	LinkSpeedSource string    `json:"linkSpeedSource,omitempty"`
+	SchemaVersion   string     `json:"schemaVersion"`
+	Role            bench.Role `json:"mode"`
+	Axes            SweepAxes  `json:"axes"`
+	DurationS       float64    `json:"durationSeconds"` // per cell
+	UsableCPUs      string     `json:"usableCPUs,omitempty"`
+	LinkSpeedGbps   float64    `json:"linkSpeedGbps,omitempty"`
+	LinkSpeedSource string     `json:"linkSpeedSource,omitempty"`
 	// Peer is the far host of a two-host sweep (--peer): each cell ran its
 	// far side there (FarRole), and each cell's result holds both sides'
 	// ports
 	Peer    string      `json:"peer,omitempty"`
-	FarRole Role        `json:"farMode,omitempty"`
+	FarRole bench.Role  `json:"farMode,omitempty"`
 	Cells   []SweepCell `json:"cells"`
 	Plots   []string    `json:"plots,omitempty"`
 }
@@ -94,7 +96,7 @@ type Sweep struct {
 // process may use (nil: unknown, not checked) and whether cells with more
 // workers than CPUs run anyway.
 type SweepSpec struct {
-	Base   Config
+	Base   bench.Config
 	Axes   SweepAxes
 	CPUs   []int
 	Force  bool
@@ -105,8 +107,8 @@ type SweepSpec struct {
 }
 
 // withDefaults gives every empty axis the base run's value.
-func (a SweepAxes) withDefaults(base Config) SweepAxes {
-	d := DefaultConfig(base.Role)
+func (a SweepAxes) withDefaults(base bench.Config) SweepAxes {
+	d := bench.DefaultConfig(base.Role)
 	pick := func(v []int, b, def int) []int {
 		if len(v) > 0 {
 			return v
@@ -154,7 +156,7 @@ func (a SweepAxes) check() error {
 // cell's configuration before anything runs: a bad value is a usage error.
 func PlanSweep(s SweepSpec) (*Sweep, error) {
 	if s.Base.Role == "" {
-		s.Base.Role = RoleLoop
+		s.Base.Role = bench.RoleLoop
 	}
 	ax := s.Axes.withDefaults(s.Base)
 	if err := ax.check(); err != nil {
@@ -162,14 +164,14 @@ func PlanSweep(s SweepSpec) (*Sweep, error) {
 	}
 	sw := &Sweep{SchemaVersion: SweepSchemaVersion, Role: s.Base.Role, Axes: ax, DurationS: s.Base.Duration.Seconds()}
 	if s.Peer != "" {
-		fr, err := FarRole(s.Base.Role)
+		fr, err := bench.FarRole(s.Base.Role)
 		if err != nil {
 			return nil, fmt.Errorf("sweep --role %s: %w", s.Base.Role, err)
 		}
 		sw.Peer, sw.FarRole = s.Peer, fr
 	}
 	if s.CPUs != nil {
-		sw.UsableCPUs = FormatIntSet(s.CPUs)
+		sw.UsableCPUs = bench.FormatIntSet(s.CPUs)
 	}
 	for _, size := range ax.Sizes {
 		for _, q := range ax.Queues {
@@ -201,7 +203,7 @@ func planCell(cell *SweepCell, s SweepSpec) error {
 	if !ok {
 		cell.Status = CellNotRun
 		cell.Note = fmt.Sprintf("--cores %d needs %d CPUs (lcore 0 runs Go, each worker its own CPU); this process may use %d (%s): its workers would be time-sliced, so the numbers would measure the scheduler; --force runs it anyway, marked",
-			cell.Cores, cell.Cores+1, len(s.CPUs), FormatIntSet(s.CPUs))
+			cell.Cores, cell.Cores+1, len(s.CPUs), bench.FormatIntSet(s.CPUs))
 		c.Cores, c.Lcores = 1, "" // still check the rest of the cell
 	}
 	v := c
@@ -227,7 +229,7 @@ func (c SweepCell) Label() string {
 // RunSweep runs every planned cell in order, one run each. A cell whose run
 // fails is marked failed and the sweep goes on; an interrupt marks the
 // cells left not run.
-func RunSweep(ctx context.Context, sw *Sweep, run RunFunc, stderr io.Writer) {
+func RunSweep(ctx context.Context, sw *Sweep, run bench.RunFunc, stderr io.Writer) {
 	for i := range sw.Cells {
 		cell := &sw.Cells[i]
 		if cell.cfg == nil {
@@ -247,9 +249,9 @@ func RunSweep(ctx context.Context, sw *Sweep, run RunFunc, stderr io.Writer) {
 }
 
 // record fills a cell from its run.
-func (c *SweepCell) record(sw *Sweep, r *Result, err error) {
+func (c *SweepCell) record(sw *Sweep, r *bench.Result, err error) {
 	if err != nil {
-		c.Status, c.Error = CellFailed, ErrorWithFix(err)
+		c.Status, c.Error = CellFailed, bench.ErrorWithFix(err)
 		return
 	}
 	if r.Interrupted {
@@ -299,12 +301,12 @@ func (c *SweepCell) summary() string {
 // roleRates is what a run measured in its role's direction: what a loop or
 // a receiver received, what a generator sent or a forwarder forwarded; on
 // this host (a two-host run's far ports are farRates').
-func roleRates(r *Result) (mpps, gbps, gbpsL1, pct float64) {
+func roleRates(r *bench.Result) (mpps, gbps, gbpsL1, pct float64) {
 	for _, p := range r.Ports {
 		if p.Host == "far" {
 			continue
 		}
-		if r.Role == RoleGen || r.Role == RoleFwd {
+		if r.Role == bench.RoleGen || r.Role == bench.RoleFwd {
 			mpps, gbps, gbpsL1, pct = mpps+p.TxMpps, gbps+p.TxGbps, gbpsL1+p.TxGbpsL1, max(pct, p.TxLineRatePct)
 		} else {
 			mpps, gbps, gbpsL1, pct = mpps+p.RxMpps, gbps+p.RxGbps, gbpsL1+p.RxGbpsL1, max(pct, p.RxLineRatePct)
@@ -316,11 +318,11 @@ func roleRates(r *Result) (mpps, gbps, gbpsL1, pct float64) {
 // farRates is what a two-host run's far side carried (0 without one): what
 // it received of a generator's frames, what its forwarder sent back of a
 // loop's.
-func farRates(r *Result) (mpps, gbps float64) {
+func farRates(r *bench.Result) (mpps, gbps float64) {
 	for _, p := range r.Ports {
 		switch {
 		case p.Host != "far":
-		case r.Role == RoleGen:
+		case r.Role == bench.RoleGen:
 			mpps, gbps = mpps+p.RxMpps, gbps+p.RxGbps
 		default:
 			mpps, gbps = mpps+p.TxMpps, gbps+p.TxGbps

@@ -1,8 +1,10 @@
-package bench
+package search
 
 import (
 	"fmt"
 	"strings"
+
+	"rig/bench"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,7 +12,7 @@ import (
 // UsableCPUs are the CPUs this process may run on: online and in its
 // affinity mask (taskset, a cpuset cgroup). nil when unknown.
 func UsableCPUs() []int {
-	online := OnlineCPUs()
+	online := bench.OnlineCPUs()
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return online

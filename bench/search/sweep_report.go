@@ -1,4 +1,4 @@
-package bench
+package search
 
 import (
 	"encoding/csv"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"rig/bench"
 )
 
 // The sweep's table (like seed 002's: size, burst, cores, queues,
@@ -73,7 +75,7 @@ func (sw *Sweep) cellNums(c SweepCell, none string) []string {
 	if !c.GbpsNotMeasured {
 		nums[1], nums[2] = f3(c.Gbps), f3(c.GbpsL1)
 	}
-	if sw.Role == RoleLoop || sw.Peer != "" {
+	if sw.Role == bench.RoleLoop || sw.Peer != "" {
 		nums[4] = strconv.FormatInt(c.Lost, 10)
 	}
 	if sw.Peer != "" {
@@ -87,7 +89,7 @@ func (sw *Sweep) cellNums(c SweepCell, none string) []string {
 
 // farColumn says what the far columns and the loss are.
 func (sw *Sweep) farColumn() string {
-	if sw.Role == RoleGen {
+	if sw.Role == bench.RoleGen {
 		return "Mpps is what this host sent, far Mpps what the far host received, lost the difference"
 	}
 	return "Mpps is what came back, far Mpps what the far forwarder sent back, lost what was sent and did not come back"
