@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
 )
 
 // The near side of a trial is a RunFunc (sweep.go): one trial (a run, a sweep cell, an NDR step) with the
@@ -192,7 +193,7 @@ func orType(err error, m peerMsg) any {
 // sealed false: a refusal before the session (the far side could not
 // prove it holds the token; anyone on the path could have sent it).
 func (p *Peer) refused(m peerMsg, sealed bool) error {
-	e := bench.RunJSONError{Error: "refused"}
+	e := child.RunJSONError{Error: "refused"}
 	if m.Error != nil {
 		e = *m.Error
 	}

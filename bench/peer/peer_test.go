@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
 )
 
 const testToken = "0123456789abcdef-test-token"
@@ -374,7 +375,7 @@ func FuzzPeerMessage(f *testing.F) {
 	for _, m := range []peerMsg{
 		{Type: peerStart, Version: PeerProtocol, Config: raw, MAC: "00", ClientNonce: "ab"},
 		{Type: peerResult, Result: &bench.Result{Role: bench.RoleRx, Ports: []bench.PortStats{{Name: "x"}}}},
-		{Type: peerError, Code: PeerCodeAuth, Error: &bench.RunJSONError{Error: "e"}},
+		{Type: peerError, Code: PeerCodeAuth, Error: &child.RunJSONError{Error: "e"}},
 	} {
 		b, _ := json.Marshal(m)
 		f.Add(append(b, '\n'))

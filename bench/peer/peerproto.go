@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
 )
 
 // PeerProtocol is the version of the two-host protocol (rig bench serve
@@ -80,7 +81,7 @@ type peerMsg struct {
 	MAC         string              `json:"mac,omitempty"`
 	Result      *bench.Result       `json:"result,omitempty"`
 	Code        string              `json:"code,omitempty"`
-	Error       *bench.RunJSONError `json:"error,omitempty"`
+	Error       *child.RunJSONError `json:"error,omitempty"`
 }
 
 // Message size limits: a start (a config) is small; a result carries the
@@ -105,7 +106,7 @@ type PeerTimeouts struct {
 // seconds on a loaded host; the far child gets DefaultChildGrace to stop.
 func DefaultPeerTimeouts() PeerTimeouts {
 	return PeerTimeouts{Dial: 10 * time.Second, Handshake: 10 * time.Second, Ready: 90 * time.Second, Idle: 10 * time.Second,
-		Alive: time.Second, Result: bench.DefaultChildGrace + 20*time.Second, Drain: 500 * time.Millisecond}
+		Alive: time.Second, Result: child.DefaultChildGrace + 20*time.Second, Drain: 500 * time.Millisecond}
 }
 
 // orDefault fills zero fields.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
 )
 
 // ServeRunFunc runs one far-side dataplane with cfg and calls ready once it
@@ -253,7 +254,7 @@ func (s *Server) refuse(pc *peerConn, timeout time.Duration, code string, err er
 
 // refuseBy tells the caller why it gets nothing, before deadline.
 func (s *Server) refuseBy(pc *peerConn, deadline time.Time, code string, err error) {
-	e := bench.NewRunJSONError(err)
+	e := child.NewRunJSONError(err)
 	_ = pc.sendBy(peerMsg{Type: peerError, Code: code, Error: &e}, deadline)
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"rig/bench"
+	"rig/bench/child"
 	"rig/bench/dataplane"
 	"rig/bench/report"
 )
@@ -294,7 +295,7 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			// before the EAL cleanup removes /var/run/dpdk/<prefix>
 			signal.Ignore(syscall.SIGPIPE)
 			emit := func(code int, err error) error {
-				_ = json.NewEncoder(a.out).Encode(bench.NewRunJSONError(err))
+				_ = json.NewEncoder(a.out).Encode(child.NewRunJSONError(err))
 				return withCode(code, err)
 			}
 			dec := json.NewDecoder(cmd.InOrStdin())
@@ -308,7 +309,7 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 			if err := v.Validate(); err != nil {
 				return emit(exitUsage, err)
 			}
-			pipe := bench.OpenReadyPipe()
+			pipe := child.OpenReadyPipe()
 			prog := bench.Progress{W: a.errOut}
 			if pipe != nil {
 				prog.Ready = pipe.Ready

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
 	"rig/bench/search"
 	"rig/internal/testutil"
 )
@@ -82,7 +83,7 @@ func (h *twoHosts) killNetNSPids(ns string) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(bench.DefaultChildGrace + 5*time.Second); anyAlive() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(child.DefaultChildGrace + 5*time.Second); anyAlive() && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, pid := range pids() {
@@ -313,7 +314,7 @@ func (h *twoHosts) twoHostFarDies(gen []string, addr string, serve *os.Process, 
 		}
 		return false
 	}
-	for deadline := time.Now().Add(bench.DefaultChildGrace); alive() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(child.DefaultChildGrace); alive() && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, pid := range pids {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/bench"
+	"rig/bench/child"
 	"rig/bench/peer"
 	"rig/internal/pci"
 )
@@ -153,7 +154,7 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 	t.Handshake = f.handshake
 	srv := &peer.Server{Token: token, Log: log, Policy: policy, MaxPending: f.maxPending, Timeouts: t,
 		Run: func(ctx context.Context, cfg bench.Config, ready func()) (*bench.Result, error) {
-			return bench.Child{Exe: exe, Stderr: childLog, Ready: ready}.Run(ctx, cfg)
+			return child.Child{Exe: exe, Stderr: childLog, Ready: ready}.Run(ctx, cfg)
 		}}
 	err = srv.Serve(ctx, ln)
 	if err == nil || errors.Is(ctx.Err(), context.Canceled) {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/bench"
+	"rig/bench/child"
 	"rig/bench/report"
 )
 
@@ -35,7 +36,7 @@ func atLatencyLoad(cmd *cobra.Command, a *app, cfg bench.Config) (bench.Config, 
 		exe = os.Args[0]
 	}
 	fmt.Fprintf(a.errOut, "latency load %s: measuring the path's capacity first (a run without a rate limit)\n", cfg.LatencyLoad)
-	out, err := bench.AtLatencyLoad(cmd.Context(), bench.Child{Exe: exe}, cfg)
+	out, err := bench.AtLatencyLoad(cmd.Context(), child.Child{Exe: exe}, cfg)
 	if err != nil {
 		return cfg, err
 	}

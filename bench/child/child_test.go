@@ -1,4 +1,4 @@
-package bench
+package child
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"rig/bench"
 )
 
 // What the child wrote decides what Child.Run returns: a Result, its error
@@ -17,7 +19,7 @@ func TestDecodeChild(t *testing.T) {
 		t.Errorf("result: %+v, %v", r, err)
 	}
 	_, err = decodeChild("child", []byte(`{"schemaVersion":"rig.bench/v1","error":"bench: port net_memif1: link down after 10s","cause":"c","fix":"f"}`), errors.New("exit status 1"), "")
-	var be *Error
+	var be *bench.Error
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "link down after 10s") || be.Cause() != "c" || be.Fix() != "f" {
 		t.Errorf("error document: %v", err)
 	}
@@ -41,12 +43,12 @@ func TestChildReady(t *testing.T) {
 		script    string
 		wantReady bool
 	}{
-		{`echo ready >&$` + ReadyFDEnv + `; sleep 0.1; echo '{"schemaVersion":"` + SchemaVersion + `","mode":"rx"}'`, true},
-		{`echo '{"schemaVersion":"` + SchemaVersion + `","mode":"rx"}'`, false},
+		{`echo ready >&$` + ReadyFDEnv + `; sleep 0.1; echo '{"schemaVersion":"` + bench.SchemaVersion + `","mode":"rx"}'`, true},
+		{`echo '{"schemaVersion":"` + bench.SchemaVersion + `","mode":"rx"}'`, false},
 	} {
 		var ready atomic.Int32
-		r, err := Child{Exe: "/bin/sh", Args: []string{"-c", c.script}, Ready: func() { ready.Add(1) }}.Run(context.Background(), Config{FilePrefix: "rigtestready"})
-		if err != nil || r.Role != RoleRx || (ready.Load() == 1) != c.wantReady || ready.Load() > 1 {
+		r, err := Child{Exe: "/bin/sh", Args: []string{"-c", c.script}, Ready: func() { ready.Add(1) }}.Run(context.Background(), bench.Config{FilePrefix: "rigtestready"})
+		if err != nil || r.Role != bench.RoleRx || (ready.Load() == 1) != c.wantReady || ready.Load() > 1 {
 			t.Errorf("%s: %+v %v, ready %d", c.script, r, err, ready.Load())
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package child
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"rig/bench"
 	"rig/hugepages"
 	"rig/internal/host"
 )
@@ -58,7 +59,7 @@ type RunJSONError struct {
 
 // NewRunJSONError is err as run-json reports it.
 func NewRunJSONError(err error) RunJSONError {
-	out := RunJSONError{SchemaVersion: SchemaVersion, Error: err.Error()}
+	out := RunJSONError{SchemaVersion: bench.SchemaVersion, Error: err.Error()}
 	var cf interface {
 		Cause() string
 		Fix() string
@@ -79,7 +80,7 @@ func NewRunJSONError(err error) RunJSONError {
 // caller closes Release.Release (or cfg.Hold runs out): it says
 // "measured" on the ready pipe (Release.Measured closes) and takes the
 // end of its stdin as the release.
-func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
+func (c Child) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
 	rel := cfg.Release
 	cfg.HoldReleasable = rel != nil
 	in, err := json.Marshal(cfg)
@@ -116,7 +117,7 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	readyR, err := c.readyPipe(cmd, rel != nil)
 	if err != nil {
-		return nil, NewError(object, err, "", "")
+		return nil, bench.NewError(object, err, "", "")
 	}
 	_, statErr := os.Stat(hugepages.DPDKRunDir)
 	baseMade := errors.Is(statErr, os.ErrNotExist)
@@ -128,7 +129,7 @@ func (c Child) Run(ctx context.Context, cfg Config) (*Result, error) {
 		if readyR != nil {
 			readyR.Close()
 		}
-		return nil, NewError(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
+		return nil, bench.NewError(object, err, "", "check that the rig binary exists and is executable, and that the netns exists (ip netns list)")
 	}
 	exited := make(chan struct{})
 	if rel != nil {
@@ -169,7 +170,7 @@ func (c Child) readyPipe(cmd *exec.Cmd, releasable bool) (*os.File, error) {
 // watchReady calls c.Ready when the child says "ready" on the pipe, and
 // closes rel.Measured when it says "measured"; the channel closes when
 // the child's end closes (it exited).
-func (c Child) watchReady(r *os.File, rel *HoldRelease) <-chan struct{} {
+func (c Child) watchReady(r *os.File, rel *bench.HoldRelease) <-chan struct{} {
 	done := make(chan struct{})
 	if r == nil {
 		close(done)
@@ -238,13 +239,13 @@ func (p *ReadyPipe) say(line string) {
 // cannot. Its prefix is unique to it (rig<child pid> unless cfg names one).
 // baseMade: /var/run/dpdk was not there before the child started, so it
 // goes too when empty (a fresh host has none).
-func (c Child) removeRuntimeDir(cfg Config, pid int, baseMade bool) {
+func (c Child) removeRuntimeDir(cfg bench.Config, pid int, baseMade bool) {
 	if os.Geteuid() != 0 {
 		return // EAL's runtime dirs of non-root users live elsewhere; rig hugepages clean finds them
 	}
 	prefix := cfg.FilePrefix
 	if prefix == "" {
-		prefix = DefaultFilePrefix(pid)
+		prefix = bench.DefaultFilePrefix(pid)
 	}
 	if err := hugepages.RemoveDeadRuntimeDir(filepath.Join(hugepages.DPDKRunDir, prefix)); err != nil && c.Stderr != nil {
 		fmt.Fprintf(c.Stderr, "rig: dataplane child %d left %s/%s: %v; `rig hugepages clean` removes it\n", pid, hugepages.DPDKRunDir, prefix, err)
@@ -278,13 +279,13 @@ func (c Child) wait(ctx context.Context, cmd *exec.Cmd) error {
 }
 
 // decodeChild reads the one JSON document run-json wrote.
-func decodeChild(object string, stdout []byte, waitErr error, stderrTail string) (*Result, error) {
+func decodeChild(object string, stdout []byte, waitErr error, stderrTail string) (*bench.Result, error) {
 	var probe struct {
 		SchemaVersion string `json:"schemaVersion"`
 		Error         string `json:"error"`
 	}
-	if len(bytes.TrimSpace(stdout)) == 0 || json.Unmarshal(stdout, &probe) != nil || probe.SchemaVersion != SchemaVersion {
-		why := "it wrote no " + SchemaVersion + " JSON document"
+	if len(bytes.TrimSpace(stdout)) == 0 || json.Unmarshal(stdout, &probe) != nil || probe.SchemaVersion != bench.SchemaVersion {
+		why := "it wrote no " + bench.SchemaVersion + " JSON document"
 		var xe *exec.ExitError
 		if errors.As(waitErr, &xe) {
 			if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -295,18 +296,18 @@ func decodeChild(object string, stdout []byte, waitErr error, stderrTail string)
 		} else if waitErr != nil {
 			why += ": " + waitErr.Error()
 		}
-		return nil, NewError(object, errors.New("the dataplane ended without a result"),
+		return nil, bench.NewError(object, errors.New("the dataplane ended without a result"),
 			why+"; its last output: "+lastLines(stderrTail, 5),
 			"run the same config with `rig bench loop|gen|rx|fwd` to see it fail in the open; a crash of a PMD names the port in the lines above")
 	}
 	if probe.Error != "" {
 		var e RunJSONError
 		_ = json.Unmarshal(stdout, &e)
-		return nil, NewError(object, errors.New(e.Error), e.Cause, e.Fix)
+		return nil, bench.NewError(object, errors.New(e.Error), e.Cause, e.Fix)
 	}
-	var r Result
+	var r bench.Result
 	if err := json.Unmarshal(stdout, &r); err != nil {
-		return nil, NewError(object, fmt.Errorf("result: %w", err), "", "the child is a different rig version: use the same binary")
+		return nil, bench.NewError(object, fmt.Errorf("result: %w", err), "", "the child is a different rig version: use the same binary")
 	}
 	return &r, nil
 }
