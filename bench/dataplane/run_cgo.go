@@ -22,6 +22,12 @@ func Run(ctx context.Context, c bench.Config, prog bench.Progress) (*bench.Resul
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	return RunValid(ctx, c, prog)
+}
+
+// RunValid is Run for a config Defaults filled and Validate passed (the
+// child side, child.RunJSON, checks its config itself, once).
+func RunValid(ctx context.Context, c bench.Config, prog bench.Progress) (*bench.Result, error) {
 	if c.LatencyLoad != "" && c.CapacityMpps == 0 {
 		return nil, fmt.Errorf("bench: --latency-load %s: the path's capacity was not measured (AtLatencyLoad probes it first)", c.LatencyLoad)
 	}
