@@ -17,6 +17,7 @@ import (
 
 	"rig/bench"
 	"rig/bench/child"
+	"rig/bench/peer"
 	"rig/bench/search"
 	"rig/internal/testutil"
 )
@@ -344,7 +345,7 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 		return p
 	}
 	good := write("good", "a-secret-of-enough-bytes\n", 0o600)
-	if tok, err := readTokenFile(good); err != nil || string(tok) != "a-secret-of-enough-bytes" {
+	if tok, err := peer.ReadTokenFile(good); err != nil || string(tok) != "a-secret-of-enough-bytes" {
 		t.Errorf("good token: %q %v", tok, err)
 	}
 	fifo := filepath.Join(dir, "fifo")
@@ -367,14 +368,14 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 		{filepath.Join(dir, "none"), "no such file"},
 	} {
 		start := time.Now()
-		_, err := readTokenFile(c.path)
+		_, err := peer.ReadTokenFile(c.path)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "a-secret") || time.Since(start) > time.Second {
 			t.Errorf("%s: %v after %v, want %q", c.path, err, time.Since(start), c.want)
 		}
 	}
 	// a file of another user: root can give it away and must refuse it
 	if os.Geteuid() == 0 {
-		if _, err := readTokenFile(theirs); err == nil || !strings.Contains(err.Error(), "is owned by uid 65534, not by the user running rig (uid 0): chown 0 "+theirs) {
+		if _, err := peer.ReadTokenFile(theirs); err == nil || !strings.Contains(err.Error(), "is owned by uid 65534, not by the user running rig (uid 0): chown 0 "+theirs) {
 			t.Errorf("another user's token file: %v", err)
 		}
 	}

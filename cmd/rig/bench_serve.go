@@ -125,7 +125,7 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	token, err := readTokenFile(f.tokenFile)
+	token, err := peer.ReadTokenFile(f.tokenFile)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("--token-file: %w", err))
 	}
