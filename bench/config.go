@@ -72,16 +72,16 @@ type Config struct {
 	// Release, when set, ends Hold early: the run closes Release.Measured
 	// once its figures are in (traffic over, drained) and holds its links
 	// until the caller closes Release.Release or Hold runs out. A child
-	// (Child.Run) gets HoldReleasable instead and the same signals over
+	// (child.Child.Run) gets HoldReleasable instead and the same signals over
 	// its ready pipe and stdin.
 	Release *HoldRelease `json:"-"`
 	// HoldReleasable: this run is a child whose parent set Release: it
-	// writes "measured" to the ready fd (ReadyFDEnv) and ends its hold
+	// writes "measured" to the ready fd (child.ReadyFDEnv) and ends its hold
 	// when its stdin closes.
 	HoldReleasable bool `json:"holdReleasable,omitempty"`
 	// DrainQuiet: a loop's drain (after its generators halt) ends when
 	// everything came back or nothing arrived for this long; 0: 50 ms.
-	// Frames through a far host may lag more (Peer.Trial sets 500 ms).
+	// Frames through a far host may lag more (peer.Peer.Trial sets 500 ms).
 	DrainQuiet time.Duration `json:"drainQuiet,omitempty"`
 	// Settle waits this long after every link is up before the first
 	// frame: OvS starts sending to a vhost-user port only once the device
@@ -155,7 +155,7 @@ func (c *Config) Defaults() {
 		// connects only with as many rings each way (else its link stays
 		// down): both ports get the larger count, one gen and one rx each.
 		// Through a switch (OvS) the counts are the switch's to match:
-		// kept as given (see memifQueueHint)
+		// kept as given (see dataplane's memifQueueHint)
 		q := max(c.RxQ, c.TxQ)
 		c.RxQ, c.TxQ = q, q
 	}

@@ -6,7 +6,7 @@ package bench
 // DPDK function (the dataplane handle carries it out).
 
 // DPDKMaxBurst is the largest burst the C loops take (RIG_MAX_BURST in
-// internal/dpdk/shim.h; dataplane_test checks they agree).
+// internal/dpdk/shim.h; dataplane's plan_cgo_test checks they agree).
 const DPDKMaxBurst = 512
 
 // UnitKind is what a unit's lcore loop does.

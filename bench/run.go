@@ -39,7 +39,7 @@ func (h *HoldRelease) SetMeasured() { h.measured.Do(func() { close(h.Measured) }
 // Done closes Release (once): the hold may end.
 func (h *HoldRelease) Done() { h.done.Do(func() { close(h.Release) }) }
 
-// ErrNoDataplane is what Run returns in a rig built without cgo: the
+// ErrNoDataplane is what dataplane.Run returns in a rig built without cgo: the
 // provisioning-only build has no DPDK in it.
 var ErrNoDataplane = errors.New("the DPDK dataplane was not built into this rig (built without cgo); rebuild with cgo and libdpdk-dev: make build")
 
@@ -62,5 +62,5 @@ func (c *Config) LatWarmupOrDefault() time.Duration {
 	return LatencyWarmup(c.Duration)
 }
 
-// RunFunc runs one configuration (bench.Child.Run; fakes in tests).
+// RunFunc runs one configuration (child.Child.Run; fakes in tests).
 type RunFunc func(ctx context.Context, c Config) (*Result, error)

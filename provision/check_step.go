@@ -15,7 +15,7 @@ import (
 )
 
 // Dataplane runs one dataplane configuration and returns what it measured:
-// bench.Child (a `rig bench run-json` child process, optionally inside a
+// child.Child (a `rig bench run-json` child process, optionally inside a
 // network namespace) in rig, a fake in tests.
 type Dataplane interface {
 	Run(ctx context.Context, cfg bench.Config) (*bench.Result, error)

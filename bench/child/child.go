@@ -1,3 +1,8 @@
+// Package child is the child-process protocol of a dataplane run, both
+// ends: Child.Run (the parent) starts `rig bench run-json` with a
+// bench.Config on its stdin, and RunJSON (the child) checks that config
+// once, runs it in its own process (DPDK's EAL starts once per process)
+// and answers with one JSON document: the Result or a RunJSONError.
 package child
 
 import (

@@ -1,3 +1,7 @@
+// Package peer is a run across two hosts: `rig bench serve` on the far
+// host (Server, its far config allow-list FarPolicy, the token file), the
+// near side's Peer and its Trial, the protocol between them, and the
+// merge of both sides' results (MergePeer).
 package peer
 
 import (
@@ -13,9 +17,9 @@ import (
 	"rig/bench/child"
 )
 
-// The near side of a trial is a RunFunc (sweep.go): one trial (a run, a sweep cell, an NDR step) with the
-// near host's config and returns its result. A local trial is Child.Run
-// (or Run, once per process); Peer.Trial makes one that also runs the far
+// The near side of a trial is a bench.RunFunc: one trial (a run, a sweep cell, an NDR step) with the
+// near host's config and returns its result. A local trial is child.Child.Run
+// (or dataplane.Run, once per process); Peer.Trial makes one that also runs the far
 // side on a peer and returns both sides in one result.
 
 // FarFunc is the far side's config for a trial's near config.

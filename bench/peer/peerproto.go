@@ -103,7 +103,7 @@ type PeerTimeouts struct {
 }
 
 // DefaultPeerTimeouts: EAL, a memif server's wait and the link wait take
-// seconds on a loaded host; the far child gets DefaultChildGrace to stop.
+// seconds on a loaded host; the far child gets child.DefaultChildGrace to stop.
 func DefaultPeerTimeouts() PeerTimeouts {
 	return PeerTimeouts{Dial: 10 * time.Second, Handshake: 10 * time.Second, Ready: 90 * time.Second, Idle: 10 * time.Second,
 		Alive: time.Second, Result: child.DefaultChildGrace + 20*time.Second, Drain: 500 * time.Millisecond}

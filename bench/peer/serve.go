@@ -17,7 +17,7 @@ import (
 
 // ServeRunFunc runs one far-side dataplane with cfg and calls ready once it
 // runs (ports up, lcores polling); a cancelled ctx stops it and returns
-// its partial result. Serve uses Child.Run (a fresh EAL per run).
+// its partial result. Serve uses child.Child.Run (a fresh EAL per run).
 type ServeRunFunc func(ctx context.Context, cfg bench.Config, ready func()) (*bench.Result, error)
 
 // Server is the far side of a two-host run (rig bench serve): it runs the

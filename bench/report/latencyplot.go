@@ -1,3 +1,6 @@
+// Package report draws what runs measured: the latency plot (SVG or PNG)
+// and the line-rate table. A Result's own summary is Result.PrintSummary;
+// a sweep's and a search's tables are their types' (bench/search).
 package report
 
 import (

@@ -44,7 +44,7 @@ type NDRSpec struct {
 	// --max-rate) restarts after PolicerIdle without traffic
 	TrialGap time.Duration
 	// Peer is the far host (HOST:PORT) whose forwarder is the DUT (the
-	// RunFunc runs it: Peer.Trial); "": the DUT is reached through this
+	// RunFunc runs it: peer.Peer.Trial); "": the DUT is reached through this
 	// host's ports
 	Peer string
 }

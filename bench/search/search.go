@@ -1,3 +1,8 @@
+// Package search runs many dataplane runs and reads them together: a
+// sweep over frame sizes, cores, queues, bursts, descriptors and rates
+// (PlanSweep, RunSweep) and RFC 2544's zero-loss search (Search, RunNDR),
+// with the CPUs they may use and their tables and CSV. Each run is a
+// bench.RunFunc: a child process, or a two-host trial (bench/peer).
 package search
 
 import (

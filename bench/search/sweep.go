@@ -102,7 +102,7 @@ type SweepSpec struct {
 	Force  bool
 	Stderr io.Writer // progress lines; nil: none
 	// Peer is the far host (HOST:PORT) each cell's far side runs on (the
-	// RunFunc does it: Peer.Trial); "": one host
+	// RunFunc does it: peer.Peer.Trial); "": one host
 	Peer string
 }
 

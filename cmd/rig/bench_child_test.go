@@ -16,7 +16,7 @@ import (
 	"rig/internal/testutil"
 )
 
-// childOfThisTest is a bench.Child whose "rig" is this test binary: its
+// childOfThisTest is a child.Child whose "rig" is this test binary: its
 // TestBenchChild runs `rig bench run-json` (RIG_CMD_BENCH_CHILD).
 func childOfThisTest(t *testing.T, netns string) child.Child {
 	t.Setenv("RIG_CMD_BENCH_CHILD", "bench\x1frun-json")

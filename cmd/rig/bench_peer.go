@@ -58,7 +58,7 @@ func (p *peerFlags) checkUnused(fl *pflag.FlagSet) error {
 	return nil
 }
 
-// farConfig is the far side's config for the near cfg (bench.FarConfig),
+// farConfig is the far side's config for the near cfg (peer.FarConfig),
 // with the profile's devargs on its PCI ports; its syntax is checked
 // here, the rest on the far host (its CPUs, its devices).
 func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
