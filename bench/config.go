@@ -72,16 +72,16 @@ type Config struct {
 	// Release, when set, ends Hold early: the run closes Release.Measured
 	// once its figures are in (traffic over, drained) and holds its links
 	// until the caller closes Release.Release or Hold runs out. A child
-	// (Child.Run) gets HoldReleasable instead and the same signals over
+	// (child.Child.Run) gets HoldReleasable instead and the same signals over
 	// its ready pipe and stdin.
 	Release *HoldRelease `json:"-"`
 	// HoldReleasable: this run is a child whose parent set Release: it
-	// writes "measured" to the ready fd (ReadyFDEnv) and ends its hold
+	// writes "measured" to the ready fd (child.ReadyFDEnv) and ends its hold
 	// when its stdin closes.
 	HoldReleasable bool `json:"holdReleasable,omitempty"`
 	// DrainQuiet: a loop's drain (after its generators halt) ends when
 	// everything came back or nothing arrived for this long; 0: 50 ms.
-	// Frames through a far host may lag more (Peer.Trial sets 500 ms).
+	// Frames through a far host may lag more (peer.Peer.Trial sets 500 ms).
 	DrainQuiet time.Duration `json:"drainQuiet,omitempty"`
 	// Settle waits this long after every link is up before the first
 	// frame: OvS starts sending to a vhost-user port only once the device
@@ -146,7 +146,7 @@ func (c *Config) Defaults() {
 		// the single-host check without hardware: a memif server/client pair
 		c.VDevs = DefaultLoopVDevs(fmt.Sprint(os.Getpid()))
 	}
-	c.Ports = c.portNames()
+	c.Ports = c.PortNames()
 	if c.Role == RoleFwd && c.TxQ < c.RxQ {
 		c.TxQ = c.RxQ
 	}
@@ -155,7 +155,7 @@ func (c *Config) Defaults() {
 		// connects only with as many rings each way (else its link stays
 		// down): both ports get the larger count, one gen and one rx each.
 		// Through a switch (OvS) the counts are the switch's to match:
-		// kept as given (see memifQueueHint)
+		// kept as given (see dataplane's memifQueueHint)
 		q := max(c.RxQ, c.TxQ)
 		c.RxQ, c.TxQ = q, q
 	}
@@ -164,9 +164,9 @@ func (c *Config) Defaults() {
 	}
 }
 
-// portNames are the ports a run uses: --port, else the --vdev names (loop
+// PortNames are the ports a run uses: --port, else the --vdev names (loop
 // without either: its default memif pair).
-func (c *Config) portNames() []string {
+func (c *Config) PortNames() []string {
 	if len(c.Ports) > 0 {
 		return c.Ports
 	}
@@ -182,8 +182,8 @@ func (c *Config) portNames() []string {
 	return out
 }
 
-// lcoreList is --lcores, or 0-<cores> when not given.
-func (c *Config) lcoreList() string {
+// LcoreList is --lcores, or 0-<cores> when not given.
+func (c *Config) LcoreList() string {
 	if c.Lcores != "" {
 		return c.Lcores
 	}
@@ -200,7 +200,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 	if err != nil {
 		return LcoreMap{}, fmt.Errorf("bench: %w", err)
 	}
-	m, err := ParseLcores(c.lcoreList(), ml)
+	m, err := ParseLcores(c.LcoreList(), ml)
 	if err != nil {
 		return LcoreMap{}, fmt.Errorf("bench: --lcores: %w", err)
 	}
@@ -226,7 +226,7 @@ func (c *Config) checkRole() error {
 		return fmt.Errorf("bench: role %q: want gen, rx, fwd or loop", c.Role)
 	}
 	// loop over one port: it must loop back (a net_ring port does)
-	if n := len(c.portNames()); n < 1 || n > 2 {
+	if n := len(c.PortNames()); n < 1 || n > 2 {
 		return fmt.Errorf("bench %s: needs 1 or 2 ports (--vdev or --port), got %d", c.Role, n)
 	}
 	switch c.FwdMode {
@@ -253,8 +253,8 @@ func (c *Config) checkCounts() error {
 	}{
 		{"--cores", c.Cores, 1, 127, ""}, {"--rxq", c.RxQ, 1, 64, " queues"}, {"--txq", c.TxQ, 1, 64, " queues"},
 		{"--rxd", c.RxD, 1, 65535, " descriptors"}, {"--txd", c.TxD, 1, 65535, " descriptors"},
-		{"--burst", c.Burst, 1, dpdkMaxBurst, " frames"}, {"--mbuf-cache", c.MbufCache, 0, 512, " mbufs"},
-		{"--size", c.FrameSize, 64, 9000, " bytes (FCS included)"}, {"--tx-first", c.TxFirst, 0, dpdkMaxBurst, " frames"},
+		{"--burst", c.Burst, 1, DPDKMaxBurst, " frames"}, {"--mbuf-cache", c.MbufCache, 0, 512, " mbufs"},
+		{"--size", c.FrameSize, 64, 9000, " bytes (FCS included)"}, {"--tx-first", c.TxFirst, 0, DPDKMaxBurst, " frames"},
 		{"--tx-retry", c.TxRetry, 0, 1 << 30, ""}, {"--capture", c.Capture, 0, 1 << 20, " frames"},
 	} {
 		if n.v < n.min || n.v > n.max {
@@ -334,7 +334,7 @@ func (c *Config) checkEAL() error {
 	if err != nil {
 		return err
 	}
-	return c.checkLcores(m, c.Lcores != "", onlineCPUs())
+	return c.checkLcores(m, c.Lcores != "", OnlineCPUs())
 }
 
 // DefaultLoopVDevs is a connected pair in one process: a memif server and
@@ -376,7 +376,7 @@ func ChooseMemory(noHuge bool, hugeDir string, freeHuge int, mounted bool) Memor
 // EALArgs builds rte_eal_init's argv.
 func (c *Config) EALArgs(mem Memory) []string {
 	lflag := "-l"
-	lcores := c.lcoreList()
+	lcores := c.LcoreList()
 	if strings.ContainsAny(lcores, "@()") {
 		lflag = "--lcores" // lcore-to-CPU mapping, e.g. 0@1,1@0
 	}

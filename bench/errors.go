@@ -1,6 +1,9 @@
 package bench
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a bench failure that knows its cause and its fix. Error() names
 // the object and what happened; rig prints Cause() and Fix() as their own
@@ -47,4 +50,19 @@ func failuref(object, fix, format string, args ...any) *Error {
 // what happened, why (may be empty) and the fix.
 func NewError(object string, err error, cause, fix string) *Error {
 	return failure(object, err, cause, fix)
+}
+
+// ErrorWithFix is err's text with its cause (when it says more) and fix.
+func ErrorWithFix(err error) string {
+	s := err.Error()
+	var be *Error
+	if errors.As(err, &be) {
+		if be.cause != "" {
+			s += "; cause: " + be.cause
+		}
+		if be.fix != "" {
+			s += "; fix: " + be.fix
+		}
+	}
+	return s
 }

@@ -7,40 +7,40 @@ import (
 
 // The latency histogram is recorded in C, per rx unit, in TSC cycles
 // (internal/dpdk/shim.h RIG_HIST_*, shim_internal.h hist_idx): HdrHistogram's
-// log-linear layout with 2 significant digits. Values below histSub have a
-// bucket each; above, every power of two is split into histSub buckets of
-// equal width (at most 1/128 of the values in it); 2^histMaxBits cycles
+// log-linear layout with 2 significant digits. Values below HistSub have a
+// bucket each; above, every power of two is split into HistSub buckets of
+// equal width (at most 1/128 of the values in it); 2^HistMaxBits cycles
 // and more share the last bucket. This file mirrors the C bucket function
 // (a cgo test checks both agree) and reads percentiles from the counts.
 const (
-	histSubBits = 7
-	histSub     = 1 << histSubBits
-	histMaxBits = 40
-	histN       = (histMaxBits - histSubBits + 1) * histSub
+	HistSubBits = 7
+	HistSub     = 1 << HistSubBits
+	HistMaxBits = 40
+	HistN       = (HistMaxBits - HistSubBits + 1) * HistSub
 )
 
-// histIndex is the bucket of v cycles (C: hist_idx).
-func histIndex(v uint64) int {
-	if v < histSub {
+// HistIndex is the bucket of v cycles (C: hist_idx).
+func HistIndex(v uint64) int {
+	if v < HistSub {
 		return int(v)
 	}
-	if v>>histMaxBits != 0 {
-		return histN - 1
+	if v>>HistMaxBits != 0 {
+		return HistN - 1
 	}
 	msb := bits.Len64(v) - 1
-	sub := int(v>>uint(msb-histSubBits)) & (histSub - 1)
-	return (msb-histSubBits+1)*histSub + sub
+	sub := int(v>>uint(msb-HistSubBits)) & (HistSub - 1)
+	return (msb-HistSubBits+1)*HistSub + sub
 }
 
-// histBounds is the range [lo, hi) of the values in bucket i (the last
-// bucket also holds everything from 2^histMaxBits up).
-func histBounds(i int) (lo, hi uint64) {
-	if i < histSub {
+// HistBounds is the range [lo, hi) of the values in bucket i (the last
+// bucket also holds everything from 2^HistMaxBits up).
+func HistBounds(i int) (lo, hi uint64) {
+	if i < HistSub {
 		return uint64(i), uint64(i) + 1
 	}
-	o, s := i/histSub, uint64(i%histSub)
+	o, s := i/HistSub, uint64(i%HistSub)
 	w := uint64(1) << uint(o-1)
-	lo = (histSub + s) * w
+	lo = (HistSub + s) * w
 	return lo, lo + w
 }
 
@@ -63,7 +63,7 @@ func histRank(hist []uint64, q float64, minV, maxV uint64) uint64 {
 			if i == len(hist)-1 {
 				return maxV // the overflow bucket has no upper bound but the max
 			}
-			_, hi := histBounds(i)
+			_, hi := HistBounds(i)
 			return min(max(hi-1, minV), maxV)
 		}
 	}
@@ -93,37 +93,37 @@ func newLatencyHistogram(hist []uint64, hz float64) *LatencyHistogram {
 		if c == 0 {
 			continue
 		}
-		lo, hi := histBounds(i)
+		lo, hi := HistBounds(i)
 		h.Buckets = append(h.Buckets, HistBucket{LowUs: float64(lo) / hz * 1e6, HighUs: float64(hi) / hz * 1e6, Count: c})
 		h.Count += c
 	}
 	return h
 }
 
-// latencyAcc sums the rx units' latency counters.
-type latencyAcc struct {
-	hist           []uint64
-	n, sum         uint64
-	minCyc, maxCyc uint64
+// LatencyAcc sums the rx units' latency counters.
+type LatencyAcc struct {
+	Hist           []uint64
+	N, Sum         uint64
+	MinCyc, MaxCyc uint64
 }
 
-// result is the latency summary in microseconds; nil without samples.
-func (l latencyAcc) result(hz, warmupS float64) *Latency {
-	if l.n == 0 || hz <= 0 {
+// Result is the latency summary in microseconds; nil without samples.
+func (l LatencyAcc) Result(hz, warmupS float64) *Latency {
+	if l.N == 0 || hz <= 0 {
 		return nil
 	}
 	us := func(cyc float64) float64 { return cyc / hz * 1e6 }
-	at := func(q float64) float64 { return us(float64(histRank(l.hist, q, l.minCyc, l.maxCyc))) }
+	at := func(q float64) float64 { return us(float64(histRank(l.Hist, q, l.MinCyc, l.MaxCyc))) }
 	return &Latency{
-		Samples:         l.n,
-		MinUs:           us(float64(l.minCyc)),
-		AvgUs:           us(float64(l.sum) / float64(l.n)),
+		Samples:         l.N,
+		MinUs:           us(float64(l.MinCyc)),
+		AvgUs:           us(float64(l.Sum) / float64(l.N)),
 		P50Us:           at(0.50),
 		P90Us:           at(0.90),
 		P99Us:           at(0.99),
 		P999Us:          at(0.999),
-		MaxUs:           us(float64(l.maxCyc)),
-		Histogram:       newLatencyHistogram(l.hist, hz),
+		MaxUs:           us(float64(l.MaxCyc)),
+		Histogram:       newLatencyHistogram(l.Hist, hz),
 		WarmupExcludedS: warmupS,
 	}
 }

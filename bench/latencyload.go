@@ -2,10 +2,10 @@ package bench
 
 import "fmt"
 
-// latencyLoad says at what load the latency was measured and whether the
+// LatencyLoad says at what load the latency was measured and whether the
 // path was saturated then: at saturation the figures are mostly queueing
 // (a full ring ahead of every frame), not the path's own delay.
-func latencyLoad(c *Config, r *Result) {
+func LatencyLoad(c *Config, r *Result) {
 	l := r.Latency
 	if l == nil || len(r.Ports) == 0 {
 		return

@@ -29,7 +29,7 @@ func TestLatencyLoadAndSaturation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.r.Latency = &Latency{Samples: 10, P99Us: 5}
-			latencyLoad(&tc.c, &tc.r)
+			LatencyLoad(&tc.c, &tc.r)
 			l := tc.r.Latency
 			if (tc.sat == "") != (l.Saturated == "") || !strings.Contains(l.Saturated, tc.sat) {
 				t.Errorf("saturated %q, want %q", l.Saturated, tc.sat)
@@ -50,7 +50,7 @@ func TestLatencyLoadAndSaturation(t *testing.T) {
 		})
 	}
 	r := Result{Ports: ports(1, 1, 0)} // no latency: nothing to say
-	latencyLoad(&Config{Role: RoleLoop}, &r)
+	LatencyLoad(&Config{Role: RoleLoop}, &r)
 	if r.Latency != nil {
 		t.Errorf("latency made up: %+v", r.Latency)
 	}

@@ -50,7 +50,7 @@ func parseLoadFraction(s string) (float64, error) {
 }
 
 // Prober runs one dataplane to completion in a process of its own (EAL
-// starts once per process): a Child.
+// starts once per process): a child.Child.
 type Prober interface {
 	Run(ctx context.Context, cfg Config) (*Result, error)
 }

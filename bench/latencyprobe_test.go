@@ -43,10 +43,10 @@ func TestCheckLatencyOptions(t *testing.T) {
 			}
 		})
 	}
-	if w := (&Config{LatWarmup: 2 * time.Second}).latWarmup(); w != 2*time.Second {
+	if w := (&Config{LatWarmup: 2 * time.Second}).LatWarmupOrDefault(); w != 2*time.Second {
 		t.Errorf("latWarmup %v, want the flag's 2s", w)
 	}
-	if w := (&Config{Duration: time.Second}).latWarmup(); w != 250*time.Millisecond {
+	if w := (&Config{Duration: time.Second}).LatWarmupOrDefault(); w != 250*time.Millisecond {
 		t.Errorf("latWarmup %v, want the default 250ms for a 1 s run", w)
 	}
 }

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,8 +138,8 @@ func mainLcoreArg(eal []string) (int, error) {
 	return -1, nil
 }
 
-// onlineCPUs reads the host's online CPUs; nil when unknown.
-func onlineCPUs() []int {
+// OnlineCPUs reads the host's online CPUs; nil when unknown.
+func OnlineCPUs() []int {
 	cpus, err := cpuset.Online(host.New("/"))
 	if err != nil {
 		return nil
@@ -150,7 +152,7 @@ func onlineCPUs() []int {
 // the list came from --cores). online nil: not checked.
 func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 	if len(m.Workers()) < c.Cores {
-		return failuref("--lcores "+c.lcoreList(), fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
+		return failuref("--lcores "+c.LcoreList(), fmt.Sprintf("list %d lcores, or lower --cores", c.Cores+1),
 			"%d worker lcore(s) (lcore %d is the main one, running Go), want --cores %d", len(m.Workers()), m.Main, c.Cores)
 	}
 	if online == nil {
@@ -161,7 +163,7 @@ func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 		on[cpu] = true
 	}
 	var missing []string
-	for _, l := range sortedKeys(m.CPUs) {
+	for _, l := range slices.Sorted(maps.Keys(m.CPUs)) {
 		for _, cpu := range m.CPUs[l] {
 			if !on[cpu] {
 				missing = append(missing, fmt.Sprintf("lcore %d on CPU %d", l, cpu))
@@ -173,10 +175,10 @@ func (c *Config) checkLcores(m LcoreMap, explicit bool, online []int) error {
 	}
 	if !explicit {
 		return failuref("", fmt.Sprintf("--cores %d, or share CPUs with --lcores, e.g. --lcores %s", max(len(online)-1, 1), exampleLcores(c.Cores, online)),
-			"--cores %d needs %d CPUs (lcore 0 runs Go, each worker lcore its own CPU); this host has %d online (%s)", c.Cores, c.Cores+1, len(online), formatIntSet(online))
+			"--cores %d needs %d CPUs (lcore 0 runs Go, each worker lcore its own CPU); this host has %d online (%s)", c.Cores, c.Cores+1, len(online), cpuset.FormatList(online))
 	}
 	return failuref("--lcores "+c.Lcores, "map lcores onto online CPUs, e.g. --lcores "+exampleLcores(c.Cores, online),
-		"%s, but this host's online CPUs are %s", strings.Join(missing, ", "), formatIntSet(online))
+		"%s, but this host's online CPUs are %s", strings.Join(missing, ", "), cpuset.FormatList(online))
 }
 
 // exampleLcores maps main lcore 0 and n workers round-robin onto online CPUs.
@@ -191,32 +193,6 @@ func exampleLcores(n int, online []int) string {
 			cpu = online[1+(i-1)%(len(online)-1)]
 		}
 		parts = append(parts, fmt.Sprintf("%d@%d", i, cpu))
-	}
-	return strings.Join(parts, ",")
-}
-
-func sortedKeys(m map[int][]int) []int {
-	var k []int
-	for l := range m {
-		k = append(k, l)
-	}
-	sort.Ints(k)
-	return k
-}
-
-func formatIntSet(v []int) string {
-	var parts []string
-	for i := 0; i < len(v); {
-		j := i
-		for j+1 < len(v) && v[j+1] == v[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", v[i], v[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(v[i]))
-		}
-		i = j + 1
 	}
 	return strings.Join(parts, ",")
 }

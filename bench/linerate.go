@@ -1,6 +1,11 @@
-// Package bench is rig's embedded dataplane benchmark: generator, receiver
-// and forwarder engines (the hot loops are C in internal/dpdk) plus the
-// line-rate arithmetic used to judge the results.
+// Package bench is what a run of rig's embedded dataplane benchmark is, in
+// pure Go: its Config (defaults, validation, EAL's arguments), the layout
+// plan, the Result and its summary, profiles, ports by role, validity, the
+// latency histogram and the line-rate arithmetic used to judge the
+// results. The run itself is bench/dataplane's (cgo, the hot loops in C
+// in internal/dpdk); bench/child runs it in a child process, bench/search
+// sweeps and searches with it, bench/peer spans two hosts, bench/report
+// draws it.
 package bench
 
 import (

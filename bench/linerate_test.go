@@ -168,22 +168,3 @@ func equalFold(a, b string) bool {
 	}
 	return true
 }
-
-func TestMemifServersFromProcNetUnix(t *testing.T) {
-	vdevs := []string{"net_memif0,role=client,socket=/tmp/a.sock", "net_memif1,role=server,socket=/tmp/b.sock",
-		"net_memif2,role=client,socket=/tmp/c.sock,socket-abstract=no", "net_ring0",
-		"net_memif3,role=client,socket=/tmp/b.sock"} // served by net_memif1 in this process
-	want := memifServers(vdevs)
-	if fmt.Sprint(want) != "[@/tmp/a.sock /tmp/c.sock]" {
-		t.Fatalf("memif servers %v", want)
-	}
-	// /proc/net/unix lines as the kernel prints them (listening = 00010000)
-	proc := `Num       RefCount Protocol Flags    Type St Inode Path
-0000000000000000: 00000002 00000000 00010000 0001 01 31337 @/tmp/a.sock
-0000000000000000: 00000003 00000000 00000000 0001 03 31338 /tmp/c.sock
-`
-	got := listeningUnix(proc, want)
-	if !got["@/tmp/a.sock"] || got["/tmp/c.sock"] {
-		t.Errorf("listening %v: want only @/tmp/a.sock (c.sock is a connected, not listening, socket)", got)
-	}
-}

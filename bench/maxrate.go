@@ -72,10 +72,10 @@ func (c *Config) checkMaxRate() error {
 	return nil
 }
 
-// policer is one fwd unit's share of --max-rate (each receiving port gets
+// Policer is one fwd unit's share of --max-rate (each receiving port gets
 // the rate, split evenly over its rx queues) and its bucket's depth and
 // restart credit in frames; 0 pps: no cap.
-func policer(c *Config) (pps float64, depth, restart uint32) {
+func Policer(c *Config) (pps float64, depth, restart uint32) {
 	if c.MaxRate == "" {
 		return 0, 0, 0
 	}

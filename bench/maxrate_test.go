@@ -22,15 +22,15 @@ func TestParseFrameRate(t *testing.T) {
 // PolicerBurst and restarts with PolicerRestart, at least a burst each.
 func TestPolicerShare(t *testing.T) {
 	c := Config{Role: RoleFwd, MaxRate: "1Mpps", RxQ: 4, Burst: 32}
-	pps, depth, restart := policer(&c)
+	pps, depth, restart := Policer(&c)
 	if pps != 250e3 || depth != 62500 || restart != 2500 {
 		t.Errorf("1 Mpps over 4 queues: %g pps, depth %d, restart %d; want 250000, 62500 (250 ms), 2500 (10 ms)", pps, depth, restart)
 	}
 	c = Config{Role: RoleFwd, MaxRate: "100pps", RxQ: 1, Burst: 64}
-	if _, depth, restart := policer(&c); depth != 64 || restart != 64 {
+	if _, depth, restart := Policer(&c); depth != 64 || restart != 64 {
 		t.Errorf("100 pps: depth %d, restart %d; want a burst (64) each", depth, restart)
 	}
-	if pps, _, _ := policer(&Config{Role: RoleFwd}); pps != 0 {
+	if pps, _, _ := Policer(&Config{Role: RoleFwd}); pps != 0 {
 		t.Errorf("no --max-rate: %g", pps)
 	}
 	for _, c := range []Config{{Role: RoleLoop, MaxRate: "1Mpps"}, {Role: RoleFwd, MaxRate: "10Gbps"}} {

@@ -19,8 +19,8 @@ import (
 // with --huge-unlink (always), and --no-huge memory cannot be shared at all.
 // (hardware-formats.md §17.)
 
-// vhostMemoryRegions is VHOST_MEMORY_MAX_NREGIONS.
-const vhostMemoryRegions = 8
+// VhostMemoryRegions is VHOST_MEMORY_MAX_NREGIONS.
+const VhostMemoryRegions = 8
 
 // sharedMemoryVDev names the first vdev whose peer maps this process's
 // mbuf memory by file descriptor ("" when none does), and why.
@@ -29,9 +29,9 @@ func sharedMemoryVDev(vdevs []string) (name, why string) {
 		dev, _, _ := strings.Cut(v, ",")
 		switch {
 		case strings.HasPrefix(dev, "net_virtio_user"):
-			return dev, fmt.Sprintf("a virtio-user port hands its vhost-user peer the EAL memory as file descriptors (at most %d regions)", vhostMemoryRegions)
+			return dev, fmt.Sprintf("a virtio-user port hands its vhost-user peer the EAL memory as file descriptors (at most %d regions)", VhostMemoryRegions)
 		case strings.HasPrefix(dev, "net_memif"):
-			if _, kv := memifDevargs(v); kv["zero-copy"] == "yes" {
+			if _, kv := MemifDevargs(v); kv["zero-copy"] == "yes" {
 				return dev, "a memif zero-copy port shares the mbuf memory with its peer by file descriptor"
 			}
 		}

@@ -5,45 +5,45 @@ package bench
 // data room are. Pure: it reads the Config and nothing else, and calls no
 // DPDK function (the dataplane handle carries it out).
 
-// dpdkMaxBurst is the largest burst the C loops take (RIG_MAX_BURST in
-// internal/dpdk/shim.h; dataplane_test checks they agree).
-const dpdkMaxBurst = 512
+// DPDKMaxBurst is the largest burst the C loops take (RIG_MAX_BURST in
+// internal/dpdk/shim.h; dataplane's plan_cgo_test checks they agree).
+const DPDKMaxBurst = 512
 
-// unitKind is what a unit's lcore loop does.
-type unitKind int
+// UnitKind is what a unit's lcore loop does.
+type UnitKind int
 
 const (
-	kindGen unitKind = iota + 1 // send generated (or replayed) frames on tx
-	kindRx                      // receive and account on rx
-	kindFwd                     // receive on rx, send on tx
+	KindGen UnitKind = iota + 1 // send generated (or replayed) frames on tx
+	KindRx                      // receive and account on rx
+	KindFwd                     // receive on rx, send on tx
 )
 
-// unitPlan is one unit of lcore work. Ports are indexes into Config.Ports;
+// UnitPlan is one unit of lcore work. Ports are indexes into Config.Ports;
 // -1: the unit does not use that direction.
-type unitPlan struct {
-	kind            unitKind
-	rxPort, rxQueue int
-	txPort, txQueue int
-	worker          int    // index into the worker lcores
-	count           uint64 // gen: frames to send (0: unlimited)
-	halted          bool   // gen: --count left it no frame (it starts halted)
-	rateShare       int    // gen: the rate is divided among this many generators
-	capture         bool   // rx: keeps the first --capture frames
-	txFirst         bool   // fwd: sends --tx-first frames before forwarding
+type UnitPlan struct {
+	Kind            UnitKind
+	RxPort, RxQueue int
+	TxPort, TxQueue int
+	Worker          int    // index into the worker lcores
+	Count           uint64 // gen: frames to send (0: unlimited)
+	Halted          bool   // gen: --count left it no frame (it starts halted)
+	RateShare       int    // gen: the rate is divided among this many generators
+	Capture         bool   // rx: keeps the first --capture frames
+	TxFirst         bool   // fwd: sends --tx-first frames before forwarding
 }
 
-// layout is the whole plan of a run.
-type layout struct {
-	units    []unitPlan
-	poolSize int // mbufs
-	dataRoom int // bytes per mbuf, headroom included
+// Layout is the whole plan of a run.
+type Layout struct {
+	Units    []UnitPlan
+	PoolSize int // mbufs
+	DataRoom int // bytes per mbuf, headroom included
 }
 
-// planLayout lays out a defaulted, valid config; frames are the pcap ones
+// PlanLayout lays out a defaulted, valid config; frames are the pcap ones
 // (nil: generated frames of c.FrameSize).
-func planLayout(c *Config, frames [][]byte) layout {
+func PlanLayout(c *Config, frames [][]byte) Layout {
 	nports := len(c.Ports)
-	var units []unitPlan
+	var units []UnitPlan
 	if c.Role == RoleGen || c.Role == RoleLoop {
 		units = append(units, genUnits(c)...)
 	}
@@ -53,39 +53,39 @@ func planLayout(c *Config, frames [][]byte) layout {
 			rp = 1
 		}
 		for q := 0; q < c.RxQ; q++ {
-			units = append(units, unitPlan{kind: kindRx, rxPort: rp, rxQueue: q, txPort: -1, capture: c.Capture > 0 && q == 0})
+			units = append(units, UnitPlan{Kind: KindRx, RxPort: rp, RxQueue: q, TxPort: -1, Capture: c.Capture > 0 && q == 0})
 		}
 	}
 	if c.Role == RoleFwd {
 		for q := 0; q < c.RxQ; q++ {
 			for i := 0; i < nports; i++ {
-				units = append(units, unitPlan{kind: kindFwd, rxPort: i, rxQueue: q, txPort: (i + 1) % nports, txQueue: q % c.TxQ,
-					txFirst: c.TxFirst > 0 && q == 0})
+				units = append(units, UnitPlan{Kind: KindFwd, RxPort: i, RxQueue: q, TxPort: (i + 1) % nports, TxQueue: q % c.TxQ,
+					TxFirst: c.TxFirst > 0 && q == 0})
 			}
 		}
 	}
 	// round-robin over the worker lcores
 	for i := range units {
-		units[i].worker = i % c.Cores
+		units[i].Worker = i % c.Cores
 	}
-	return layout{units: units, poolSize: max(poolMbufs(c, nports), c.Mbufs), dataRoom: dataRoom(c.FrameSize, frames)}
+	return Layout{Units: units, PoolSize: max(poolMbufs(c, nports), c.Mbufs), DataRoom: dataRoom(c.FrameSize, frames)}
 }
 
-// memoryMB is the DPDK memory the run allocates after EAL starts, in MiB,
+// MemoryMB is the DPDK memory the run allocates after EAL starts, in MiB,
 // with room for EAL's own heap, the ports' rings and the mempool's ring:
 // per mbuf its data room, the 128 B rte_mbuf and the pool's object header
 // (a cache line); each unit (unitBytes, from the C side), each generator's
 // prebuilt flows (at most flowTemplateBytes) and the capture buffers (2 KiB
 // and a length per frame).
-func (l layout) memoryMB(capture, unitBytes int) int {
+func (l Layout) MemoryMB(capture, unitBytes int) int {
 	const slack = 32 << 20
 	gens := 0
-	for _, u := range l.units {
-		if u.kind == kindGen {
+	for _, u := range l.Units {
+		if u.Kind == KindGen {
 			gens++
 		}
 	}
-	b := int64(l.poolSize)*int64(l.dataRoom+128+64) + int64(len(l.units))*int64(unitBytes) + int64(gens)*flowTemplateBytes +
+	b := int64(l.PoolSize)*int64(l.DataRoom+128+64) + int64(len(l.Units))*int64(unitBytes) + int64(gens)*flowTemplateBytes +
 		int64(capture)*(2048+4) + slack
 	return int((b + 1<<20 - 1) >> 20)
 }
@@ -95,17 +95,17 @@ func (l layout) memoryMB(capture, unitBytes int) int {
 const flowTemplateBytes = 16384 * 64
 
 // genUnits: one generator per tx queue of port 0, --count split among them.
-func genUnits(c *Config) []unitPlan {
+func genUnits(c *Config) []UnitPlan {
 	n := c.TxQ
-	var units []unitPlan
+	var units []UnitPlan
 	for q := 0; q < n; q++ {
-		u := unitPlan{kind: kindGen, rxPort: -1, txPort: 0, txQueue: q, rateShare: n}
+		u := UnitPlan{Kind: KindGen, RxPort: -1, TxPort: 0, TxQueue: q, RateShare: n}
 		if c.Count > 0 {
-			u.count = c.Count / uint64(n)
+			u.Count = c.Count / uint64(n)
 			if uint64(q) < c.Count%uint64(n) {
-				u.count++
+				u.Count++
 			}
-			u.halted = u.count == 0
+			u.Halted = u.Count == 0
 		}
 		units = append(units, u)
 	}
@@ -125,13 +125,4 @@ func dataRoom(frameSize int, frames [][]byte) int {
 		room = max(room, len(f)+128)
 	}
 	return room
-}
-
-// openPort is a port the dataplane opened: its name as given, ethdev port
-// id, driver and MAC.
-type openPort struct {
-	name string
-	id   uint16
-	drv  string
-	mac  [6]byte
 }

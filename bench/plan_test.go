@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-func planOf(t *testing.T, c Config) layout {
+func planOf(t *testing.T, c Config) Layout {
 	t.Helper()
 	c.Defaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return planLayout(&c, nil)
+	return PlanLayout(&c, nil)
 }
 
 // A loop with 3 tx queues and --count 7: three generators on port 0 split
@@ -22,8 +22,8 @@ func planOf(t *testing.T, c Config) layout {
 func TestPlanLoopSplitsCountAndQueues(t *testing.T) {
 	l := planOf(t, Config{Role: RoleLoop, VDevs: []string{"net_ring0", "net_ring1"}, TxQ: 3, Count: 7, Cores: 2, Lcores: "0@0,1@1,2@1"})
 	var got []string
-	for _, u := range l.units {
-		got = append(got, fmt.Sprintf("k%d rx%d/%d tx%d/%d w%d n%d share%d", u.kind, u.rxPort, u.rxQueue, u.txPort, u.txQueue, u.worker, u.count, u.rateShare))
+	for _, u := range l.Units {
+		got = append(got, fmt.Sprintf("k%d rx%d/%d tx%d/%d w%d n%d share%d", u.Kind, u.RxPort, u.RxQueue, u.TxPort, u.TxQueue, u.Worker, u.Count, u.RateShare))
 	}
 	want := []string{
 		"k1 rx-1/0 tx0/0 w0 n3 share3", "k1 rx-1/0 tx0/1 w1 n2 share3", "k1 rx-1/0 tx0/2 w0 n2 share3",
@@ -33,12 +33,12 @@ func TestPlanLoopSplitsCountAndQueues(t *testing.T) {
 		t.Errorf("units:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// 2 ports x (3x1024 rx + 3x1024 tx) + 2 lcores x (256 + 4x32) + 4096
-	if l.poolSize != 2*(3*1024+3*1024)+2*(256+128)+4096 || l.dataRoom != 2176 {
-		t.Errorf("pool %d mbufs of %d B", l.poolSize, l.dataRoom)
+	if l.PoolSize != 2*(3*1024+3*1024)+2*(256+128)+4096 || l.DataRoom != 2176 {
+		t.Errorf("pool %d mbufs of %d B", l.PoolSize, l.DataRoom)
 	}
 	// 17152 mbufs x (2176 + 192) B + 6 units x 1 MiB + 3 generators' flows x 1 MiB + 10 frames x 2052 B + 32 MiB slack
 	wantMB := (17152*(2176+192) + 6<<20 + 3<<20 + 10*2052 + 32<<20 + 1<<20 - 1) >> 20
-	if got := l.memoryMB(10, 1<<20); got != wantMB || got != 80 {
+	if got := l.MemoryMB(10, 1<<20); got != wantMB || got != 80 {
 		t.Errorf("memory %d MiB, want %d", got, wantMB)
 	}
 }
@@ -48,16 +48,16 @@ func TestPlanLoopSplitsCountAndQueues(t *testing.T) {
 func TestPlanGenCountBelowQueuesHalts(t *testing.T) {
 	l := planOf(t, Config{Role: RoleGen, VDevs: []string{"net_null0"}, TxQ: 4, Count: 2})
 	var halted int
-	for _, u := range l.units {
-		if u.halted != (u.count == 0) {
-			t.Errorf("queue %d: count %d, halted %v", u.txQueue, u.count, u.halted)
+	for _, u := range l.Units {
+		if u.Halted != (u.Count == 0) {
+			t.Errorf("queue %d: count %d, halted %v", u.TxQueue, u.Count, u.Halted)
 		}
-		if u.halted {
+		if u.Halted {
 			halted++
 		}
 	}
-	if len(l.units) != 4 || halted != 2 {
-		t.Errorf("%d units, %d halted; want 4 and 2", len(l.units), halted)
+	if len(l.Units) != 4 || halted != 2 {
+		t.Errorf("%d units, %d halted; want 4 and 2", len(l.Units), halted)
 	}
 }
 
@@ -70,17 +70,17 @@ func TestPlanFwdPeersTxFirstPoolRoom(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	l := planLayout(&c, [][]byte{make([]byte, 9000)})
-	if len(l.units) != 4 {
-		t.Fatalf("%d units, want 4", len(l.units))
+	l := PlanLayout(&c, [][]byte{make([]byte, 9000)})
+	if len(l.Units) != 4 {
+		t.Fatalf("%d units, want 4", len(l.Units))
 	}
-	for _, u := range l.units {
-		if u.kind != kindFwd || u.txPort != 1-u.rxPort || u.txQueue != u.rxQueue || u.txFirst != (u.rxQueue == 0) {
+	for _, u := range l.Units {
+		if u.Kind != KindFwd || u.TxPort != 1-u.RxPort || u.TxQueue != u.RxQueue || u.TxFirst != (u.RxQueue == 0) {
 			t.Errorf("unit %+v", u)
 		}
 	}
-	if l.poolSize != 1<<20 || l.dataRoom != 9128 {
-		t.Errorf("pool %d mbufs of %d B, want %d of 9128", l.poolSize, l.dataRoom, 1<<20)
+	if l.PoolSize != 1<<20 || l.DataRoom != 9128 {
+		t.Errorf("pool %d mbufs of %d B, want %d of 9128", l.PoolSize, l.DataRoom, 1<<20)
 	}
 }
 

@@ -138,7 +138,7 @@ func (p Profile) ApplySettings(c *Config, explicit func(flag string) bool) {
 func (p Profile) ApplyDevargs(c *Config) []string {
 	c.Profile = p.Name
 	var notes []string
-	for i, port := range c.portNames() {
+	for i, port := range c.PortNames() {
 		// a PCI port is always one of c.Ports (the --vdev names are never
 		// PCI addresses), so c.Ports[i] is it
 		dev, _, _ := strings.Cut(port, ",")

@@ -156,7 +156,7 @@ func TestAddPortAndLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Result{Role: RoleFwd, Ports: []PortStats{{Name: "net_ring0", Driver: "net_ring"}, {Name: "net_af_packet_p0", Driver: "net_af_packet"}}}
-	labelPorts(&c, r)
+	LabelPorts(&c, r)
 	if r.Ports[0].Origin != nil || r.Ports[1].Origin == nil || r.Ports[1].DisplayName() != "uplink p0" {
 		t.Fatalf("labels: %+v", r.Ports)
 	}

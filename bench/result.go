@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -54,7 +53,7 @@ type Result struct {
 	// Peer is the far side of a two-host run (rig bench gen|loop --peer):
 	// its ports are among Ports, with Host "far".
 	Peer      *PeerSide `json:"peer,omitempty"`
-	linkDrops []string  // ports whose link went down while the run ran
+	LinkDrops []string  `json:"-"` // ports whose link went down while the run ran (Judge lists them)
 	Captured  []Frame   `json:"-"`
 }
 
@@ -112,7 +111,7 @@ type Latency struct {
 	// WarmupExcludedS: samples of the first seconds after the first frame
 	// were dropped; 0: the run ended before the warm-up, all are included
 	WarmupExcludedS float64 `json:"warmupExcludedSeconds"`
-	// the load it was measured at (latencyLoad): the receiver's rate, the
+	// the load it was measured at (LatencyLoad): the receiver's rate, the
 	// generator's (loop), % of line when the link speed is known, and
 	// why the path was saturated ("" when it was not)
 	LoadMpps        float64 `json:"loadMpps"`
@@ -209,26 +208,6 @@ func (l *Latency) warmupNote() string {
 	return "warm-up included: the run ended before it"
 }
 
-// PrintLineRateTable writes the Mpps line-rate table.
-func PrintLineRateTable(w io.Writer, frames []int, speeds []float64) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "line rate in Mpps (million frames per second) at each link speed; frame: FCS included, wire: + preamble, SFD and inter-frame gap")
-	hdr := []string{"frame B", "wire B"}
-	for _, s := range speeds {
-		hdr = append(hdr, fmt.Sprintf("%gG Mpps", s))
-	}
-	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
-	tab := LineRateTable(frames, speeds)
-	for i, f := range frames {
-		row := []string{fmt.Sprint(f), fmt.Sprint(f + WireOverhead)}
-		for _, v := range tab[i] {
-			row = append(row, fmt.Sprintf("%.3f", v))
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-	}
-	tw.Flush()
-}
-
 // median of a slice (copied).
 func Median(v []float64) float64 {
 	if len(v) == 0 {
@@ -240,4 +219,24 @@ func Median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// PortRates turns packet and byte counts into Mpps, Gbps and % of line rate.
+func PortRates(ps []PortStats, secs, linkBps float64) {
+	for i := range ps {
+		p := &ps[i]
+		if secs > 0 {
+			p.TxMpps = float64(p.TxPkts) / secs / 1e6
+			p.RxMpps = float64(p.RxPkts) / secs / 1e6
+		}
+		if p.BytesNotMeasured {
+			continue
+		}
+		p.TxGbps, p.TxGbpsL1 = Gbps(p.TxPkts, p.TxBytes, secs)
+		p.RxGbps, p.RxGbpsL1 = Gbps(p.RxPkts, p.RxBytes, secs)
+		if linkBps > 0 {
+			p.TxLineRatePct = p.TxGbpsL1 * 1e9 / linkBps * 100
+			p.RxLineRatePct = p.RxGbpsL1 * 1e9 / linkBps * 100
+		}
+	}
 }

@@ -58,8 +58,8 @@ func (c *Config) origin(port string) *PortOrigin {
 	return nil
 }
 
-// labelPorts gives each port of r that was named by netdev its origin.
-func labelPorts(c *Config, r *Result) {
+// LabelPorts gives each port of r that was named by netdev its origin.
+func LabelPorts(c *Config, r *Result) {
 	for i := range r.Ports {
 		if o := c.origin(r.Ports[i].Name); o != nil {
 			oc := *o

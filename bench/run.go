@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -38,7 +39,7 @@ func (h *HoldRelease) SetMeasured() { h.measured.Do(func() { close(h.Measured) }
 // Done closes Release (once): the hold may end.
 func (h *HoldRelease) Done() { h.done.Do(func() { close(h.Release) }) }
 
-// ErrNoDataplane is what Run returns in a rig built without cgo: the
+// ErrNoDataplane is what dataplane.Run returns in a rig built without cgo: the
 // provisioning-only build has no DPDK in it.
 var ErrNoDataplane = errors.New("the DPDK dataplane was not built into this rig (built without cgo); rebuild with cgo and libdpdk-dev: make build")
 
@@ -53,10 +54,13 @@ func LatencyWarmup(d time.Duration) time.Duration {
 	return w
 }
 
-// latWarmup is the latency warm-up of this run: --latency-warmup, or the default.
-func (c *Config) latWarmup() time.Duration {
+// LatWarmupOrDefault is the latency warm-up of this run: --latency-warmup, or the default.
+func (c *Config) LatWarmupOrDefault() time.Duration {
 	if c.LatWarmup > 0 {
 		return c.LatWarmup
 	}
 	return LatencyWarmup(c.Duration)
 }
+
+// RunFunc runs one configuration (child.Child.Run; fakes in tests).
+type RunFunc func(ctx context.Context, c Config) (*Result, error)

@@ -2,18 +2,10 @@ package bench
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestParseLcores(t *testing.T) {
@@ -139,42 +131,6 @@ func TestLoopQueuesSymmetric(t *testing.T) {
 	}
 }
 
-// Non-root with hugepages: EAL says "Cannot allocate memory" when it may not
-// create the hugepage files; rig names permission as the cause.
-func TestExplainEALInitNonRoot(t *testing.T) {
-	enomem := fmt.Errorf("rte_eal_init [...]: Cannot allocate memory (errno 12): %w", syscall.ENOMEM)
-	huge := Memory{Args: []string{"--huge-unlink"}}
-	err := explainEALInit(enomem, huge, 65534, []string{"/dev/hugepages"})
-	var be *Error
-	if !errors.As(err, &be) {
-		t.Fatalf("non-root ENOMEM: %T %v is not a *bench.Error", err, err)
-	}
-	if s := be.Cause(); !strings.Contains(s, "permission denied, not memory") || !strings.Contains(s, "uid 65534") ||
-		!strings.Contains(s, "hugetlbfs mount /dev/hugepages") || !strings.Contains(s, "hugepages need root, or a hugetlbfs mount this user may write") || !strings.Contains(be.Fix(), "--huge-dir") {
-		t.Errorf("non-root ENOMEM: %v", err)
-	}
-	if !errors.Is(err, syscall.ENOMEM) {
-		t.Errorf("%v does not wrap ENOMEM", err)
-	}
-	// as root, or without hugepages, ENOMEM is memory
-	for _, tc := range []struct {
-		mem  Memory
-		euid int
-	}{{huge, 0}, {Memory{Args: []string{"--no-huge", "-m", "512"}}, 65534}, {Memory{Args: []string{"--in-memory"}}, 65534}} {
-		if err := explainEALInit(enomem, tc.mem, tc.euid, nil); strings.Contains(err.Error(), "permission") || strings.Contains(err.(*Error).Cause(), "permission") {
-			t.Errorf("euid %d, %v: %v", tc.euid, tc.mem.Args, err)
-		}
-	}
-	enodev := fmt.Errorf("rte_eal_init: No such device (errno 19): %w", syscall.ENODEV)
-	if err := explainEALInit(enodev, huge, 0, nil); !strings.Contains(err.(*Error).Cause(), "cannot parse or probe a --vdev/--port device") {
-		t.Errorf("ENODEV: %v", err)
-	}
-	eacces := fmt.Errorf("x: %w", syscall.EACCES)
-	if err := explainEALInit(eacces, Memory{Args: []string{"--no-huge"}}, 1000, nil); !strings.Contains(err.(*Error).Cause(), "permission denied") || !strings.Contains(err.(*Error).Fix(), "run as root") {
-		t.Errorf("non-root EACCES: %v", err)
-	}
-}
-
 func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 	var b bytes.Buffer
 	r := &Result{Role: RoleRx, FrameSize: 128, FrameSizeSource: "measured", Latency: &Latency{Samples: 10, P99Us: 3, MaxUs: 120000, WarmupExcludedS: 0.5}}
@@ -194,62 +150,4 @@ func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 	if LatencyWarmup(0) != 500*time.Millisecond || LatencyWarmup(time.Second) != 250*time.Millisecond || LatencyWarmup(3*time.Second) != 500*time.Millisecond {
 		t.Error("LatencyWarmup: want 0.5 s, or a quarter of a shorter --duration")
 	}
-}
-
-// Threads created while the process is being pinned, or after, from any
-// thread, all end up on the CPU: a full pass must find every thread pinned.
-func TestPinProcessCatchesNewThreads(t *testing.T) {
-	var orig unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &orig); err != nil {
-		t.Fatal(err)
-	}
-	var all []int
-	for c := 0; c < 1024; c++ {
-		if orig.IsSet(c) {
-			all = append(all, c)
-		}
-	}
-	defer func() {
-		if _, err := pinProcess(all); err != nil {
-			t.Errorf("restore affinity: %v", err)
-		}
-	}()
-	cpu := all[len(all)-1]
-	// goroutines that lock their thread force the runtime to start new
-	// threads, from whichever thread runs the scheduler, while pinning runs
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	spawn := func(n int) {
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				runtime.LockOSThread()
-				<-stop
-			}()
-		}
-	}
-	spawn(20)
-	passes, err := pinProcess([]int{cpu})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spawn(20)
-	time.Sleep(50 * time.Millisecond)
-	ents, _ := os.ReadDir("/proc/self/task")
-	for _, e := range ents {
-		tid, _ := strconv.Atoi(e.Name())
-		var got unix.CPUSet
-		if unix.SchedGetaffinity(tid, &got) != nil {
-			continue
-		}
-		if got.Count() != 1 || !got.IsSet(cpu) {
-			t.Errorf("thread %d not on CPU %d after pinProcess (%d passes)", tid, cpu, passes)
-		}
-	}
-	if len(ents) < 40 {
-		t.Errorf("%d threads: the test did not make the runtime start threads", len(ents))
-	}
-	close(stop)
-	wg.Wait()
 }

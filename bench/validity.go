@@ -3,14 +3,10 @@ package bench
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
-// A measurement that cannot be right is not a result: judge lists why, in
+// A measurement that cannot be right is not a result: Judge lists why, in
 // Result.Invalid, and rig exits 5 instead of printing numbers as if they
 // were true.
 
@@ -27,11 +23,11 @@ const RateNotReached = "asked --rate "
 // stale buffers (a port that returns old mbufs, e.g. net_null).
 const reorderLimit = 0.01
 
-// judge lists why r cannot be right (nil: nothing found). askedPPS is the
+// Judge lists why r cannot be right (nil: nothing found). askedPPS is the
 // --rate in frames per second (0: as fast as possible); slack is how late
 // the monitor may notice the end of a run (its poll), which the measured
 // duration includes and the generators did not send in.
-func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string {
+func Judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string {
 	var bad []string
 	if c.Role == RoleLoop {
 		if r.Received > r.Sent {
@@ -74,7 +70,7 @@ func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 			}
 		}
 	}
-	return append(bad, r.linkDrops...)
+	return append(bad, r.LinkDrops...)
 }
 
 // lineRateSlackPct: the run's clock (the monitor's interval) and the
@@ -82,36 +78,9 @@ func judge(c *Config, r *Result, askedPPS float64, slack time.Duration) []string
 // a measurement.
 const lineRateSlackPct = 1
 
-// virtualDriver: a PMD whose reported link speed is made up (net_null,
-// net_ring, memif and virtio-user report a fixed or configured figure, a
-// tap 10G): no % of line rate from it.
-func virtualDriver(drv string) bool {
-	switch drv {
-	case "net_null", "net_ring", "net_memif", "net_virtio_user", "net_tap", "net_af_packet", "net_pcap", "net_vhost":
-		return true
-	}
-	return strings.HasPrefix(drv, "net_virtio_user")
-}
-
 // printInvalid writes the reasons a run is not a result.
 func (r *Result) printInvalid(w io.Writer) {
 	for _, why := range r.Invalid {
 		fmt.Fprintf(w, "INVALID MEASUREMENT: %s\n", why)
 	}
-}
-
-// realSpeedMbps is a port's link speed when it is real: a virtual driver's
-// figure is dropped, except an af_packet port's netdev's own speed
-// (/sys/class/net/IFACE/speed) when the kernel reports one.
-func realSpeedMbps(drv string, reported uint32, devargs map[string]string) uint32 {
-	if !virtualDriver(drv) {
-		return reported
-	}
-	if drv == afPacketDriver && devargs["iface"] != "" {
-		b, err := os.ReadFile(filepath.Join("/sys/class/net", devargs["iface"], "speed"))
-		if v, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && v > 0 {
-			return uint32(v)
-		}
-	}
-	return 0
 }

@@ -3,13 +3,13 @@ package plot
 import (
 	"fmt"
 
-	"rig/bench"
+	"rig/bench/search"
 )
 
 // NDR writes a zero-loss search's charts as SVG and PNG: prefix-mpps and
 // prefix-gbps, NDR and PDR against the frame size (with the line rate when
 // the link speed is known). It returns the files written.
-func NDR(r *bench.NDRReport, prefix string) ([]string, error) {
+func NDR(r *search.NDRReport, prefix string) ([]string, error) {
 	var files []string
 	for _, nc := range NDRCharts(r) {
 		f, err := nc.Chart.Save(prefix + "-" + nc.Name)
@@ -23,7 +23,7 @@ func NDR(r *bench.NDRReport, prefix string) ([]string, error) {
 
 // NDRCharts are the search's charts; a size without an answer (nothing
 // passed, or its search stopped) has no point.
-func NDRCharts(r *bench.NDRReport) []NamedChart {
+func NDRCharts(r *search.NDRReport) []NamedChart {
 	const title = "rig bench ndr (RFC 2544 throughput)"
 	var sizes []int
 	var ndrM, ndrG, pdrM, pdrG []XY

@@ -9,20 +9,21 @@ import (
 	"testing"
 
 	"rig/bench"
+	"rig/bench/search"
 )
 
-func testSweep(link float64) *bench.Sweep {
-	sw := &bench.Sweep{Role: bench.RoleLoop, LinkSpeedGbps: link, Axes: bench.SweepAxes{Sizes: []int{64, 512, 1518}, Cores: []int{1, 2},
+func testSweep(link float64) *search.Sweep {
+	sw := &search.Sweep{Role: bench.RoleLoop, LinkSpeedGbps: link, Axes: search.SweepAxes{Sizes: []int{64, 512, 1518}, Cores: []int{1, 2},
 		Queues: []int{1}, Bursts: []int{32}, Descs: []int{1024}, Rates: []string{"max"}}}
 	n := 0
 	for _, size := range sw.Axes.Sizes {
 		for _, cores := range sw.Axes.Cores {
 			n++
-			c := bench.SweepCell{N: n, FrameSize: size, Cores: cores, Queues: 1, Burst: 32, Desc: 1024, Status: bench.CellMeasured,
+			c := search.SweepCell{N: n, FrameSize: size, Cores: cores, Queues: 1, Burst: 32, Desc: 1024, Status: search.CellMeasured,
 				Mpps: 10 * float64(cores) * 64 / float64(size)}
 			c.Gbps = c.Mpps * float64(size) * 8 / 1000
 			if size == 1518 && cores == 2 {
-				c.Status = bench.CellInvalid // never drawn
+				c.Status = search.CellInvalid // never drawn
 				c.Mpps = 1e6
 			}
 			if size == 512 && cores == 2 {
@@ -133,10 +134,10 @@ func TestSweepChartsContent(t *testing.T) {
 // The search's charts: NDR and PDR points of the sizes that have one,
 // the line rate with a link speed, and their files.
 func TestNDRPlotFiles(t *testing.T) {
-	r := &bench.NDRReport{PDRLossPct: 0.5, LinkSpeedGbps: 10, Sizes: []bench.NDRSize{
-		{FrameSize: 64, SearchResult: bench.SearchResult{NDR: bench.SearchFound{Mpps: 0.5, Gbps: 0.256}, PDR: &bench.SearchFound{Mpps: 0.52, Gbps: 0.266}}},
+	r := &search.NDRReport{PDRLossPct: 0.5, LinkSpeedGbps: 10, Sizes: []search.NDRSize{
+		{FrameSize: 64, SearchResult: search.SearchResult{NDR: search.SearchFound{Mpps: 0.5, Gbps: 0.256}, PDR: &search.SearchFound{Mpps: 0.52, Gbps: 0.266}}},
 		{FrameSize: 512, Error: "failed"},
-		{FrameSize: 1518, SearchResult: bench.SearchResult{NDR: bench.SearchFound{Mpps: 0.4, Gbps: 4.86}, PDR: &bench.SearchFound{}}},
+		{FrameSize: 1518, SearchResult: search.SearchResult{NDR: search.SearchFound{Mpps: 0.4, Gbps: 4.86}, PDR: &search.SearchFound{}}},
 	}}
 	charts := NDRCharts(r)
 	if len(charts) != 2 || len(charts[0].Chart.Series) != 3 || len(charts[0].Chart.Series[0].Points) != 2 || len(charts[0].Chart.Series[1].Points) != 1 || !charts[0].Chart.Series[2].Reference {

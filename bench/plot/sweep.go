@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"rig/bench"
+	"rig/bench/search"
 )
 
 // Sweep writes a sweep's charts as SVG and PNG: prefix-mpps and prefix-gbps
 // (against the frame size, with the line rate when the link speed is
 // known), and prefix-cores (Mpps against the worker cores) when two core
 // counts or more were measured. It returns the files written.
-func Sweep(sw *bench.Sweep, prefix string) ([]string, error) {
+func Sweep(sw *search.Sweep, prefix string) ([]string, error) {
 	var files []string
 	for _, nc := range SweepCharts(sw) {
 		f, err := nc.Chart.Save(prefix + "-" + nc.Name)
@@ -33,26 +34,26 @@ type NamedChart struct {
 // invalid, failed or skipped cell has no numbers to show); time-sliced
 // ones (--force) are grey markers of their own; a Gbps an io forwarder did
 // not measure is left out of the Gbps chart.
-func SweepCharts(sw *bench.Sweep) []NamedChart {
+func SweepCharts(sw *search.Sweep) []NamedChart {
 	title := fmt.Sprintf("rig bench sweep (%s)", sw.Role)
-	sizeKey := func(c bench.SweepCell) string { return seriesName(sw.Axes, c, "size") }
+	sizeKey := func(c search.SweepCell) string { return seriesName(sw.Axes, c, "size") }
 	mpps := Chart{Title: title + ": Mpps by frame size", XLabel: "frame size (bytes, FCS included)", YLabel: "Mpps",
-		Series: cellSeries(sw, sizeKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.Mpps} })}
+		Series: cellSeries(sw, sizeKey, func(c search.SweepCell) XY { return XY{float64(c.FrameSize), c.Mpps} })}
 	gbps := Chart{Title: title + ": Gbps by frame size", XLabel: "frame size (bytes, FCS included)", YLabel: "Gbps (L2, FCS included)",
-		Series: cellSeries(cellsWhere(sw, func(c bench.SweepCell) bool { return !c.GbpsNotMeasured }), sizeKey,
-			func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.Gbps} })}
+		Series: cellSeries(cellsWhere(sw, func(c search.SweepCell) bool { return !c.GbpsNotMeasured }), sizeKey,
+			func(c search.SweepCell) XY { return XY{float64(c.FrameSize), c.Gbps} })}
 	mpps.XTicks, gbps.XTicks = floats(sw.Axes.Sizes), floats(sw.Axes.Sizes)
 	if sw.Peer != "" {
 		// two hosts: what the far side carried, next to what this host measured
-		farKey := func(c bench.SweepCell) string {
+		farKey := func(c search.SweepCell) string {
 			if k := sizeKey(c); k != "measured" {
 				return farSeriesName(sw) + ", " + k
 			}
 			return farSeriesName(sw)
 		}
-		mpps.Series = append(mpps.Series, farOnly(cellSeries(sw, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarMpps} }))...)
-		farGbps := cellsWhere(sw, func(c bench.SweepCell) bool { return !c.FarGbpsNotMeasured })
-		gbps.Series = append(gbps.Series, farOnly(cellSeries(farGbps, farKey, func(c bench.SweepCell) XY { return XY{float64(c.FrameSize), c.FarGbps} }))...)
+		mpps.Series = append(mpps.Series, farOnly(cellSeries(sw, farKey, func(c search.SweepCell) XY { return XY{float64(c.FrameSize), c.FarMpps} }))...)
+		farGbps := cellsWhere(sw, func(c search.SweepCell) bool { return !c.FarGbpsNotMeasured })
+		gbps.Series = append(gbps.Series, farOnly(cellSeries(farGbps, farKey, func(c search.SweepCell) XY { return XY{float64(c.FrameSize), c.FarGbps} }))...)
 	}
 	if sw.LinkSpeedGbps > 0 {
 		lo, hi := minMax(sw.Axes.Sizes)
@@ -62,8 +63,8 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 	out := []NamedChart{{"mpps", mpps}, {"gbps", gbps}}
 	if measuredCores(sw) > 1 {
 		cores := Chart{Title: title + ": Mpps by worker cores", XLabel: "worker cores", YLabel: "Mpps",
-			Series: cellSeries(sw, func(c bench.SweepCell) string { return seriesName(sw.Axes, c, "cores") },
-				func(c bench.SweepCell) XY { return XY{float64(c.Cores), c.Mpps} }), XTicks: floats(sw.Axes.Cores)}
+			Series: cellSeries(sw, func(c search.SweepCell) string { return seriesName(sw.Axes, c, "cores") },
+				func(c search.SweepCell) XY { return XY{float64(c.Cores), c.Mpps} }), XTicks: floats(sw.Axes.Cores)}
 		if lo, hi := minMax(sw.Axes.Cores); sw.LinkSpeedGbps > 0 && len(sw.Axes.Sizes) == 1 {
 			lr := bench.LineRatePPS(sw.LinkSpeedGbps*1e9, sw.Axes.Sizes[0]) / 1e6
 			cores.Series = append(cores.Series, Series{Name: fmt.Sprintf("line rate (%gG)", sw.LinkSpeedGbps), Reference: true,
@@ -75,7 +76,7 @@ func SweepCharts(sw *bench.Sweep) []NamedChart {
 }
 
 // farSeriesName names the far side's series.
-func farSeriesName(sw *bench.Sweep) string {
+func farSeriesName(sw *search.Sweep) string {
 	if sw.Role == bench.RoleGen {
 		return "far host received"
 	}
@@ -83,7 +84,7 @@ func farSeriesName(sw *bench.Sweep) string {
 }
 
 // cellsWhere is sw with only the cells keep accepts.
-func cellsWhere(sw *bench.Sweep, keep func(bench.SweepCell) bool) *bench.Sweep {
+func cellsWhere(sw *search.Sweep, keep func(search.SweepCell) bool) *search.Sweep {
 	out := *sw
 	out.Cells = nil
 	for _, c := range sw.Cells {
@@ -108,10 +109,10 @@ func farOnly(ss []Series) []Series {
 
 // measuredCores counts the core counts measured (a Mpps-by-cores chart
 // needs two).
-func measuredCores(sw *bench.Sweep) int {
+func measuredCores(sw *search.Sweep) int {
 	seen := map[int]bool{}
 	for _, c := range sw.Cells {
-		if c.Status == bench.CellMeasured {
+		if c.Status == search.CellMeasured {
 			seen[c.Cores] = true
 		}
 	}
@@ -120,12 +121,12 @@ func measuredCores(sw *bench.Sweep) int {
 
 // cellSeries groups the measured cells into series by key (time-sliced
 // cells into one marker series of their own), in the order first seen.
-func cellSeries(sw *bench.Sweep, key func(bench.SweepCell) string, xy func(bench.SweepCell) XY) []Series {
+func cellSeries(sw *search.Sweep, key func(search.SweepCell) string, xy func(search.SweepCell) XY) []Series {
 	var out []Series
 	idx := map[string]int{}
 	var sliced []XY
 	for _, c := range sw.Cells {
-		if c.Status != bench.CellMeasured {
+		if c.Status != search.CellMeasured {
 			continue
 		}
 		if c.TimeSliced != "" {
@@ -149,7 +150,7 @@ func cellSeries(sw *bench.Sweep, key func(bench.SweepCell) string, xy func(bench
 
 // seriesName names a cell's series by the axes that vary in the sweep,
 // other than the chart's x axis ("measured" when none does).
-func seriesName(ax bench.SweepAxes, c bench.SweepCell, x string) string {
+func seriesName(ax search.SweepAxes, c search.SweepCell, x string) string {
 	var parts []string
 	add := func(axis string, n int, s string) {
 		if axis != x && n > 1 {

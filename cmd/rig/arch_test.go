@@ -100,6 +100,33 @@ func TestImportRules(t *testing.T) {
 	if len(pkgs["rig/bench/internal/dpdk"].CgoFiles) == 0 {
 		t.Errorf("bench/internal/dpdk has no cgo files: is the rule still checking the right package?")
 	}
+	if via, ok := importsVia(pkgs, "rig/bench", "rig/bench/internal/dpdk"); ok {
+		t.Errorf("rig/bench pulls in bench/internal/dpdk (via %s): what a run is stays pure Go; the cgo side is bench/dataplane's", strings.Join(via, " -> "))
+	}
+}
+
+// importsVia finds a chain of imports from one rig package to another
+// (both ends included); ok is false when from does not depend on to.
+func importsVia(pkgs map[string]listedPackage, from, to string) (via []string, ok bool) {
+	seen := map[string]bool{}
+	var walk func(n string) []string
+	walk = func(n string) []string {
+		if n == to {
+			return []string{n}
+		}
+		if seen[n] {
+			return nil
+		}
+		seen[n] = true
+		for _, imp := range pkgs[n].Imports {
+			if chain := walk(imp); chain != nil {
+				return append([]string{n}, chain...)
+			}
+		}
+		return nil
+	}
+	via = walk(from)
+	return via, via != nil
 }
 
 // TestNoLongFunctions keeps every Go function outside tests at 80 lines or

@@ -2,18 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"rig/bench"
+	"rig/bench/child"
+	"rig/bench/dataplane"
+	"rig/bench/report"
 )
 
 // benchFlags are the flags every dataplane engine shares.
@@ -155,7 +155,7 @@ func runBench(cmd *cobra.Command, a *app, f *benchFlags) error {
 		tty = err == nil
 	}
 	prog := bench.Progress{W: a.errOut, TTY: tty}
-	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c, prog) }
+	trial := func(ctx context.Context, c bench.Config) (*bench.Result, error) { return dataplane.Run(ctx, c, prog) }
 	if f.peer.addr != "" {
 		if trial, err = f.peer.trial(trial); err != nil {
 			return err
@@ -267,7 +267,7 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 				}
 				return a.emitJSON(out)
 			}
-			bench.PrintLineRateTable(a.out, bench.LineRateFrames(), speeds)
+			report.PrintLineRateTable(a.out, bench.LineRateFrames(), speeds)
 			return nil
 		},
 	}
@@ -275,11 +275,11 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 	return c
 }
 
-// newBenchRunJSONCmd is the child side of bench.Child: one bench.Config as
-// JSON on stdin, one JSON document on stdout (the Result, or
-// {schemaVersion, error, cause, fix}), live lines and EAL's log on stderr.
-// Exit codes as for the engines: 2 for a config that does not validate,
-// 1 for a failed run, 5 for an invalid measurement.
+// newBenchRunJSONCmd is the child side of child.Child (child.RunJSON): one
+// bench.Config as JSON on stdin, one JSON document on stdout (the Result,
+// or {schemaVersion, error, cause, fix}), live lines and EAL's log on
+// stderr. Exit codes as for the engines: 2 for a config that does not
+// validate, 1 for a failed run, 5 for an invalid measurement.
 func newBenchRunJSONCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:    "run-json",
@@ -287,51 +287,14 @@ func newBenchRunJSONCmd(a *app) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// the parent may be gone (rig killed: SIGTERM by PR_SET_PDEATHSIG):
-			// a write to its pipes must fail, not kill this process by SIGPIPE
-			// before the EAL cleanup removes /var/run/dpdk/<prefix>
-			signal.Ignore(syscall.SIGPIPE)
-			emit := func(code int, err error) error {
-				_ = json.NewEncoder(a.out).Encode(bench.NewRunJSONError(err))
-				return withCode(code, err)
-			}
-			dec := json.NewDecoder(cmd.InOrStdin())
-			dec.DisallowUnknownFields()
-			var cfg bench.Config
-			if err := dec.Decode(&cfg); err != nil {
-				return emit(exitUsage, fmt.Errorf("bench run-json: config on stdin: %w", err))
-			}
-			v := cfg
-			v.Defaults() // a zero field means its default here
-			if err := v.Validate(); err != nil {
-				return emit(exitUsage, err)
-			}
-			pipe := bench.OpenReadyPipe()
-			prog := bench.Progress{W: a.errOut}
-			if pipe != nil {
-				prog.Ready = pipe.Ready
-			}
-			if cfg.HoldReleasable {
-				// the parent reads what the held links show, then closes
-				// our stdin: the hold ends there
-				cfg.Release = bench.NewHoldRelease()
-				go func() {
-					<-cfg.Release.Measured
-					pipe.Measured()
-				}()
-				go func() {
-					_, _ = io.Copy(io.Discard, io.MultiReader(dec.Buffered(), cmd.InOrStdin()))
-					cfg.Release.Done()
-				}()
-			}
-			res, err := bench.Run(cmd.Context(), cfg, prog)
-			if err != nil {
-				return emit(exitFailure, err)
-			}
-			if err := json.NewEncoder(a.out).Encode(res); err != nil {
-				return err
-			}
-			if len(res.Invalid) > 0 {
+			res, err := child.RunJSON(cmd.Context(), cmd.InOrStdin(), a.out, a.errOut, dataplane.RunValid)
+			var ce *child.ConfigError
+			switch {
+			case errors.As(err, &ce):
+				return withCode(exitUsage, err)
+			case err != nil:
+				return withCode(exitFailure, err)
+			case len(res.Invalid) > 0:
 				return withCode(exitInvalid, fmt.Errorf("bench %s: invalid measurement: %s", res.Role, strings.Join(res.Invalid, "; ")))
 			}
 			return nil

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
 	"rig/internal/testutil"
 )
 
-// childOfThisTest is a bench.Child whose "rig" is this test binary: its
+// childOfThisTest is a child.Child whose "rig" is this test binary: its
 // TestBenchChild runs `rig bench run-json` (RIG_CMD_BENCH_CHILD).
-func childOfThisTest(t *testing.T, netns string) bench.Child {
+func childOfThisTest(t *testing.T, netns string) child.Child {
 	t.Setenv("RIG_CMD_BENCH_CHILD", "bench\x1frun-json")
 	var stderr strings.Builder
 	t.Cleanup(func() {
@@ -25,7 +26,7 @@ func childOfThisTest(t *testing.T, netns string) bench.Child {
 			t.Logf("child stderr:\n%s", stderr.String())
 		}
 	})
-	return bench.Child{Exe: os.Args[0], Args: []string{"-test.run=^TestBenchChild$"}, NetNS: netns, Stderr: &stderr}
+	return child.Child{Exe: os.Args[0], Args: []string{"-test.run=^TestBenchChild$"}, NetNS: netns, Stderr: &stderr}
 }
 
 // A dataplane in a child process: a result, a failure with its cause and
@@ -171,7 +172,7 @@ func TestPrivilegedBenchChildKilledLeavesNoRuntimeDir(t *testing.T) {
 	// stands in for a dataplane: EAL made its runtime dir, then SIGKILL
 	script := `d=/var/run/dpdk/rig$$; mkdir -p $d && : > $d/config && : > $d/fbarray_memseg-2048k-0-0 && echo $d >&2 && kill -KILL $$`
 	var errOut bytes.Buffer
-	_, err := bench.Child{Exe: "/bin/sh", Args: []string{"-c", script}, Stderr: &errOut}.Run(context.Background(), bench.Config{})
+	_, err := child.Child{Exe: "/bin/sh", Args: []string{"-c", script}, Stderr: &errOut}.Run(context.Background(), bench.Config{})
 	if err == nil || !strings.Contains(err.Error(), "ended without a result") {
 		t.Fatalf("killed child: %v, want a failure", err)
 	}

@@ -9,11 +9,12 @@ import (
 
 	"rig/bench"
 	"rig/bench/plot"
+	"rig/bench/search"
 )
 
 // ndrFlags are rig bench ndr's flags.
 type ndrFlags struct {
-	spec bench.NDRSpec
+	spec search.NDRSpec
 	eal  string
 	plot string
 	peer peerFlags // --peer: the DUT is the far host's forwarder
@@ -70,7 +71,7 @@ did not come back; each trial's far counters (received, forwarded, policed) say 
 	fl.IntVar(&cf.TxD, "txd", d.TxD, "tx descriptors per queue")
 	fl.IntVar(&cf.Burst, "burst", d.Burst, "burst size")
 	fl.DurationVar(&f.spec.TrialDuration, "trial-duration", 10*time.Second, "run time of each trial (RFC 2544 asks 60s)")
-	fl.DurationVar(&f.spec.TrialGap, "trial-gap", bench.DefaultTrialGap, "pause between trials: the DUT settles (RFC 2544 section 23)")
+	fl.DurationVar(&f.spec.TrialGap, "trial-gap", search.DefaultTrialGap, "pause between trials: the DUT settles (RFC 2544 section 23)")
 	fl.StringVar(&f.spec.Resolution, "resolution", "0.5%", "stop when the bracket is this narrow: % of the line rate (of the upper bound when the link speed is unknown), or a frame rate (10kpps)")
 	fl.IntVar(&f.spec.MaxTrials, "max-trials", 20, "trials per frame size at most, confirmations included")
 	fl.Float64Var(&f.spec.PDRLossPct, "pdr-loss-pct", 0.5, "PDR's loss tolerance in % of the frames sent; 0: NDR only")
@@ -96,7 +97,7 @@ func runBenchNDR(cmd *cobra.Command, a *app, f *ndrFlags) error {
 	if err != nil {
 		return err
 	}
-	rep := bench.RunNDR(cmd.Context(), spec, run, a.errOut)
+	rep := search.RunNDR(cmd.Context(), spec, run, a.errOut)
 	if f.plot != "" {
 		files, err := plot.NDR(rep, f.plot)
 		rep.Plots = files
@@ -117,7 +118,7 @@ func runBenchNDR(cmd *cobra.Command, a *app, f *ndrFlags) error {
 
 // ndrExit: interrupted 130, a search stopped by a failed run 1, by an
 // invalid trial 5.
-func ndrExit(cmd *cobra.Command, rep *bench.NDRReport) error {
+func ndrExit(cmd *cobra.Command, rep *search.NDRReport) error {
 	if cmd.Context().Err() != nil {
 		return withCode(exitInterrupted, errors.New("bench ndr: interrupted"))
 	}

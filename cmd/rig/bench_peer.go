@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"rig/bench"
+	"rig/bench/peer"
 )
 
 // peerFlags are a two-host run's near-side flags: the far host running
@@ -60,7 +58,7 @@ func (p *peerFlags) checkUnused(fl *pflag.FlagSet) error {
 	return nil
 }
 
-// farConfig is the far side's config for the near cfg (bench.FarConfig),
+// farConfig is the far side's config for the near cfg (peer.FarConfig),
 // with the profile's devargs on its PCI ports; its syntax is checked
 // here, the rest on the far host (its CPUs, its devices).
 func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
@@ -76,7 +74,7 @@ func (p *peerFlags) farConfig(near bench.Config) (bench.Config, error) {
 	if p.far.Cores < 1 {
 		return bench.Config{}, withCode(exitUsage, fmt.Errorf("--peer-cores %d: want 1 or more", p.far.Cores))
 	}
-	far, err := bench.FarConfig(near, p.far)
+	far, err := peer.FarConfig(near, p.far)
 	if err != nil {
 		return far, withCode(exitUsage, err)
 	}
@@ -125,12 +123,12 @@ func checkFarForwarder(far *bench.Config) error {
 // near config: a sweep's cells differ in queues, descriptors, burst) on
 // the peer around local.
 func (p *peerFlags) trial(local bench.RunFunc) (bench.RunFunc, error) {
-	token, err := readTokenFile(p.tokenFile)
+	token, err := peer.ReadTokenFile(p.tokenFile)
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("--peer-token-file: %w", err))
 	}
-	peer := &bench.Peer{Addr: p.addr, Token: token}
-	return peer.Trial(local, p.farConfig), nil
+	far := &peer.Peer{Addr: p.addr, Token: token}
+	return far.Trial(local, p.farConfig), nil
 }
 
 // runner is run, or with --peer run with each trial's far side on the peer:
@@ -148,57 +146,9 @@ func (p *peerFlags) runner(run bench.RunFunc, base bench.Config) (bench.RunFunc,
 // peerExit maps a far side's refusal to rig's exit codes: a config it
 // does not run is a usage error, as locally.
 func peerExit(err error) error {
-	var pe *bench.PeerError
-	if errors.As(err, &pe) && pe.Code == bench.PeerCodeConfig {
+	var pe *peer.PeerError
+	if errors.As(err, &pe) && pe.Code == peer.PeerCodeConfig {
 		return withCode(exitUsage, err)
 	}
 	return err
-}
-
-// maxTokenFile bounds a token file (a token is a line of random text).
-const maxTokenFile = 4096
-
-// readTokenFile reads a shared token: a regular file of the user running
-// rig that no one else may read or write (mode 0600 or stricter), at most
-// maxTokenFile bytes, at least bench.MinTokenLen bytes once trailing
-// white space is trimmed. It is opened non-blocking (a FIFO cannot hang
-// rig) and checked on the open file (fstat). Errors never show the
-// content.
-func readTokenFile(path string) ([]byte, error) {
-	if path == "" {
-		return nil, errors.New("no token file given")
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	mode := st.Mode & 0o7777
-	switch euid := os.Geteuid(); {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, fmt.Errorf("%s is not a regular file: write the token into a file (e.g. `head -c 32 /dev/urandom | base64 > F; chmod 600 F`)", path)
-	case int(st.Uid) != euid:
-		return nil, fmt.Errorf("%s is owned by uid %d, not by the user running rig (uid %d): chown %d %s (and chmod 600 %s)", path, st.Uid, euid, euid, path, path)
-	case mode&0o077 != 0:
-		return nil, fmt.Errorf("%s is readable or writable by others (mode %04o): chmod 600 %s", path, mode, path)
-	case st.Size > maxTokenFile:
-		return nil, fmt.Errorf("%s is %d bytes: a token file holds one line (at most %d bytes)", path, st.Size, maxTokenFile)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxTokenFile {
-		return nil, fmt.Errorf("%s grew past %d bytes while read: a token file holds one line", path, maxTokenFile)
-	}
-	tok := []byte(strings.TrimRight(string(b), " \t\r\n"))
-	if len(tok) < bench.MinTokenLen {
-		return nil, fmt.Errorf("%s holds %d bytes of token: want at least %d (e.g. `head -c 32 /dev/urandom | base64 > %s; chmod 600 %s`)", path, len(tok), bench.MinTokenLen, path, path)
-	}
-	return tok, nil
 }

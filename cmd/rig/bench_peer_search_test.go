@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/internal/testutil"
 )
 
@@ -58,7 +59,7 @@ func twoHostNDR(t *testing.T, h *twoHosts, addr string, peer []string, log *lock
 		"--loss-retries", "1", "--pdr-loss-pct", "0", "--plot", prefix,
 		"--peer-max-rate", "10kpps"}, append(peer, "--peer-vdev", "net_af_packet1,iface=dpf1,framecnt=8192")...)...)
 	took := time.Since(start)
-	var rep bench.NDRReport
+	var rep search.NDRReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitOK || len(rep.Sizes) != 1 {
 		t.Fatalf("ndr --peer: exit %d %v\n%s\n%s\nserve:\n%s", code, err, out, errOut, log.String())
 	}
@@ -97,7 +98,7 @@ func twoHostSweep(t *testing.T, h *twoHosts, addr string, peer []string, log *lo
 	code, out, errOut := h.nearRig(append([]string{"bench", "sweep", "-o", "json", "--role", "gen", "--no-huge",
 		"--vdev", "net_af_packet0,iface=dpn0,framecnt=8192", "--size", "64,1518", "--rate", "20kpps", "--duration", "1s", "--plot", prefix}, peer...)...)
 	took := time.Since(start)
-	var sw bench.Sweep
+	var sw search.Sweep
 	if err := json.Unmarshal([]byte(out), &sw); err != nil || (code != exitOK && code != exitInvalid) || len(sw.Cells) != 2 {
 		t.Fatalf("sweep --peer: exit %d %v\n%s\n%s\nserve:\n%s", code, err, out, errOut, log.String())
 	}
@@ -113,7 +114,7 @@ func twoHostSweep(t *testing.T, h *twoHosts, addr string, peer []string, log *lo
 			}
 		}
 		r := c.Result
-		if r == nil || (c.Status != bench.CellMeasured && c.Status != bench.CellInvalid) {
+		if r == nil || (c.Status != search.CellMeasured && c.Status != search.CellInvalid) {
 			t.Errorf("cell %d: %s %s %s", c.N, c.Status, c.Error, c.Note)
 			continue
 		}
@@ -130,7 +131,7 @@ func twoHostSweep(t *testing.T, h *twoHosts, addr string, peer []string, log *lo
 	}
 	measured := false
 	for _, c := range sw.Cells {
-		measured = measured || c.Status == bench.CellMeasured
+		measured = measured || c.Status == search.CellMeasured
 	}
 	// only measured cells are drawn (a generator short of the rate is invalid)
 	if b, err := os.ReadFile(prefix + "-mpps.svg"); measured && (err != nil || !strings.Contains(string(b), "far host received")) {

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/child"
+	"rig/bench/peer"
+	"rig/bench/search"
 	"rig/internal/testutil"
 )
 
@@ -81,7 +84,7 @@ func (h *twoHosts) killNetNSPids(ns string) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(bench.DefaultChildGrace + 5*time.Second); anyAlive() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(child.DefaultChildGrace + 5*time.Second); anyAlive() && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, pid := range pids() {
@@ -312,7 +315,7 @@ func (h *twoHosts) twoHostFarDies(gen []string, addr string, serve *os.Process, 
 		}
 		return false
 	}
-	for deadline := time.Now().Add(bench.DefaultChildGrace); alive() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(child.DefaultChildGrace); alive() && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, pid := range pids {
@@ -342,7 +345,7 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 		return p
 	}
 	good := write("good", "a-secret-of-enough-bytes\n", 0o600)
-	if tok, err := readTokenFile(good); err != nil || string(tok) != "a-secret-of-enough-bytes" {
+	if tok, err := peer.ReadTokenFile(good); err != nil || string(tok) != "a-secret-of-enough-bytes" {
 		t.Errorf("good token: %q %v", tok, err)
 	}
 	fifo := filepath.Join(dir, "fifo")
@@ -365,14 +368,14 @@ func TestBenchTokenFileAndServeFlags(t *testing.T) {
 		{filepath.Join(dir, "none"), "no such file"},
 	} {
 		start := time.Now()
-		_, err := readTokenFile(c.path)
+		_, err := peer.ReadTokenFile(c.path)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "a-secret") || time.Since(start) > time.Second {
 			t.Errorf("%s: %v after %v, want %q", c.path, err, time.Since(start), c.want)
 		}
 	}
 	// a file of another user: root can give it away and must refuse it
 	if os.Geteuid() == 0 {
-		if _, err := readTokenFile(theirs); err == nil || !strings.Contains(err.Error(), "is owned by uid 65534, not by the user running rig (uid 0): chown 0 "+theirs) {
+		if _, err := peer.ReadTokenFile(theirs); err == nil || !strings.Contains(err.Error(), "is owned by uid 65534, not by the user running rig (uid 0): chown 0 "+theirs) {
 			t.Errorf("another user's token file: %v", err)
 		}
 	}
@@ -483,12 +486,12 @@ func TestBenchSweepNDRPeerFlags(t *testing.T) {
 	// dataplane starts here (the peer is asked first)
 	code, out, errOut := rig(t, "bench", "sweep", "--role", "gen", "--vdev", "net_null0", "--size", "64,128", "--duration", "1s", "--plot", "", "-o", "json",
 		"--peer", "127.0.0.1:1", "--peer-token-file", good, "--peer-vdev", "net_null0")
-	var sw bench.Sweep
+	var sw search.Sweep
 	if err := json.Unmarshal([]byte(out), &sw); err != nil || code != exitFailure || len(sw.Cells) != 2 || sw.Peer != "127.0.0.1:1" || sw.FarRole != bench.RoleRx {
 		t.Fatalf("sweep, peer down: exit %d %v\n%s\n%s", code, err, out, errOut)
 	}
 	for _, c := range sw.Cells {
-		if c.Status != bench.CellFailed || !strings.Contains(c.Error, "peer 127.0.0.1:1") || !strings.Contains(c.Error, "rig bench serve") {
+		if c.Status != search.CellFailed || !strings.Contains(c.Error, "peer 127.0.0.1:1") || !strings.Contains(c.Error, "rig bench serve") {
 			t.Errorf("cell %d: %s %s", c.N, c.Status, c.Error)
 		}
 	}

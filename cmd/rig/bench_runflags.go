@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"rig/bench"
+	"rig/bench/child"
 )
 
 // The flags a sweep or a zero-loss search keeps the same in every run it
@@ -51,7 +52,7 @@ func childRunner() bench.RunFunc {
 	if err != nil {
 		exe = os.Args[0]
 	}
-	ch := bench.Child{Exe: exe}
+	ch := child.Child{Exe: exe}
 	return func(ctx context.Context, c bench.Config) (*bench.Result, error) { return ch.Run(ctx, c) }
 }
 

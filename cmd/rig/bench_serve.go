@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/bench"
+	"rig/bench/child"
+	"rig/bench/peer"
 	"rig/internal/pci"
 )
 
@@ -60,8 +62,8 @@ a management network. SIGINT/SIGTERM stop it.`,
 	fl.StringArrayVar(&f.netdevs, "allow-netdev", nil, "netdev a near side's net_af_packet port may open (iface=), repeatable, e.g. p0")
 	fl.StringArrayVar(&f.pci, "allow-pci", nil, "PCI function a near side's port may name, repeatable, e.g. 0000:03:00.0")
 	fl.StringVar(&f.memifDir, "memif-dir", "", "directory serve creates (mode 0700) and removes at exit, holding the runs' memif sockets (default /run/rig/serve-<pid>)")
-	fl.IntVar(&f.maxPending, "max-pending", bench.DefaultMaxPending, "callers in their handshake at once; more are closed at once")
-	fl.DurationVar(&f.handshake, "handshake-timeout", bench.DefaultPeerTimeouts().Handshake, "time a caller has from its connection to the end of its handshake")
+	fl.IntVar(&f.maxPending, "max-pending", peer.DefaultMaxPending, "callers in their handshake at once; more are closed at once")
+	fl.DurationVar(&f.handshake, "handshake-timeout", peer.DefaultPeerTimeouts().Handshake, "time a caller has from its connection to the end of its handshake")
 	_ = fl.MarkHidden("handshake-timeout")
 	return c
 }
@@ -70,8 +72,8 @@ a management network. SIGINT/SIGTERM stop it.`,
 var netdevName = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 
 // check validates every flag before serve writes or listens.
-func (f *serveFlags) check() (bench.FarPolicy, error) {
-	var p bench.FarPolicy
+func (f *serveFlags) check() (peer.FarPolicy, error) {
+	var p peer.FarPolicy
 	if err := checkHostPort("--listen", f.listen, 0, "the address to listen on (e.g. 10.0.0.2:7400, or 0.0.0.0:7400 for every address)"); err != nil {
 		return p, err
 	}
@@ -123,7 +125,7 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	token, err := readTokenFile(f.tokenFile)
+	token, err := peer.ReadTokenFile(f.tokenFile)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("--token-file: %w", err))
 	}
@@ -142,17 +144,17 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 		return bench.NewError("bench serve", err, "", "give an address of this host (ip -br addr) and a free port")
 	}
 	log := &lockedWriter{w: a.errOut}
-	fmt.Fprintf(log, "rig bench serve: listening on %s (%s); memif sockets in %s; netdevs %s; PCI %s\n", ln.Addr(), bench.PeerProtocol, dir,
+	fmt.Fprintf(log, "rig bench serve: listening on %s (%s); memif sockets in %s; netdevs %s; PCI %s\n", ln.Addr(), peer.PeerProtocol, dir,
 		orNone(policy.Netdevs), orNone(policy.PCI))
 	var childLog io.Writer
 	if !f.quiet {
 		childLog = &prefixWriter{w: log, prefix: "far run: "}
 	}
-	t := bench.DefaultPeerTimeouts()
+	t := peer.DefaultPeerTimeouts()
 	t.Handshake = f.handshake
-	srv := &bench.Server{Token: token, Log: log, Policy: policy, MaxPending: f.maxPending, Timeouts: t,
+	srv := &peer.Server{Token: token, Log: log, Policy: policy, MaxPending: f.maxPending, Timeouts: t,
 		Run: func(ctx context.Context, cfg bench.Config, ready func()) (*bench.Result, error) {
-			return bench.Child{Exe: exe, Stderr: childLog, Ready: ready}.Run(ctx, cfg)
+			return child.Child{Exe: exe, Stderr: childLog, Ready: ready}.Run(ctx, cfg)
 		}}
 	err = srv.Serve(ctx, ln)
 	if err == nil || errors.Is(ctx.Err(), context.Canceled) {

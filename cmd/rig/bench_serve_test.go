@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/peer"
 	"rig/internal/testutil"
 )
 
@@ -122,7 +123,7 @@ func TestBenchServeCapsCallersAndRefusesFiles(t *testing.T) {
 	}
 	var idle []net.Conn
 	hellos, closed := 0, 0
-	for i := 0; i < bench.DefaultMaxPending+8; i++ {
+	for i := 0; i < peer.DefaultMaxPending+8; i++ {
 		c, err := net.Dial("tcp", s.addr)
 		if err != nil {
 			t.Fatal(err)
@@ -139,8 +140,8 @@ func TestBenchServeCapsCallersAndRefusesFiles(t *testing.T) {
 			t.Fatalf("caller %d: %q %v", i, l, err)
 		}
 	}
-	if hellos != bench.DefaultMaxPending || closed != 8 {
-		t.Errorf("%d callers got a hello, %d were closed; want %d and 8", hellos, closed, bench.DefaultMaxPending)
+	if hellos != peer.DefaultMaxPending || closed != 8 {
+		t.Errorf("%d callers got a hello, %d were closed; want %d and 8", hellos, closed, peer.DefaultMaxPending)
 	}
 	for _, c := range idle {
 		c.Close()

@@ -9,6 +9,7 @@ import (
 
 	"rig/bench"
 	"rig/bench/plot"
+	"rig/bench/search"
 )
 
 // sweepFlags are rig bench sweep's flags.
@@ -16,7 +17,7 @@ type sweepFlags struct {
 	base  bench.Config
 	eal   string
 	role  string
-	axes  bench.SweepAxes
+	axes  search.SweepAxes
 	force bool
 	plot  string
 	peer  peerFlags // --peer: each cell's far side on another host
@@ -76,7 +77,7 @@ func runBenchSweep(cmd *cobra.Command, a *app, f *sweepFlags) error {
 	if err := f.peer.checkUnused(cmd.Flags()); err != nil {
 		return err
 	}
-	sw, err := bench.PlanSweep(bench.SweepSpec{Base: base, Axes: f.axes, CPUs: bench.UsableCPUs(), Force: f.force, Peer: f.peer.addr})
+	sw, err := search.PlanSweep(search.SweepSpec{Base: base, Axes: f.axes, CPUs: search.UsableCPUs(), Force: f.force, Peer: f.peer.addr})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -84,7 +85,7 @@ func runBenchSweep(cmd *cobra.Command, a *app, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	bench.RunSweep(cmd.Context(), sw, run, a.errOut)
+	search.RunSweep(cmd.Context(), sw, run, a.errOut)
 	if f.plot != "" {
 		files, err := plot.Sweep(sw, f.plot)
 		sw.Plots = files
@@ -100,7 +101,7 @@ func runBenchSweep(cmd *cobra.Command, a *app, f *sweepFlags) error {
 
 // emitSweep writes the sweep as text, JSON or CSV (the plots' names on
 // stderr then, CSV being data only).
-func (a *app) emitSweep(sw *bench.Sweep) error {
+func (a *app) emitSweep(sw *search.Sweep) error {
 	switch {
 	case a.json():
 		return a.emitJSON(sw)
@@ -114,14 +115,14 @@ func (a *app) emitSweep(sw *bench.Sweep) error {
 }
 
 // sweepExit: interrupted 130, a failed cell 1, an invalid one 5.
-func sweepExit(cmd *cobra.Command, sw *bench.Sweep) error {
+func sweepExit(cmd *cobra.Command, sw *search.Sweep) error {
 	if cmd.Context().Err() != nil {
 		return withCode(exitInterrupted, errors.New("bench sweep: interrupted; the cells left were not run"))
 	}
 	var failed, invalid int
 	for _, c := range sw.Cells {
-		failed += btoi(c.Status == bench.CellFailed)
-		invalid += btoi(c.Status == bench.CellInvalid)
+		failed += btoi(c.Status == search.CellFailed)
+		invalid += btoi(c.Status == search.CellInvalid)
 	}
 	switch {
 	case failed > 0:

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/internal/testutil"
 	"rig/internal/testutil/hugetest"
 )
@@ -101,7 +102,7 @@ func TestPrivilegedBenchNDRKnownAnswer(t *testing.T) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
-	var rep bench.NDRReport
+	var rep search.NDRReport
 	if jerr := json.Unmarshal(out.Bytes(), &rep); err != nil || jerr != nil || len(rep.Sizes) != 1 {
 		t.Fatalf("rig bench ndr: %v, %v\n%s\n%s", err, jerr, out.String(), errOut.String())
 	}
@@ -174,7 +175,7 @@ func TestPrivilegedBenchSweepCSVAndPlots(t *testing.T) {
 		t.Fatalf("rig bench sweep: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
 	rows, err := csv.NewReader(&out).ReadAll()
-	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(bench.SweepCSVHeader, ",") {
+	if err != nil || len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(search.SweepCSVHeader, ",") {
 		t.Fatalf("csv: %v\n%s", err, out.String())
 	}
 	for i, size := range []string{"64", "512", "1518"} {
@@ -182,7 +183,7 @@ func TestPrivilegedBenchSweepCSVAndPlots(t *testing.T) {
 		mpps, _ := strconv.ParseFloat(r[10], 64)
 		sent, _ := strconv.ParseUint(r[14], 10, 64)
 		recv, _ := strconv.ParseUint(r[15], 10, 64)
-		if r[1] != size || r[3] != "1" || r[8] != bench.CellMeasured || mpps <= 0 || sent == 0 || recv > sent || r[13] != "" {
+		if r[1] != size || r[3] != "1" || r[8] != search.CellMeasured || mpps <= 0 || sent == 0 || recv > sent || r[13] != "" {
 			t.Errorf("row %d: %q (memif has no line rate: %% of line must be empty)", i+1, r)
 		}
 	}

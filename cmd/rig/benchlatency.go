@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/bench"
+	"rig/bench/child"
+	"rig/bench/report"
 )
 
 // checkLatencyPlot: --latency-plot names an .svg or .png, on a role that
@@ -19,7 +21,7 @@ func checkLatencyPlot(role bench.Role, path string) error {
 	if role != bench.RoleLoop && role != bench.RoleRx {
 		return fmt.Errorf("bench %s: --latency-plot: %s measures no latency (loop and rx do)", role, role)
 	}
-	_, err := bench.LatencyPlotFormat(path)
+	_, err := report.LatencyPlotFormat(path)
 	return err
 }
 
@@ -34,7 +36,7 @@ func atLatencyLoad(cmd *cobra.Command, a *app, cfg bench.Config) (bench.Config, 
 		exe = os.Args[0]
 	}
 	fmt.Fprintf(a.errOut, "latency load %s: measuring the path's capacity first (a run without a rate limit)\n", cfg.LatencyLoad)
-	out, err := bench.AtLatencyLoad(cmd.Context(), bench.Child{Exe: exe}, cfg)
+	out, err := bench.AtLatencyLoad(cmd.Context(), child.Child{Exe: exe}, cfg)
 	if err != nil {
 		return cfg, err
 	}
@@ -47,7 +49,7 @@ func writeLatencyPlot(path string, res *bench.Result) error {
 	if path == "" {
 		return nil
 	}
-	format, err := bench.LatencyPlotFormat(path)
+	format, err := report.LatencyPlotFormat(path)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -58,7 +60,7 @@ func writeLatencyPlot(path string, res *bench.Result) error {
 	if err != nil {
 		return fmt.Errorf("--latency-plot: %w", err)
 	}
-	if err := bench.WriteLatencyPlot(f, res.Latency, format); err != nil {
+	if err := report.WriteLatencyPlot(f, res.Latency, format); err != nil {
 		f.Close()
 		return fmt.Errorf("--latency-plot %s: %w", path, err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rig/bench"
+	"rig/bench/child"
 	"rig/playbooks"
 	"rig/provision"
 	"rig/provision/check"
@@ -126,6 +126,6 @@ func (a *app) dataplane() func(netns string) check.Dataplane {
 		if err != nil {
 			exe = os.Args[0]
 		}
-		return bench.Child{Exe: exe, NetNS: netns}
+		return child.Child{Exe: exe, NetNS: netns}
 	}
 }

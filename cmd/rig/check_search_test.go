@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/bench"
+	"rig/bench/search"
 )
 
 // check: {search: ndr} through a private OvS: the search runs through the
@@ -27,8 +27,8 @@ func TestPrivilegedCheckSearchNDR(t *testing.T) {
 	}
 	code, m, errOut := l.checkJSON()
 	raw, _ := json.Marshal(m["search"])
-	var rep bench.NDRReport
-	if err := json.Unmarshal(raw, &rep); err != nil || rep.SchemaVersion != bench.NDRSchemaVersion || len(rep.Sizes) != 1 {
+	var rep search.NDRReport
+	if err := json.Unmarshal(raw, &rep); err != nil || rep.SchemaVersion != search.NDRSchemaVersion || len(rep.Sizes) != 1 {
 		t.Fatalf("check: exit %d, search %s, %v\n%s", code, raw, err, errOut)
 	}
 	s := rep.Sizes[0]

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"rig/bench"
+	"rig/bench/dataplane"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
 	"rig/provision/check"
@@ -62,7 +63,7 @@ func socket0MB(t *testing.T, v string) int {
 // a bench.Config (bench.MemoryMB sizes it as the run will).
 func benchNeed(t *testing.T, what string, c bench.Config) hugetest.Need {
 	t.Helper()
-	mb, err := bench.MemoryMB(c)
+	mb, err := dataplane.MemoryMB(c)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rig/bench"
+	"rig/bench/dataplane"
 	"rig/internal/buildinfo"
 )
 
@@ -18,7 +18,7 @@ const versionSchema = "rig.version/v1"
 type versionReport struct {
 	SchemaVersion string `json:"schemaVersion"`
 	buildinfo.Info
-	DPDK bench.DPDKInfo `json:"dpdk"`
+	DPDK dataplane.DPDKInfo `json:"dpdk"`
 }
 
 // newVersionCmd is `rig version`.
@@ -52,7 +52,7 @@ func addVersionFlag(root *cobra.Command, a *app) {
 }
 
 func (a *app) printVersion() error {
-	rep := versionReport{SchemaVersion: versionSchema, Info: buildinfo.Read(), DPDK: bench.DPDK()}
+	rep := versionReport{SchemaVersion: versionSchema, Info: buildinfo.Read(), DPDK: dataplane.DPDK()}
 	if a.json() {
 		return a.emitJSON(rep)
 	}
@@ -91,7 +91,7 @@ func writeVersion(w io.Writer, r versionReport) error {
 }
 
 // pmdLine lists the PMDs by name and says where they were read.
-func pmdLine(d bench.DPDKInfo) string {
+func pmdLine(d dataplane.DPDKInfo) string {
 	if d.PMDError != "" {
 		return "unknown: " + d.PMDError
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"rig/bench"
+	"rig/bench/dataplane"
 	"rig/internal/buildinfo"
 )
 
@@ -80,18 +80,18 @@ func TestWriteVersion(t *testing.T) {
 	cases := []struct {
 		name string
 		info buildinfo.Info
-		dpdk bench.DPDKInfo
+		dpdk dataplane.DPDKInfo
 		want string
 	}{
-		{"static", info, bench.DPDKInfo{Version: "DPDK 22.11.11", Linked: "static", PMDs: []bench.PMD{{Name: "mlx5_eth"}, {Name: "net_ring"}}, PMDsFrom: []string{"/usr/local/bin/rig"}},
+		{"static", info, dataplane.DPDKInfo{Version: "DPDK 22.11.11", Linked: "static", PMDs: []dataplane.PMD{{Name: "mlx5_eth"}, {Name: "net_ring"}}, PMDsFrom: []string{"/usr/local/bin/rig"}},
 			"rig     v1.2.0-3-ga665e4e-dirty\ncommit  a665e4e1a2b3 (2025-12-02T00:59:00Z, modified)\ngo      go1.26.8 linux/arm64, cgo, tags dpdkstatic\n" +
 				"dpdk    DPDK 22.11.11, linked static\npmds    mlx5_eth net_ring (2, from /usr/local/bin/rig)\n"},
 		{"shared", buildinfo.Info{Version: "devel", Commit: "unknown", GoVersion: "go1.26.8", Platform: "linux/amd64", Cgo: true},
-			bench.DPDKInfo{Version: "DPDK 22.11.11", Linked: "shared", PMDs: []bench.PMD{{Name: "net_ring"}}, PMDsFrom: []string{"/a/librte_net_ring.so", "/a/librte_net_null.so"}},
+			dataplane.DPDKInfo{Version: "DPDK 22.11.11", Linked: "shared", PMDs: []dataplane.PMD{{Name: "net_ring"}}, PMDsFrom: []string{"/a/librte_net_ring.so", "/a/librte_net_null.so"}},
 			"rig     devel\ncommit  unknown\ngo      go1.26.8 linux/amd64, cgo\ndpdk    DPDK 22.11.11, linked shared\npmds    net_ring (1, from 2 libraries in EAL's driver directory)\n"},
-		{"PMD records unreadable", info, bench.DPDKInfo{Version: "DPDK 22.11.11", Linked: "static", PMDError: "find this executable: no /proc"},
+		{"PMD records unreadable", info, dataplane.DPDKInfo{Version: "DPDK 22.11.11", Linked: "static", PMDError: "find this executable: no /proc"},
 			"pmds    unknown: find this executable: no /proc\n"},
-		{"without cgo", buildinfo.Info{Version: "devel", Commit: "unknown", GoVersion: "go1.26.8", Platform: "linux/arm64"}, bench.DPDKInfo{Linked: "none"},
+		{"without cgo", buildinfo.Info{Version: "devel", Commit: "unknown", GoVersion: "go1.26.8", Platform: "linux/arm64"}, dataplane.DPDKInfo{Linked: "none"},
 			"go      go1.26.8 linux/arm64, without cgo\ndpdk    none (built without cgo)\npmds    none\n"},
 	}
 	for _, c := range cases {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/dataplane"
 	"rig/internal/cpuset"
 	"rig/ovs"
 	"rig/playbooks"
@@ -184,7 +185,7 @@ func CheckMemoryMB(sp *playbooks.CheckSpec) (int, error) {
 	for _, size := range sp.Sizes() {
 		cfg := checkConfig(sp, kind, vdevs, "", runtime.NumCPU())
 		cfg.FrameSize = size
-		mb, err := bench.MemoryMB(cfg)
+		mb, err := dataplane.MemoryMB(cfg)
 		if err != nil {
 			return 0, fmt.Errorf("check: %d B frames: %w", size, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"rig/bench"
+	"rig/bench/dataplane"
 	"rig/playbooks"
 )
 
@@ -24,7 +25,7 @@ func TestCheckMemoryMB(t *testing.T) {
 		return n
 	}
 	small := mb(playbooks.CheckSpec{FrameSize: 64})
-	want, err := bench.MemoryMB(bench.Config{Role: bench.RoleLoop, FrameSize: 64,
+	want, err := dataplane.MemoryMB(bench.Config{Role: bench.RoleLoop, FrameSize: 64,
 		VDevs: []string{"net_virtio_user0,path=/x/a.sock,server=1,queues=1", "net_virtio_user1,path=/x/b.sock,server=1,queues=1"}})
 	if err != nil {
 		t.Fatal(err)

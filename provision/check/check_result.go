@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/ovs"
 )
 
@@ -28,7 +29,7 @@ type CheckResult struct {
 	Runs          []CheckRun `json:"runs"`
 	// Search is the zero-loss search (check: {search: ndr}) instead of
 	// Runs, and SearchThresholds judge its NDR per frame size
-	Search           *bench.NDRReport   `json:"search,omitempty"`
+	Search           *search.NDRReport  `json:"search,omitempty"`
 	SearchThresholds []ThresholdVerdict `json:"searchThresholds,omitempty"`
 	// Offload: whether the datapath flows of the traffic were offloaded
 	// (check.offload; nil when off)

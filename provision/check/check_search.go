@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/playbooks"
 	"rig/provision"
 )
@@ -28,7 +29,7 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 		pmd = s.pmdThreads(ctx)
 	}
 	base := checkConfig(sp, p.kind, p.vdevs, lcores, pmd)
-	spec := bench.NDRSpec{Base: base, Sizes: sp.Sizes(), TrialDuration: sp.DurationOrDefault(), Resolution: sp.NDR.ResolutionOrDefault(),
+	spec := search.NDRSpec{Base: base, Sizes: sp.Sizes(), TrialDuration: sp.DurationOrDefault(), Resolution: sp.NDR.ResolutionOrDefault(),
 		MaxTrials: sp.NDR.MaxTrialsOrDefault(), PDRLossPct: sp.NDR.PDRLossPctOrDefault(), SearchMax: sp.NDR.Max, TrialGap: s.trialGap,
 		LossRetries: sp.NDR.LossRetries}
 	if gap, ok := sp.NDR.TrialGapValue(); ok {
@@ -52,14 +53,14 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 			return fmt.Errorf("check: warm-up run: %w", err)
 		}
 	}
-	res.Search = bench.RunNDR(ctx, spec, run, nil)
+	res.Search = search.RunNDR(ctx, spec, run, nil)
 	res.SearchThresholds = searchThresholds(sp.Thresholds, res.Search)
 	return ctx.Err()
 }
 
 // searchThresholds judges each size's NDR (a size whose search stopped
 // has none, and fails).
-func searchThresholds(t playbooks.CheckThresholds, rep *bench.NDRReport) []ThresholdVerdict {
+func searchThresholds(t playbooks.CheckThresholds, rep *search.NDRReport) []ThresholdVerdict {
 	var out []ThresholdVerdict
 	for _, sz := range rep.Sizes {
 		ndr := sz.NDR

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/search"
 	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
@@ -18,7 +19,7 @@ import (
 )
 
 // Dataplane runs one dataplane configuration and returns what it measured:
-// bench.Child (a `rig bench run-json` child process, optionally inside a
+// child.Child (a `rig bench run-json` child process, optionally inside a
 // network namespace) in rig, a fake in tests.
 type Dataplane interface {
 	Run(ctx context.Context, cfg bench.Config) (*bench.Result, error)
@@ -60,7 +61,7 @@ func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec)
 	}
 	h := env.Host
 	c := ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))
-	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: bench.DefaultTrialGap}
+	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: search.DefaultTrialGap}
 	return s, nil
 }
 

@@ -1,8 +1,0 @@
-//go:build !cgo
-
-package bench
-
-// DPDK in a rig built without cgo: no DPDK, no drivers.
-func DPDK() DPDKInfo {
-	return DPDKInfo{Linked: "none", PMDs: []PMD{}, PMDsFrom: []string{}}
-}
