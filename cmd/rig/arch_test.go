@@ -10,19 +10,25 @@ import (
 	"go/token"
 	"io"
 	"io/fs"
+	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // listedPackage is what `go list -json` says about one package.
 type listedPackage struct {
-	ImportPath string
-	Imports    []string
-	CgoFiles   []string
-	Module     *struct{ Path string }
+	ImportPath     string
+	Dir            string
+	Imports        []string
+	Deps           []string
+	GoFiles        []string
+	CgoFiles       []string
+	IgnoredGoFiles []string // the build-tagged files of another build (run_nocgo.go under cgo)
+	Module         *struct{ Path string }
 }
 
 // rigPackages lists rig's own packages with `go list -deps -json ./...`
@@ -62,46 +68,103 @@ func rigPackages(t *testing.T) map[string]listedPackage {
 
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
-// TestImportRules checks the layout of docs/architecture.md: who may
-// import what, and where cgo may live.
+// floors are the parts of docs/architecture.md from the top down: a
+// package imports only packages on a lower floor, or on its own floor
+// where the part's packages build on each other (the steps, bench's
+// packages, the resources, the ground). Test kits (ovs/ovstest,
+// internal/testutil/...) and tools (internal/cmd/..., bench/cmd/...) are
+// not floors: no production package may import a test kit.
+var floors = []struct {
+	floor int
+	part  string
+	pkgs  []string // a trailing "/..." takes the packages below too
+}{
+	{10, "face", []string{"rig/cmd/rig"}},
+	{9, "step list", []string{"rig/provision/steps"}},
+	{8, "steps", []string{"rig/provision/card", "rig/provision/system", "rig/provision/ovsstep", "rig/provision/check"}},
+	{7, "engine", []string{"rig/provision"}},
+	{6, "lab", []string{"rig/lab/..."}},
+	{5, "doctor, playbooks", []string{"rig/doctor", "rig/playbooks"}},
+	{4, "bench", []string{"rig/bench", "rig/bench/dataplane", "rig/bench/child", "rig/bench/search", "rig/bench/peer", "rig/bench/report", "rig/bench/plot"}},
+	{3, "resources", []string{"rig/hugepages", "rig/ovs", "rig/ovs/diagnose", "rig/smartnic", "rig/mlxconfig"}},
+	{2, "dpdk", []string{"rig/bench/internal/dpdk"}},
+	{1, "ground", []string{"rig/internal/host", "rig/internal/pci", "rig/internal/devargs", "rig/internal/cpuset", "rig/internal/labinfo", "rig/internal/buildinfo"}},
+}
+
+// floorOf is the floor and part of package n; 0 when n is on none.
+func floorOf(n string) (int, string) {
+	for _, f := range floors {
+		for _, p := range f.pkgs {
+			if n == p || strings.HasSuffix(p, "/...") && under(n, strings.TrimSuffix(p, "/...")) {
+				return f.floor, f.part
+			}
+		}
+	}
+	return 0, ""
+}
+
+// testKit says whether n is test-only code (a test kit or helpers shared by
+// tests) or a tool of the build, which stand on no floor; no production
+// package may import a test kit.
+func testKit(n string) bool {
+	return under(n, "rig/internal/testutil") || n == "rig/ovs/ovstest" || n == "rig/provision/steptest"
+}
+
+// importBreaks says which rule of docs/architecture.md package n breaks by
+// importing imp, or "".
+func importBreaks(n, imp string) string {
+	switch {
+	case imp == "rig/provision" && n != "rig/cmd/rig" && !under(n, "rig/provision"):
+		return "only cmd/rig and the step packages (provision/...) may use the step engine"
+	case n == "rig/provision" && imp != "rig/internal/host" && imp != "rig/internal/pci":
+		return "the engine imports of rig's only internal/host and internal/pci (steps live in provision/...)"
+	case n == "rig/playbooks" && under(imp, "rig/ovs"):
+		return "playbooks imports no ovs package: what a playbook value means comes from internal/devargs, internal/cpuset and the resources below"
+	case n == "rig/hugepages" && imp == "rig/playbooks":
+		return "a resource knows its subsystem, not the playbook format"
+	case under(n, "rig/internal") && !testKit(n) && under(imp, "rig") && !under(imp, "rig/internal"):
+		return "the ground imports only the ground"
+	case (n == "rig/internal/host" || n == "rig/internal/buildinfo" || n == "rig/internal/cpuset" || n == "rig/internal/pci") && under(imp, "rig"):
+		return "this piece of the ground imports nothing of rig's"
+	case testKit(imp) && !testKit(n):
+		return "a test kit is for tests only"
+	}
+	nf, np := floorOf(n)
+	inf, ip := floorOf(imp)
+	if nf > 0 && inf > nf {
+		return fmt.Sprintf("it runs back up a floor: %s (floor %d) is above %s (floor %d)", ip, inf, np, nf)
+	}
+	return ""
+}
+
+// TestImportRules checks the layout of docs/architecture.md: the floors
+// (a package imports only below it or beside it on its floor), the engine
+// that imports only the ground, playbooks without ovs, bench's core
+// without cgo, and cgo only in bench/internal/dpdk.
 func TestImportRules(t *testing.T) {
 	pkgs := rigPackages(t)
-	names := make([]string, 0, len(pkgs))
-	for n := range pkgs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	resources := []string{"rig/hugepages", "rig/ovs", "rig/smartnic", "rig/mlxconfig"}
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(pkgs)) {
 		p := pkgs[n]
+		if f, _ := floorOf(n); f == 0 && !testKit(n) && !under(n, "rig/internal/cmd") && !under(n, "rig/bench/cmd") && !strings.HasPrefix(n, "rig/cmd/rig/") {
+			t.Errorf("%s is on no floor of docs/architecture.md: add it to floors in this file and to the map", n)
+		}
 		for _, imp := range p.Imports {
-			switch {
-			case imp == "rig/provision" && n != "rig/cmd/rig" && !under(n, "rig/provision"):
-				t.Errorf("%s imports rig/provision: only cmd/rig and the step packages may use the step engine", n)
-			case n == "rig/provision" && under(imp, "rig") && imp != "rig/internal/host" && imp != "rig/internal/pci":
-				t.Errorf("provision imports %s: the engine imports of rig's only internal/host and internal/pci (steps live in provision/...)", imp)
-			case n == "rig/internal/host" && under(imp, "rig"):
-				t.Errorf("internal/host imports %s: the host seam imports nothing of rig's", imp)
-			case n == "rig/internal/buildinfo" && under(imp, "rig"):
-				t.Errorf("internal/buildinfo imports %s: build information imports nothing of rig's", imp)
-			case n == "rig/hugepages" && imp == "rig/playbooks":
-				t.Errorf("hugepages imports rig/playbooks: a resource knows its subsystem, not the playbook format")
-			}
-			for _, r := range resources {
-				if n == r && (under(imp, "rig/bench") || under(imp, "rig/cmd") || imp == "rig/provision" || under(imp, "rig/lab")) {
-					t.Errorf("resource %s imports %s: resources import internal/host and each other only", n, imp)
-				}
+			if why := importBreaks(n, imp); under(imp, "rig") && why != "" {
+				t.Errorf("%s imports %s: %s", n, imp, why)
 			}
 		}
 		if len(p.CgoFiles) > 0 && n != "rig/bench/internal/dpdk" {
 			t.Errorf("%s has cgo files %v: cgo lives in bench/internal/dpdk only", n, p.CgoFiles)
 		}
 	}
+	for _, d := range pkgs["rig/bench"].Deps {
+		if len(pkgs[d].CgoFiles) > 0 {
+			via, _ := importsVia(pkgs, "rig/bench", d)
+			t.Errorf("rig/bench pulls in %s, which has cgo files (via %s): what a run is stays pure Go; the cgo side is bench/dataplane's", d, strings.Join(via, " -> "))
+		}
+	}
 	if len(pkgs["rig/bench/internal/dpdk"].CgoFiles) == 0 {
 		t.Errorf("bench/internal/dpdk has no cgo files: is the rule still checking the right package?")
-	}
-	if via, ok := importsVia(pkgs, "rig/bench", "rig/bench/internal/dpdk"); ok {
-		t.Errorf("rig/bench pulls in bench/internal/dpdk (via %s): what a run is stays pure Go; the cgo side is bench/dataplane's", strings.Join(via, " -> "))
 	}
 }
 
@@ -127,6 +190,53 @@ func importsVia(pkgs map[string]listedPackage, from, to string) (via []string, o
 	}
 	via = walk(from)
 	return via, via != nil
+}
+
+// The rules catch what they are for: an import up a floor, into the engine
+// from a resource, the engine reaching for a step's world, playbooks
+// reading ovs, a test kit in production code.
+func TestImportRulesCatch(t *testing.T) {
+	for _, c := range [][2]string{
+		{"rig/ovs", "rig/bench"}, {"rig/smartnic", "rig/provision"}, {"rig/provision", "rig/playbooks"},
+		{"rig/playbooks", "rig/ovs/diagnose"}, {"rig/lab", "rig/provision/steps"}, {"rig/bench", "rig/playbooks"},
+		{"rig/internal/devargs", "rig/smartnic"}, {"rig/ovs", "rig/ovs/ovstest"}, {"rig/provision/check", "rig/cmd/rig"},
+	} {
+		if importBreaks(c[0], c[1]) == "" {
+			t.Errorf("%s importing %s passes the rules", c[0], c[1])
+		}
+	}
+	for _, c := range [][2]string{{"rig/provision/check", "rig/bench/search"}, {"rig/ovs/diagnose", "rig/ovs"}, {"rig/bench/peer", "rig/bench"}, {"rig/lab", "rig/ovs"}} {
+		if why := importBreaks(c[0], c[1]); why != "" {
+			t.Errorf("%s importing %s: %s; the map allows it", c[0], c[1], why)
+		}
+	}
+}
+
+// maxPackageLines is the most production lines (non-test Go files, all
+// lines) a package may have; cmd/rig is allowed its size for now.
+const maxPackageLines = 3700
+
+// TestPackageSize fails a package over maxPackageLines: a hall that big
+// is cut along its seams (docs/architecture.md).
+func TestPackageSize(t *testing.T) {
+	pkgs := rigPackages(t)
+	for _, n := range slices.Sorted(maps.Keys(pkgs)) {
+		p := pkgs[n]
+		if n == "rig/cmd/rig" {
+			continue
+		}
+		lines := 0
+		for _, f := range slices.Concat(p.GoFiles, p.CgoFiles, p.IgnoredGoFiles) {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += bytes.Count(b, []byte("\n"))
+		}
+		if lines > maxPackageLines {
+			t.Errorf("%s has %d production lines, over %d: cut it along its seams (docs/architecture.md)", n, lines, maxPackageLines)
+		}
+	}
 }
 
 // TestNoLongFunctions keeps every Go function outside tests at 80 lines or
