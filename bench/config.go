@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"rig/internal/devargs"
 	"rig/internal/pci"
 )
 
@@ -176,7 +177,7 @@ func (c *Config) PortNames() []string {
 	}
 	var out []string
 	for _, v := range vdevs {
-		name, _, _ := strings.Cut(v, ",")
+		name := devargs.Device(v)
 		out = append(out, name)
 	}
 	return out

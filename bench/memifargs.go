@@ -1,6 +1,11 @@
 package bench
 
-import "strings"
+import (
+	"maps"
+	"strings"
+
+	"rig/internal/devargs"
+)
 
 // MemifServers returns the sockets that memif client vdevs connect to, as
 // they appear in /proc/net/unix ("@path" for abstract sockets, the DPDK
@@ -37,14 +42,9 @@ func MemifSocket(kv map[string]string) string {
 
 // MemifDevargs parses a memif vdev's devargs with the PMD's defaults.
 func MemifDevargs(v string) (name string, kv map[string]string) {
-	name, args, _ := strings.Cut(v, ",")
 	kv = map[string]string{"role": "client", "id": "0", "socket": "/run/memif.sock", "socket-abstract": "yes"}
-	for _, a := range strings.Split(args, ",") {
-		if k, val, ok := strings.Cut(a, "="); ok {
-			kv[k] = val
-		}
-	}
-	return name, kv
+	maps.Copy(kv, devargs.Values(v))
+	return devargs.Device(v), kv
 }
 
 // throughSwitch: the ports lead to another process (a memif client whose

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"rig/internal/devargs"
 )
 
 // A virtio-user port (the frontend of a vhost-user link, e.g. to an OvS
@@ -26,7 +28,7 @@ const VhostMemoryRegions = 8
 // mbuf memory by file descriptor ("" when none does), and why.
 func sharedMemoryVDev(vdevs []string) (name, why string) {
 	for _, v := range vdevs {
-		dev, _, _ := strings.Cut(v, ",")
+		dev := devargs.Device(v)
 		switch {
 		case strings.HasPrefix(dev, "net_virtio_user"):
 			return dev, fmt.Sprintf("a virtio-user port hands its vhost-user peer the EAL memory as file descriptors (at most %d regions)", VhostMemoryRegions)

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"strings"
+
+	"rig/internal/devargs"
 )
 
 // pciAllowList is EAL's -a list for the PCI ports: one entry per PCI
@@ -17,7 +19,7 @@ func pciAllowList(ports []string) []string {
 	var order []string
 	byDev := map[string]*pciEntry{}
 	for _, p := range ports {
-		parts := SplitDevargs(p)
+		parts := devargs.Split(p)
 		if !pciAddr(parts[0]) {
 			continue
 		}
@@ -106,7 +108,7 @@ func (e *pciEntry) String() string {
 func (c *Config) checkPCIPorts() error {
 	byDev := map[string]*pciEntry{}
 	for _, p := range c.Ports {
-		parts := SplitDevargs(p)
+		parts := devargs.Split(p)
 		if !pciAddr(parts[0]) {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"rig/internal/devargs"
 )
 
 // Profile is a named set of mlx5 PMD devargs and queue, descriptor, burst
@@ -141,58 +143,18 @@ func (p Profile) ApplyDevargs(c *Config) []string {
 	for i, port := range c.PortNames() {
 		// a PCI port is always one of c.Ports (the --vdev names are never
 		// PCI addresses), so c.Ports[i] is it
-		dev, _, _ := strings.Cut(port, ",")
+		dev := devargs.Device(port)
 		if !pciAddr(dev) {
 			if o := c.origin(port); o == nil || o.Substitution == "" {
 				notes = append(notes, fmt.Sprintf("profile %s: mlx5 devargs not applied to port %s (a vdev, not an mlx5 PCI function)", p.Name, port))
 			}
 			continue
 		}
-		merged := MergeDevargs(port, p.Devargs)
+		merged := devargs.Merge(port, p.Devargs)
 		if o := c.origin(port); o != nil {
 			o.Port, o.Devargs = merged, merged
 		}
 		c.Ports[i] = merged
 	}
 	return notes
-}
-
-// MergeDevargs appends key=value options to devargs, skipping every key
-// the devargs already give (the command line's own value wins).
-func MergeDevargs(devargs string, opts []string) string {
-	have := map[string]bool{}
-	for _, kv := range SplitDevargs(devargs)[1:] {
-		k, _, _ := strings.Cut(kv, "=")
-		have[k] = true
-	}
-	out := devargs
-	for _, kv := range opts {
-		if k, _, _ := strings.Cut(kv, "="); !have[k] {
-			out += "," + kv
-			have[k] = true
-		}
-	}
-	return out
-}
-
-// SplitDevargs splits devargs at the commas outside brackets
-// ("0000:03:00.0,representor=[0,65535]" is two parts): the device first,
-// then its key=value options.
-func SplitDevargs(s string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i, ch := range s {
-		switch ch {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
 }

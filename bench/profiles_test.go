@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"rig/internal/devargs"
 )
 
 // seed001Lines are the two testpmd command lines of seed 001, verbatim
@@ -104,15 +106,6 @@ func TestApplyProfileExpansionAndOverride(t *testing.T) {
 	}
 }
 
-func TestMergeAndSplitDevargs(t *testing.T) {
-	if got := SplitDevargs("0000:03:00.0,representor=[0,65535],a=1"); !reflect.DeepEqual(got, []string{"0000:03:00.0", "representor=[0,65535]", "a=1"}) {
-		t.Errorf("split: %q", got)
-	}
-	if got := MergeDevargs("0000:03:00.0,representor=[0,65535],a=1", []string{"a=2", "b=3", "b=4"}); got != "0000:03:00.0,representor=[0,65535],a=1,b=3" {
-		t.Errorf("merge: %q", got)
-	}
-}
-
 // One -a per PCI function: an uplink and its representors share one
 // devargs with one representor list; options that disagree are refused.
 func TestPCIAllowList(t *testing.T) {
@@ -167,5 +160,22 @@ func TestAddPortAndLabels(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A representor list with a comma inside its brackets survives bench's
+// flags whole: --port, a profile's merge, the -a allow-list.
+func TestRepresentorListSurvivesBenchFlags(t *testing.T) {
+	const d = "0000:03:00.0,representor=[0,65535]"
+	var c Config
+	c.AddPort(d, PortOrigin{})
+	if !reflect.DeepEqual(c.Ports, []string{d}) || len(c.VDevs) != 0 {
+		t.Fatalf("AddPort: ports %q vdevs %q", c.Ports, c.VDevs)
+	}
+	if got := pciAllowList([]string{d, "0000:03:00.0,representor=[1]"}); !reflect.DeepEqual(got, []string{"0000:03:00.0,representor=[0,65535,1]"}) {
+		t.Errorf("allow-list: %q", got)
+	}
+	if got := devargs.Merge(d, []string{"representor=[2]", "mprq_en=1"}); got != d+",mprq_en=1" {
+		t.Errorf("profile merge: %q", got)
 	}
 }

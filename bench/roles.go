@@ -3,7 +3,8 @@ package bench
 import (
 	"fmt"
 	"io"
-	"strings"
+
+	"rig/internal/devargs"
 )
 
 // PortOrigin is a port named by its kernel netdev (rig bench
@@ -31,20 +32,20 @@ type PortOrigin struct {
 // PCI function goes into Ports (EAL -a), a vdev into VDevs with its name
 // in Ports. When Ports is empty the --vdev names become ports first, so
 // the order is the command line's: --port or --vdev ports, then these.
-func (c *Config) AddPort(devargs string, o PortOrigin) {
+func (c *Config) AddPort(args string, o PortOrigin) {
 	if len(c.Ports) == 0 {
 		for _, v := range c.VDevs {
-			name, _, _ := strings.Cut(v, ",")
+			name := devargs.Device(v)
 			c.Ports = append(c.Ports, name)
 		}
 	}
-	port := devargs
-	if dev, _, _ := strings.Cut(devargs, ","); !pciAddr(dev) {
-		c.VDevs = append(c.VDevs, devargs)
+	port := args
+	if dev := devargs.Device(args); !pciAddr(dev) {
+		c.VDevs = append(c.VDevs, args)
 		port = dev
 	}
 	c.Ports = append(c.Ports, port)
-	o.Port, o.Devargs = port, devargs
+	o.Port, o.Devargs = port, args
 	c.PortOrigins = append(c.PortOrigins, o)
 }
 

@@ -399,7 +399,7 @@ func CheckMLX5Args(a string) string {
 	if msg := devargs.Check("net_x," + a); msg != "" {
 		return msg
 	}
-	for _, kv := range strings.Split(a, ",") {
+	for _, kv := range devargs.Options("net_x," + a) {
 		if k, _, _ := strings.Cut(kv, "="); k == "representor" || k == "class" {
 			return fmt.Sprintf("%s is decided by the netdev, not by mlx5_args", k)
 		}

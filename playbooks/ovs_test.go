@@ -288,3 +288,22 @@ func TestBF3DOCAPlaybook(t *testing.T) {
 		t.Errorf("dpdk-init %q: OVS-DOCA starts DPDK with doca-init", pb.OVS.Config.DPDKInit)
 	}
 }
+
+// A representor list with a comma inside its brackets survives the
+// playbook whole: parsed, validated and kept as written.
+func TestRepresentorListSurvivesPlaybook(t *testing.T) {
+	const d = "0000:03:00.0,representor=[0,65535]"
+	pb, err := Parse("r.yaml", []byte("ovs:\n  bridges:\n    - name: br0\n      datapath_type: netdev\n      ports:\n        - name: p0\n          devargs: \""+d+"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pb.OVS.Bridges[0].Ports[0].Devargs; got != d {
+		t.Errorf("devargs = %q, want %q", got, d)
+	}
+	if msg := CheckMLX5Args("dv_xmeta_en=1,txq_inline_max=[0,1]"); msg != "" {
+		t.Errorf("mlx5_args with a bracketed list: %s", msg)
+	}
+	if msg := CheckMLX5Args("x=[1,2],representor=[0,65535]"); !strings.Contains(msg, "representor is decided by the netdev") {
+		t.Errorf("mlx5_args naming a representor after a bracketed list: %q", msg)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"rig/bench"
+	"rig/internal/devargs"
 )
 
 // What a PMD logs when a port toward a switch fails, and what it means.
@@ -14,17 +15,9 @@ import (
 // vdevArgs returns the devargs of the vdev named name ("" when none).
 func vdevArgs(vdevs []string, name string) map[string]string {
 	for _, v := range vdevs {
-		dev, args, _ := strings.Cut(v, ",")
-		if dev != name {
-			continue
+		if devargs.Device(v) == name {
+			return devargs.Values(v)
 		}
-		kv := map[string]string{}
-		for _, a := range strings.Split(args, ",") {
-			if k, val, ok := strings.Cut(a, "="); ok {
-				kv[k] = val
-			}
-		}
-		return kv
 	}
 	return nil
 }

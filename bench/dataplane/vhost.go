@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/internal/devargs"
 )
 
 // A virtio-user port with server=1 (rig the vhost-user server, OvS's
@@ -25,7 +26,7 @@ const backendWait = 30 * time.Second
 func virtioServers(vdevs []string) map[string]string {
 	out := map[string]string{}
 	for _, v := range vdevs {
-		dev, _, _ := strings.Cut(v, ",")
+		dev := devargs.Device(v)
 		if !strings.HasPrefix(dev, "net_virtio_user") {
 			continue
 		}

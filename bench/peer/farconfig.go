@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rig/bench"
+	"rig/internal/devargs"
 	"rig/internal/pci"
 )
 
@@ -161,7 +162,7 @@ func parseFarDevargs(s string) (dev string, keys []string, vals map[string]strin
 	if strings.Count(s, "[") != strings.Count(s, "]") {
 		return "", nil, nil, errors.New("unbalanced brackets")
 	}
-	parts := bench.SplitDevargs(s)
+	parts := devargs.Split(s)
 	dev, vals = parts[0], map[string]string{}
 	if dev == "" {
 		return "", nil, nil, errors.New("no device before the first comma")

@@ -506,3 +506,18 @@ func TestRateLog(t *testing.T) {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
 }
+
+// A representor list with a comma inside its brackets survives the far
+// config whole: allowed on an allowed PCI function and run as written.
+func TestRepresentorListSurvivesFarConfig(t *testing.T) {
+	const d = "0000:03:00.0,representor=[0,65535]"
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, Ports: []string{d}, NoHuge: true})
+	cfg, err := checkFarConfig(raw, &FarPolicy{PCI: []string{"0000:03:00.0"}})
+	if err != nil || len(cfg.Ports) != 1 || cfg.Ports[0] != d {
+		t.Fatalf("far config: %v, ports %q; want %q", err, cfg.Ports, d)
+	}
+	dev, keys, vals, err := parseFarDevargs(d)
+	if err != nil || dev != "0000:03:00.0" || len(keys) != 1 || vals["representor"] != "[0,65535]" {
+		t.Errorf("parseFarDevargs: %q %q %q %v", dev, keys, vals, err)
+	}
+}

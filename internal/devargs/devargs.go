@@ -162,6 +162,18 @@ func Lookup(s, key string) (string, bool) {
 	return "", false
 }
 
+// Values are s's key=value options as a map, read leniently (an option
+// without '=' is skipped; a repeated key keeps its last value), never nil.
+func Values(s string) map[string]string {
+	kv := map[string]string{}
+	for _, o := range Options(s) {
+		if k, v, ok := strings.Cut(o, "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv
+}
+
 // Merge appends key=value options to s, skipping every key s already
 // gives (s's own value wins) and a key opts repeat.
 func Merge(s string, opts []string) string {

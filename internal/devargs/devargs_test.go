@@ -131,3 +131,13 @@ func TestCheckKnownForms(t *testing.T) {
 		t.Error("net_null0 is not PCI")
 	}
 }
+
+// bench.SplitDevargs and bench.MergeDevargs were tested so before they moved here.
+func TestMergeAndSplit(t *testing.T) {
+	if got := Split("0000:03:00.0,representor=[0,65535],a=1"); !reflect.DeepEqual(got, []string{"0000:03:00.0", "representor=[0,65535]", "a=1"}) {
+		t.Errorf("split: %q", got)
+	}
+	if got := Merge("0000:03:00.0,representor=[0,65535],a=1", []string{"a=2", "b=3", "b=4"}); got != "0000:03:00.0,representor=[0,65535],a=1,b=3" {
+		t.Errorf("merge: %q", got)
+	}
+}

@@ -604,3 +604,16 @@ func TestCheckConfigByPath(t *testing.T) {
 		}
 	}
 }
+
+// A representor list with a comma inside its brackets survives the check's
+// reading of a port's devargs: the far end netdev of an af_packet port is
+// its iface= however its other options are bracketed, and a PCI port with a
+// representor list keeps its own name.
+func TestRepresentorListSurvivesCheck(t *testing.T) {
+	if got := FarEndNetdev("pf0hpf", "0000:03:00.0,representor=[0,65535]"); got != "pf0hpf" {
+		t.Errorf("PCI port: %q", got)
+	}
+	if got := FarEndNetdev("p0", "net_af_packet0,x=[0,iface=wrong],iface=veth-a"); got != "veth-a" {
+		t.Errorf("af_packet port after a bracketed option: %q, want veth-a", got)
+	}
+}

@@ -260,7 +260,7 @@ func (s *ovsStep) resolvePorts(plan *provision.Plan) (map[string]string, error) 
 			// a vdev's name is its identity in DPDK (a PCI function may
 			// back several ports: the uplink and its representors)
 			key := d
-			if name, _, _ := strings.Cut(d, ","); !isPCI(name) {
+			if name := devargs.Device(d); !isPCI(name) {
 				key = name
 			}
 			if other, dup := owner[key]; dup {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/internal/devargs"
 )
 
 // outcome is what a row's rounds say.
@@ -176,7 +177,7 @@ func targetText(t float64) string {
 	return fmt.Sprintf(">= %.2fx", t)
 }
 
-func portLabel(s string) string { n, _, _ := strings.Cut(s, ","); return n }
+func portLabel(s string) string { return devargs.Device(s) }
 
 func ratio(a, b float64) string {
 	if b <= 0 || math.IsNaN(a) {
