@@ -232,6 +232,23 @@ func (s *Sim) Save(st *State) error {
 	return nil
 }
 
+// update runs fn on the state between a Load and a Save, under s.lock.
+func (s *Sim) update(fn func(st *State) error) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := s.Load()
+	if err != nil {
+		return err
+	}
+	if err := fn(st); err != nil {
+		return err
+	}
+	return s.Save(st)
+}
+
 // lock takes s.mu and an exclusive flock on the state file's lock file
 // (Path + ".lock", made 0600 by the first rig process that needs it, and
 // opened as a trusted file), shared by every rig process that uses this
@@ -281,15 +298,17 @@ func (s *Sim) Init(devs map[string]*Device) error {
 // power cycle does; a warm host reboot does not reload NIC firmware in DPU
 // mode). It returns the BDFs whose Current changed, sorted.
 func (s *Sim) PowerCycle() ([]string, error) {
-	unlock, err := s.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	st, err := s.Load()
-	if err != nil {
-		return nil, err
-	}
+	var changed []string
+	err := s.update(func(st *State) error {
+		changed = promoteNext(st)
+		return nil
+	})
+	return changed, err
+}
+
+// promoteNext makes every Next Boot value current; it returns the BDFs
+// whose Current changed, sorted.
+func promoteNext(st *State) []string {
 	var changed []string
 	for bdf, d := range st.Devices {
 		c := false
@@ -304,7 +323,7 @@ func (s *Sim) PowerCycle() ([]string, error) {
 		}
 	}
 	sort.Strings(changed)
-	return changed, s.Save(st)
+	return changed
 }
 
 // WarmReboot is what a host reboot (not a power cycle) does to the card:
@@ -315,15 +334,17 @@ func (s *Sim) PowerCycle() ([]string, error) {
 // fails with "-E- Error when trying to check if NV access registers are
 // supported" until a power cycle. It returns those BDFs, sorted.
 func (s *Sim) WarmReboot() ([]string, error) {
-	unlock, err := s.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	st, err := s.Load()
-	if err != nil {
-		return nil, err
-	}
+	var stale []string
+	err := s.update(func(st *State) error {
+		stale = markStale(st)
+		return nil
+	})
+	return stale, err
+}
+
+// markStale marks NVStale every device whose mode parameters' Next Boot
+// differs from Current; it returns those BDFs, sorted.
+func markStale(st *State) []string {
 	var stale []string
 	for bdf, d := range st.Devices {
 		for _, name := range mlxconfig.ModeParams {
@@ -336,33 +357,26 @@ func (s *Sim) WarmReboot() ([]string, error) {
 		}
 	}
 	sort.Strings(stale)
-	return stale, s.Save(st)
+	return stale
 }
 
 // SetRestricted marks the host zero-trust (restricted) or privileged for
 // the device at bdf ("" = every device).
 func (s *Sim) SetRestricted(bdf string, restricted bool) error {
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	st, err := s.Load()
-	if err != nil {
-		return err
-	}
-	if bdf == "" {
-		for _, d := range st.Devices {
-			d.Restricted = restricted
+	return s.update(func(st *State) error {
+		if bdf == "" {
+			for _, d := range st.Devices {
+				d.Restricted = restricted
+			}
+			return nil
 		}
-	} else {
 		d, ok := st.Devices[mlxconfig.NormalizeBDF(bdf)]
 		if !ok {
 			return fmt.Errorf("fw-sim: no device %s in %s", bdf, s.Path)
 		}
 		d.Restricted = restricted
-	}
-	return s.Save(st)
+		return nil
+	})
 }
 
 // Exec wraps next: mstconfig, mlxconfig, mstprivhost and mlxprivhost are
