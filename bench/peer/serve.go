@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,14 +33,18 @@ type Server struct {
 	Timeouts PeerTimeouts
 	Policy   FarPolicy
 	// MaxPending caps the connections not yet through their handshake
-	// (0: DefaultMaxPending); one more is closed at once. Each has
-	// Timeouts.Handshake from its accept to finish the handshake.
-	MaxPending int
-	busy       sync.Mutex
-	noStart    rateLog // callers that sent no start: a flood of them is one line per period
-	overCap    rateLog // connections closed over MaxPending
-	acceptErr  rateLog // streaks of failed accepts (fds freed and exhausted again: many short streaks)
-	acceptOK   rateLog
+	// (0: DefaultMaxPending), MaxPendingPerSource those from one source
+	// address (0: DefaultMaxPendingPerSource). A new caller is never
+	// refused for them: the oldest pending connection (of its source
+	// first) is closed to make room. Each has Timeouts.Handshake from its
+	// accept to finish the handshake.
+	MaxPending          int
+	MaxPendingPerSource int
+	busy                sync.Mutex
+	noStart             rateLog // callers that sent no start: a flood of them is one line per period
+	overCap             rateLog // pending connections closed to make room for a newer caller
+	acceptErr           rateLog // streaks of failed accepts (fds freed and exhausted again: many short streaks)
+	acceptOK            rateLog
 }
 
 // rateLog writes at most one line per period, saying how many it held back.
@@ -102,21 +107,19 @@ func temporaryAccept(err error) bool {
 // Serve accepts connections on ln until ctx ends, each in its own
 // goroutine (a second caller while one runs is told the server is busy).
 // A failed accept that may pass (out of file descriptors) is retried
-// after a backoff, logged once per streak; at most MaxPending callers do
-// their handshake at once, each within Timeouts.Handshake of its accept.
+// after a backoff, logged once per streak; at most MaxPending callers
+// (MaxPendingPerSource from one address) do their handshake at once, each
+// within Timeouts.Handshake of its accept, a new one displacing the oldest.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if len(s.Token) < MinTokenLen {
 		return fmt.Errorf("bench serve: token of %d bytes: want at least %d", len(s.Token), MinTokenLen)
 	}
+	pending := newPendingSet(cmp.Or(max(s.MaxPending, 0), DefaultMaxPending), cmp.Or(max(s.MaxPendingPerSource, 0), DefaultMaxPendingPerSource))
 	go func() {
 		<-ctx.Done()
 		_ = ln.Close()
+		pending.closeAll() // a caller that sent no start does not hold serve's exit
 	}()
-	maxPending := s.MaxPending
-	if maxPending <= 0 {
-		maxPending = DefaultMaxPending
-	}
-	pending := make(chan struct{}, maxPending)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var delay time.Duration
@@ -148,18 +151,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.acceptOK.logf(s, "accept on %s works again after %d failed tries", ln.Addr(), failed)
 			delay, failed = 0, 0
 		}
-		select {
-		case pending <- struct{}{}:
-		default:
-			_ = c.Close()
-			s.overCap.logf(s, "closed a connection from %s at once: %d callers are already in their handshake (--max-pending; each has %v)", c.RemoteAddr(), maxPending, s.Timeouts.orDefault().Handshake)
-			continue
+		for _, e := range pending.admit(c) {
+			_ = e.conn.Close()
+			s.overCap.logf(s, "closed the connection from %s after %v without a start, for a newer caller: %s", e.conn.RemoteAddr(), e.age.Round(time.Millisecond), e.why)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var once sync.Once
-			s.handle(ctx, c, func() { once.Do(func() { <-pending }) })
+			s.handle(ctx, c, func() { pending.done(c) })
 		}()
 	}
 }

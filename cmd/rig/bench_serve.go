@@ -30,6 +30,7 @@ type serveFlags struct {
 	netdevs, pci      []string
 	memifDir          string
 	maxPending        int
+	maxPerSource      int
 	handshake         time.Duration
 }
 
@@ -48,7 +49,9 @@ at a time, each in a child process (a fresh EAL), and sends the result back. It 
 devices of its allow-list: net_null and net_ring (no options that attach by name), net_memif
 with its socket inside serve's own directory (--memif-dir), net_af_packet on the netdevs of
 --allow-netdev, PCI functions of --allow-pci; nothing that reads or writes this host's files.
-At most --max-pending callers are in their handshake at once. Nothing is encrypted: listen on
+At most --max-pending callers, --max-pending-per-source from one address, are in their
+handshake at once; a new caller displaces the oldest of them (a flood of silent connections
+cannot lock an authenticated caller out). Nothing is encrypted: listen on
 a management network. SIGINT/SIGTERM stop it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,7 +65,8 @@ a management network. SIGINT/SIGTERM stop it.`,
 	fl.StringArrayVar(&f.netdevs, "allow-netdev", nil, "netdev a near side's net_af_packet port may open (iface=), repeatable, e.g. p0")
 	fl.StringArrayVar(&f.pci, "allow-pci", nil, "PCI function a near side's port may name, repeatable, e.g. 0000:03:00.0")
 	fl.StringVar(&f.memifDir, "memif-dir", "", "directory serve creates (mode 0700) and removes at exit, holding the runs' memif sockets (default /run/rig/serve-<pid>)")
-	fl.IntVar(&f.maxPending, "max-pending", peer.DefaultMaxPending, "callers in their handshake at once; more are closed at once")
+	fl.IntVar(&f.maxPending, "max-pending", peer.DefaultMaxPending, "callers in their handshake at once; a new one displaces the oldest")
+	fl.IntVar(&f.maxPerSource, "max-pending-per-source", peer.DefaultMaxPendingPerSource, "callers from one address in their handshake at once; a new one displaces that address's oldest")
 	fl.DurationVar(&f.handshake, "handshake-timeout", peer.DefaultPeerTimeouts().Handshake, "time a caller has from its connection to the end of its handshake")
 	_ = fl.MarkHidden("handshake-timeout")
 	return c
@@ -92,6 +96,9 @@ func (f *serveFlags) check() (peer.FarPolicy, error) {
 	}
 	if f.maxPending < 1 || f.maxPending > 4096 {
 		return p, withCode(exitUsage, fmt.Errorf("--max-pending %d: want 1..4096", f.maxPending))
+	}
+	if f.maxPerSource < 1 || f.maxPerSource > f.maxPending {
+		return p, withCode(exitUsage, fmt.Errorf("--max-pending-per-source %d: want 1..--max-pending (%d)", f.maxPerSource, f.maxPending))
 	}
 	if f.handshake <= 0 || f.handshake > 10*time.Minute {
 		return p, withCode(exitUsage, fmt.Errorf("--handshake-timeout %v: want more than 0, at most 10m", f.handshake))
@@ -152,7 +159,7 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 	}
 	t := peer.DefaultPeerTimeouts()
 	t.Handshake = f.handshake
-	srv := &peer.Server{Token: token, Log: log, Policy: policy, MaxPending: f.maxPending, Timeouts: t,
+	srv := &peer.Server{Token: token, Log: log, Policy: policy, MaxPending: f.maxPending, MaxPendingPerSource: f.maxPerSource, Timeouts: t,
 		Run: func(ctx context.Context, cfg bench.Config, ready func()) (*bench.Result, error) {
 			return child.Child{Exe: exe, Stderr: childLog, Ready: ready}.Run(ctx, cfg)
 		}}
