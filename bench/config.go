@@ -212,7 +212,7 @@ func (c *Config) LcoreMap() (LcoreMap, error) {
 // error) and changes nothing. Zero counts are refused: call it before
 // Defaults to refuse an explicit zero, after it for a zero meaning default.
 func (c *Config) Validate() error {
-	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkMaxRate, c.checkLatency, c.checkMbufs, c.checkEAL, c.checkMemory} {
+	for _, check := range []func() error{c.checkRole, c.checkPCIPorts, c.checkCounts, c.checkTraffic, c.checkMaxRate, c.checkLatency, c.checkMbufs, c.checkVdevSizes, c.checkEAL, c.checkMemory} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -322,6 +322,30 @@ func (c *Config) checkMbufs() error {
 	d.Defaults() // the queue counts the run will have (loop evens them out)
 	if need := poolMbufs(&d, len(d.Ports)); c.Mbufs != 0 && c.Mbufs < need {
 		return fmt.Errorf("bench: --mbufs %d: want 0 (sized from the queues) or at least %d (descriptors, lcore caches and bursts)", c.Mbufs, need)
+	}
+	return nil
+}
+
+// checkVdevSizes bounds a net_null vdev's size= by the mbuf: it is the
+// length of every frame the PMD makes on rx, and with copy=1 the bytes it
+// copies into (rx) or out of (tx) each mbuf with no bound of its own
+// (DPDK 22.11 drivers/net/null eth_null_copy_rx/tx): a larger size
+// overruns the mbuf (a far net_null0,size=65535,copy=1 crashed serve's
+// dataplane). This run's mbufs hold max(2048, --size) bytes after their
+// headroom (PlanLayout's data room). Serve validates far configs here too.
+func (c *Config) checkVdevSizes() error {
+	room := dataRoom(c.FrameSize, nil) - mbufHeadroom
+	for _, v := range c.VDevs {
+		if dev := devargs.Device(v); !strings.HasPrefix(dev, "net_null") && !strings.HasPrefix(dev, "eth_null") {
+			continue
+		}
+		s, ok := devargs.Lookup(v, "size")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(s); err != nil || n < 1 || n > room {
+			return fmt.Errorf("bench: --vdev %s: size=%s: want 1..%d, the bytes an mbuf of this run holds (with copy=1 the PMD copies size bytes into each mbuf, and more overrun it); give at most %d, or a larger --size", v, s, room, room)
+		}
 	}
 	return nil
 }

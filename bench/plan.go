@@ -120,9 +120,13 @@ func poolMbufs(c *Config, nports int) int {
 
 // dataRoom fits a 2 KiB buffer, the largest frame and 128 B of headroom.
 func dataRoom(frameSize int, frames [][]byte) int {
-	room := max(2048+128, frameSize+128)
+	room := max(2048+mbufHeadroom, frameSize+mbufHeadroom)
 	for _, f := range frames {
-		room = max(room, len(f)+128)
+		room = max(room, len(f)+mbufHeadroom)
 	}
 	return room
 }
+
+// mbufHeadroom is DPDK's RTE_PKTMBUF_HEADROOM (128): the data room's
+// bytes before a frame.
+const mbufHeadroom = 128

@@ -151,3 +151,36 @@ func TestSummaryFrameSizeAndLatencyNotes(t *testing.T) {
 		t.Error("LatencyWarmup: want 0.5 s, or a quarter of a shorter --duration")
 	}
 }
+
+// A net_null size= larger than this run's mbufs is refused before EAL: with
+// copy=1 the PMD copies size bytes into each mbuf with no bound of its own
+// (a far net_null0,size=65535,copy=1 crashed the dataplane).
+func TestNullSizeBoundedByMbuf(t *testing.T) {
+	for _, c := range []struct {
+		vdev  string
+		size  int
+		ok    bool
+		wants string
+	}{
+		{"net_null0,size=65535,copy=1", 64, false, "size=65535: want 1..2048"},
+		{"eth_null0,copy=1,size=2049", 64, false, "want 1..2048"},
+		{"net_null0,size=0", 64, false, "want 1..2048"},
+		{"net_null0,size=x", 64, false, "size=x"},
+		{"net_null0,size=2048,copy=1", 64, true, ""},
+		{"net_null0,size=9000,copy=1", 9000, true, ""},
+		{"net_null0,size=9001,copy=1", 9000, false, "want 1..9000"},
+		{"net_ring0", 64, true, ""},
+	} {
+		cfg := Config{Role: RoleRx, VDevs: []string{c.vdev}, NoHuge: true, FrameSize: c.size}
+		cfg.Defaults()
+		err := cfg.checkVdevSizes()
+		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wants)) {
+			t.Errorf("%s with --size %d: %v", c.vdev, c.size, err)
+		}
+	}
+	cfg := Config{Role: RoleRx, VDevs: []string{"net_null0,size=65535,copy=1"}, NoHuge: true}
+	cfg.Defaults()
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "size=65535") {
+		t.Errorf("Validate: %v", err)
+	}
+}

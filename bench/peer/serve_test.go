@@ -521,3 +521,12 @@ func TestRepresentorListSurvivesFarConfig(t *testing.T) {
 		t.Errorf("parseFarDevargs: %q %q %q %v", dev, keys, vals, err)
 	}
 }
+
+// A token holder's far net_null with a size larger than the far side's
+// mbufs is refused before any EAL (it crashed the far dataplane).
+func TestFarConfigRefusesOversizedNull(t *testing.T) {
+	raw, _ := json.Marshal(bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0,size=65535,copy=1"}, NoHuge: true})
+	if _, err := checkFarConfig(raw, &FarPolicy{}); err == nil || !strings.Contains(err.Error(), "size=65535: want 1..2048") {
+		t.Errorf("far net_null0,size=65535,copy=1: %v", err)
+	}
+}
