@@ -33,8 +33,10 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# rig version names the commit built: this environment builds with
+# -buildvcs=false (GOFLAGS), so the commit is stamped here as make release does
 build: deps
-	$(GO) build $(GOTAGS) -o $(BIN) ./cmd/rig
+	$(GO) build $(GOTAGS) -ldflags "-X rig/internal/buildinfo.version=$(VERSION) -X rig/internal/buildinfo.commit=$(COMMIT)" -o $(BIN) ./cmd/rig
 
 vet: deps
 	$(GO) vet $(GOTAGS) ./...
