@@ -2,6 +2,7 @@ package card
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +114,14 @@ func TestFirmwareDown(t *testing.T) {
 	res := steptest.RunStep(t, s.Down(provision.DownOptions{Firmware: true}))
 	if want := []string{"mstconfig -y -d 0000:03:00.0 set LINK_TYPE_P1=2 NUM_OF_VFS=8"}; res.Status != provision.StatusPendingReboot || !reflect.DeepEqual(r.writes(), want) {
 		t.Fatalf("down --firmware: %s %q writes %q", res.Status, res.Error, r.writes())
+	}
+	// the value restored is shown by name, as the tool prints it (it read IB(1) -> 2)
+	var shown []string
+	for _, c := range res.Changes {
+		shown = append(shown, c.String())
+	}
+	if !slices.Contains(shown, "firmware 0000:03:00.0: set LINK_TYPE_P1 (next boot) IB(1) -> ETH(2)") || !slices.Contains(shown, "firmware 0000:03:00.0: set NUM_OF_VFS (next boot) 16 -> 8") {
+		t.Errorf("down --firmware shows %q, want LINK_TYPE_P1 IB(1) -> ETH(2)", shown)
 	}
 	if _, err := r.sim.PowerCycle(); err != nil {
 		t.Fatal(err)

@@ -6,8 +6,10 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"rig/mlxconfig"
 	"rig/provision"
 )
 
@@ -58,7 +60,7 @@ func (d *fwRestore) Check(ctx context.Context) (provision.Plan, error) {
 		return plan, nil
 	}
 	for _, b := range slices.Sorted(maps.Keys(rec)) {
-		if err := d.fw.plan(ctx, firmwareDevice(b, rec[b]), firmwareWords{}, &plan); err != nil {
+		if err := d.fw.plan(ctx, restoreDevice(b, rec[b]), firmwareWords{}, &plan); err != nil {
 			return provision.Plan{}, err
 		}
 	}
@@ -75,6 +77,19 @@ func (d *fwRestore) Check(ctx context.Context) (provision.Plan, error) {
 		return provision.UpdateState(d.fw.state, func(st *provision.RigState) { d.forget(st) })
 	}, provision.Change{Object: "rig state", Action: "forget the " + d.name + " record", From: d.fw.state.String(), To: strings.Join(names, "; ")})
 	return plan, nil
+}
+
+// restoreDevice is the device whose recorded values down sets back; each
+// is shown by name where the tool has one (a recorded 2 of LINK_TYPE_P1
+// shows as ETH(2), as the tool prints it).
+func restoreDevice(bdf string, rec map[string]string) fwDevice {
+	dev := firmwareDevice(bdf, rec)
+	for i, w := range dev.Want {
+		if v, err := strconv.ParseInt(w.Set, 10, 64); err == nil {
+			dev.Want[i].Show = mlxconfig.FormatValue(w.Name, v)
+		}
+	}
+	return dev
 }
 
 // forget drops d's parameters from the records; a device left with none
