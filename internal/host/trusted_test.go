@@ -82,7 +82,10 @@ func TestOpenTrustedRules(t *testing.T) {
 	must(t, os.Remove(hard))
 	// the directory rule: group-writable without the sticky bit
 	must(t, os.Chmod(dir, 0o775))
-	if _, err := OpenTrusted(good, strict); func() bool { u := (*Untrusted)(nil); return !errors.As(err, &u) || u.Why != WhyDirMode || u.Path != dir }() {
+	if _, err := OpenTrusted(good, strict); func() bool {
+		u := (*Untrusted)(nil)
+		return !errors.As(err, &u) || u.Why != WhyDirMode || u.Path != dir
+	}() {
 		t.Errorf("a group-writable directory: %v, want WhyDirMode on %s", err, dir)
 	}
 	must(t, os.Chmod(dir, os.ModeSticky|0o777))
