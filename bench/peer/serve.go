@@ -222,7 +222,9 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg be
 	refuse := func(code string, err error) { s.refuseBy(pc, deadline, code, err) }
 	switch {
 	case err != nil:
-		s.noStart.logf(s, "%s: no start: %v", who, err)
+		if !errors.Is(err, net.ErrClosed) { // serve closed it (a newer caller, a stop) and said so
+			s.noStart.logf(s, "%s: no start: %v", who, err)
+		}
 		return cfg, false
 	case m.Type != peerStart:
 		refuse(PeerCodeProtocol, fmt.Errorf("bench serve: want a start message, got %q", m.Type))
