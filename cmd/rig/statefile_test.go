@@ -121,7 +121,7 @@ func TestUpDownUnderRootKeepStateOutsideTree(t *testing.T) {
 	}
 	run(exitOK, "up", "--lock-file", lock)
 	out = run(exitPowerCycle, "down", "--firmware", "--lock-file", lock)
-	if !strings.Contains(out, "set INTERNAL_CPU_MODEL (next boot) EMBEDDED_CPU(1) -> 0") || strings.Contains(out, "no rig record") || !strings.HasSuffix(out, note) {
+	if !strings.Contains(out, "set INTERNAL_CPU_MODEL (next boot) EMBEDDED_CPU(1) -> SEPARATED_HOST(0)") || strings.Contains(out, "no rig record") || !strings.HasSuffix(out, note) {
 		t.Fatalf("down did not restore the mode from %s:\n%s", statePath, out)
 	}
 	if after := treeSnapshot(t, root); after != before {
@@ -150,7 +150,7 @@ func TestUpDownUnderRootKeepStateOutsideTree(t *testing.T) {
 	if out := run(exitOK, "plan", "--down", "--firmware"); !strings.Contains(out, "no rig record in "+default2) {
 		t.Fatalf("plan --down without --state-file:\n%s", out)
 	}
-	if out := run(exitOK, "plan", "--down", "--firmware", "--state-file", own); !strings.Contains(out, "set INTERNAL_CPU_MODEL (next boot) EMBEDDED_CPU(1) -> 0") {
+	if out := run(exitOK, "plan", "--down", "--firmware", "--state-file", own); !strings.Contains(out, "set INTERNAL_CPU_MODEL (next boot) EMBEDDED_CPU(1) -> SEPARATED_HOST(0)") {
 		t.Fatalf("plan --down --state-file:\n%s", out)
 	}
 	if after := treeSnapshot(t, root2); after != before2 {
