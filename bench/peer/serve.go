@@ -215,7 +215,9 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg be
 		return cfg, false
 	}
 	if err := pc.sendBy(peerMsg{Type: peerHello, Version: PeerProtocol, Nonce: nonce}, deadline); err != nil {
-		s.logf("%s: hello: %v", who, err)
+		if !errors.Is(err, net.ErrClosed) { // serve closed it (a newer caller, a stop) and said so
+			s.logf("%s: hello: %v", who, err)
+		}
 		return cfg, false
 	}
 	m, err := pc.recvBy(deadline, maxPeerRequest)

@@ -192,7 +192,8 @@ func TestBenchServeCapsCallersAndRefusesFiles(t *testing.T) {
 }
 
 // Under fd exhaustion the real serve keeps serving: run with 64 file
-// descriptors (prlimit) and room for 1000 callers, 300 idle connections
+// descriptors (prlimit) and room for 1000 callers from one address (the
+// per-source share would otherwise close the oldest), 300 idle connections
 // make accept fail with EMFILE; serve logs it once, backs off and stays
 // up; once they are gone a real near side is served (net_null on both
 // sides, real DPDK).
@@ -204,7 +205,7 @@ func TestPrivilegedBenchServeFDExhaustion(t *testing.T) {
 	bin := buildRig(t)
 	token := writeToken(t)
 	memif := filepath.Join(t.TempDir(), "memif")
-	s := startServe(t, []string{"prlimit", "--nofile=64:64", "--"}, bin, token, "--handshake-timeout", "2s", "--max-pending", "1000", "--memif-dir", memif)
+	s := startServe(t, []string{"prlimit", "--nofile=64:64", "--"}, bin, token, "--handshake-timeout", "2s", "--max-pending", "1000", "--max-pending-per-source", "1000", "--memif-dir", memif)
 	var idle []net.Conn
 	for i := 0; i < 300; i++ {
 		c, err := net.DialTimeout("tcp", s.addr, 2*time.Second)
