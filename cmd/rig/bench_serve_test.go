@@ -180,6 +180,9 @@ func TestBenchServeCapsCallersAndRefusesFiles(t *testing.T) {
 	if b, err := os.ReadFile(victim); err != nil || string(b) != "keep me\n" {
 		t.Errorf("victim file: %q %v", b, err)
 	}
+	// serve logs each refusal before it sends it, but its stderr reaches
+	// s.log through a pipe: the last line may still be on its way
+	s.waitLog("netdev lo is not one serve was started with", 5*time.Second)
 	l := s.log.String()
 	if n := strings.Count(l, ", for a newer caller: "); n < 1 || n > 2 || !strings.Contains(l, "without a start, for a newer caller: its source 127.0.0.1 already had 8 callers in their handshake (--max-pending-per-source)") ||
 		strings.Count(l, "refused config") != 3 || strings.Contains(l, ": running ") || strings.Contains(l, "serve-test-token") {
