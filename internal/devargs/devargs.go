@@ -73,7 +73,7 @@ func balanced(s string) error {
 
 // Parse reads s strictly: brackets balanced, a device before the first
 // comma, every option key=value with a key DPDK's kvargs accept. Keys may
-// repeat (DPDK keeps each); Unique refuses that where it matters.
+// repeat (DPDK keeps each).
 func Parse(s string) (Devargs, error) {
 	if s == "" {
 		return Devargs{}, errors.New("empty")
@@ -120,28 +120,6 @@ func (d Devargs) Get(key string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// Map is the options as a map (a repeated key keeps its last value, as a
-// PMD's kvargs handler that overwrites does).
-func (d Devargs) Map() map[string]string {
-	m := make(map[string]string, len(d.Opts))
-	for _, o := range d.Opts {
-		m[o.Key] = o.Value
-	}
-	return m
-}
-
-// Unique returns the name of the first key given twice, or "".
-func (d Devargs) Unique() string {
-	seen := map[string]bool{}
-	for _, o := range d.Opts {
-		if seen[o.Key] {
-			return o.Key
-		}
-		seen[o.Key] = true
-	}
-	return ""
 }
 
 // Device is the device part of s (before the first comma outside

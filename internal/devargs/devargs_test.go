@@ -50,9 +50,6 @@ func TestParseGetStringMerge(t *testing.T) {
 	if v, ok := Lookup(s, "representor"); !ok || v != "[0,65535]" {
 		t.Errorf("Lookup = %q, %v", v, ok)
 	}
-	if d2, _ := Parse("net_null0,a=1,a=2"); d2.Unique() != "a" || d2.Map()["a"] != "2" {
-		t.Errorf("Unique/Map of a repeated key: %q %v", d2.Unique(), d2.Map())
-	}
 }
 
 func TestCheck(t *testing.T) {
