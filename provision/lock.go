@@ -93,11 +93,11 @@ func prepareLockDir(dir string, euid int) error {
 	}
 	err := host.CheckTrustedDir(dir, host.Trust{EUID: euid})
 	var u *host.Untrusted
-	if err == nil || !errors.As(err, &u) {
-		if err != nil {
-			return &Problem{Object: "lock directory " + dir, Err: err}
-		}
+	switch {
+	case err == nil:
 		return nil
+	case !errors.As(err, &u):
+		return &Problem{Object: "lock directory " + dir, Err: err}
 	}
 	switch u.Why {
 	case host.WhyDirKind:
@@ -121,16 +121,16 @@ func prepareLockDir(dir string, euid int) error {
 func openLockFile(path string, euid int) (*os.File, error) {
 	f, err := host.OpenTrusted(path, host.Trust{Flags: unix.O_RDWR, Create: 0o600, OneLink: true, EUID: euid})
 	var u *host.Untrusted
-	if err == nil || !errors.As(err, &u) {
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) && pe.Op == "open" {
-				err = pe.Err
-			}
-			return nil, &Problem{Object: "lock " + path, Err: err,
-				FixText: "check the path, or remove it (rm " + path + ") if another user created it"}
-		}
+	var pe *fs.PathError
+	switch {
+	case err == nil:
 		return f, nil
+	case !errors.As(err, &u):
+		if errors.As(err, &pe) && pe.Op == "open" {
+			err = pe.Err
+		}
+		return nil, &Problem{Object: "lock " + path, Err: err,
+			FixText: "check the path, or remove it (rm " + path + ") if another user created it"}
 	}
 	switch u.Why {
 	case host.WhySymlink:

@@ -300,19 +300,18 @@ func readStateFile(path string, euid int) ([]byte, error) {
 		return nil, fs.ErrNotExist
 	}
 	var u *host.Untrusted
-	if err == nil || !errors.As(err, &u) {
-		if err != nil {
-			if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == dir {
-				return nil, &Problem{Object: obj, Err: fmt.Errorf("directory %s: %w", dir, pe.Err), FixText: "give another place with --state-file FILE"}
-			}
-			if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
-				err = pe.Err
-			}
-			return nil, &Problem{Object: obj, Err: err, FixText: "check the path, or give another place with --state-file FILE"}
-		}
+	var pe *fs.PathError
+	switch {
+	case err == nil:
 		return b, nil
+	case errors.As(err, &u):
+		return nil, untrustedStateFile(obj, path, dir, euid, u)
+	case errors.As(err, &pe) && pe.Path == dir:
+		return nil, &Problem{Object: obj, Err: fmt.Errorf("directory %s: %w", dir, pe.Err), FixText: "give another place with --state-file FILE"}
+	case errors.As(err, &pe) && pe.Op == "open":
+		err = pe.Err
 	}
-	return nil, untrustedStateFile(obj, path, dir, euid, u)
+	return nil, &Problem{Object: obj, Err: err, FixText: "check the path, or give another place with --state-file FILE"}
 }
 
 // untrustedStateFile words what u found wrong with the state file at path
