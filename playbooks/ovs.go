@@ -22,6 +22,8 @@ import (
 //	    dpdk-socket-limit: "2048"
 //	    dpdk-lcore-mask: "0x1"
 //	    pmd-cpu-mask: "0x6"
+//	    pmd-maxsleep: "500"         # µs a PMD thread may sleep when its queues are
+//	                                # nearly idle (OvS 3.1; 0..10000, default 0: it spins)
 //	    dpdk-extra: "--no-pci"
 //	    hw-offload: false
 //	    per-port-memory: true       # a pool per port sized to it (OvS's shared pools
@@ -76,8 +78,13 @@ type OVSConfig struct {
 	DPDKSocketLimit string `yaml:"dpdk-socket-limit"`
 	DPDKLcoreMask   string `yaml:"dpdk-lcore-mask"`
 	PMDCPUMask      string `yaml:"pmd-cpu-mask"`
-	DPDKExtra       string `yaml:"dpdk-extra"`
-	HWOffload       *bool  `yaml:"hw-offload"`
+	// PMDMaxSleep is OvS 3.1's other_config:pmd-maxsleep: the longest a
+	// PMD thread sleeps, in µs, while none of its rx queues gets half a
+	// batch per poll (lib/dpif-netdev.c load-based sleeping; 3.2 renamed
+	// it pmd-sleep-max). 0 or absent: the PMD spins, a whole CPU each.
+	PMDMaxSleep string `yaml:"pmd-maxsleep"`
+	DPDKExtra   string `yaml:"dpdk-extra"`
+	HWOffload   *bool  `yaml:"hw-offload"`
 	// PerPortMemory: OvS's shared pools first ask for 262144 mbufs per
 	// MTU and halve until one fits; while EAL grows to dpdk-socket-limit
 	// and gives it back, other DPDK allocations in ovs-vswitchd fail
@@ -103,6 +110,7 @@ func (c OVSConfig) OtherConfig() map[string]string {
 	set("dpdk-socket-limit", c.DPDKSocketLimit)
 	set("dpdk-lcore-mask", c.DPDKLcoreMask)
 	set("pmd-cpu-mask", c.PMDCPUMask)
+	set("pmd-maxsleep", c.PMDMaxSleep)
 	set("dpdk-extra", c.DPDKExtra)
 	if c.HWOffload != nil {
 		m["hw-offload"] = strconv.FormatBool(*c.HWOffload)
@@ -196,6 +204,9 @@ const (
 	// MaxConfigLen bounds every other_config value (dpdk-extra is the only
 	// free-form one: a line of EAL arguments).
 	MaxConfigLen = 1024
+	// MaxPMDSleepUS is the largest other_config:pmd-maxsleep OvS takes
+	// (vswitchd/vswitch.xml: maxInteger 10000).
+	MaxPMDSleepUS = 10000
 	// MaxSocketPathLen is sun_path (108) less the NUL.
 	MaxSocketPathLen = 107
 )
@@ -262,6 +273,11 @@ func (v *ovsValidator) config(c OVSConfig) {
 			add(kv.f, "%v; write a mask of the CPUs to use, e.g. 0x6 for CPUs 1 and 2", err)
 		} else if strings.Trim(strings.TrimPrefix(strings.TrimPrefix(kv.v, "0x"), "0X"), "0") == "" {
 			add(kv.f, "mask %q selects no CPU", kv.v)
+		}
+	}
+	if c.PMDMaxSleep != "" {
+		if n, err := strconv.ParseUint(c.PMDMaxSleep, 10, 32); err != nil || n > MaxPMDSleepUS {
+			add("config.pmd-maxsleep", "want microseconds from 0 to %d (OvS's limit), got %s", MaxPMDSleepUS, shortValue(c.PMDMaxSleep))
 		}
 	}
 	if strings.ContainsAny(c.DPDKExtra, "\n\r") {

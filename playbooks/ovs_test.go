@@ -307,3 +307,21 @@ func TestRepresentorListSurvivesPlaybook(t *testing.T) {
 		t.Errorf("mlx5_args naming a representor after a bracketed list: %q", msg)
 	}
 }
+
+// pmd-maxsleep is OvS's microseconds, 0 to 10000; anything else is refused
+// naming the field before any write.
+func TestParseOVSPMDMaxSleep(t *testing.T) {
+	pb, err := Parse("t.yaml", []byte("ovs:\n  config:\n    pmd-maxsleep: \"500\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oc := pb.OVS.Config.OtherConfig(); oc["pmd-maxsleep"] != "500" {
+		t.Fatalf("other_config: %v, want pmd-maxsleep=500", oc)
+	}
+	for _, bad := range []string{"10001", "-1", "0x10", "1ms", "1e3"} {
+		_, err := Parse("t.yaml", []byte("ovs:\n  config:\n    pmd-maxsleep: \""+bad+"\"\n"))
+		if err == nil || !strings.Contains(err.Error(), "config.pmd-maxsleep") || !strings.Contains(err.Error(), "10000") {
+			t.Errorf("pmd-maxsleep %q: %v, want an error naming config.pmd-maxsleep and its range", bad, err)
+		}
+	}
+}

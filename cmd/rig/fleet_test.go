@@ -67,6 +67,7 @@ ovs:
     dpdk-socket-mem: "128"
     dpdk-socket-limit: "256"
     pmd-cpu-mask: "0x2"
+    pmd-maxsleep: "500"  # three labs' PMD threads on CPU 1 of a 2-CPU host: idle ones sleep
     hw-offload: false
   bridges:
     - name: ovs_dpdk_br0
