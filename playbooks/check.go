@@ -49,6 +49,8 @@ type CheckSpec struct {
 	Search      string          `yaml:"search"`
 	NDR         CheckNDR        `yaml:"ndr"`
 	Offload     string          `yaml:"offload"`
+	LatencyLoad string          `yaml:"latency_load"`
+	Lab         *CheckLab       `yaml:"lab"`
 }
 
 // What the check does with hardware offload (CheckSpec.Offload): after
@@ -166,6 +168,7 @@ func (s *CheckSpec) ValidateWith(o *OVSSpec) []FieldError {
 	v.traffic(s)
 	v.thresholds(s.Thresholds)
 	v.search(s)
+	v.load(s, o)
 	switch s.Offload {
 	case "", OffloadOff, OffloadPreferred, OffloadRequired:
 	default:
@@ -284,8 +287,8 @@ func (v *checkValidator) traffic(s *CheckSpec) {
 	}
 	v.duration("duration", s.Duration, time.Second/10, "e.g. 5s")
 	v.duration("warmup", s.Warmup, 0, "e.g. 1s, or 0s for none")
-	if s.Rate != "" && !rateRe.MatchString(strings.TrimSpace(s.Rate)) {
-		v.add("rate", "want \"\" (as fast as possible) or a rate like 1Mpps, 500kpps, 10Gbps or 50%% (of line rate), got %s", shortValue(s.Rate))
+	if s.Rate != "" && s.LoadKind() != LoadMax && !rateRe.MatchString(strings.TrimSpace(s.Rate)) {
+		v.add("rate", "want \"\" (the zero-loss search), a rate like 1Mpps, 500kpps, 10Gbps or 50%% (of line rate), or max (as fast as possible, judged by the loss budget), got %s", shortValue(s.Rate))
 	} else if m := rateRe.FindStringSubmatch(strings.TrimSpace(s.Rate)); m != nil {
 		if n, _ := strconv.ParseFloat(m[1], 64); n <= 0 || (m[3] == "%" && n > 100) {
 			v.add("rate", "want more than 0 (and at most 100%%), got %s", s.Rate)

@@ -70,23 +70,26 @@ func (n CheckNDR) set() bool {
 func (v *checkValidator) search(s *CheckSpec) {
 	switch s.Search {
 	case "":
-		if s.NDR.set() {
-			v.add("ndr", "only a search takes ndr settings; add search: ndr, or remove ndr")
+		if s.Rate != "" {
+			if s.NDR.set() {
+				v.add("ndr", "only a search takes ndr settings, and rate names a fixed load; remove ndr, or remove rate for the zero-loss search")
+			}
+			return
 		}
-		return
+		// no rate and no search: the default load is the zero-loss search
+		if s.Thresholds.MaxLossPct != 0 {
+			v.add("thresholds.max_loss_pct", "with no rate the check runs the zero-loss search, whose NDR loses nothing; a loss budget needs a load: name it (rate: 100kpps, or rate: max), or give the search's tolerance as ndr.pdr_loss_pct")
+		}
 	case SearchNDR:
+		if s.Rate != "" {
+			v.add("rate", "a search picks its own rates; give its upper bound as ndr.max, or remove rate")
+		}
+		if s.Thresholds.MaxLossPct != 0 {
+			v.add("thresholds.max_loss_pct", "a search's NDR loses nothing by definition; its loss tolerance is ndr.pdr_loss_pct (the PDR)")
+		}
 	default:
-		v.add("search", "want ndr (the RFC 2544 zero-loss search), or no search for one run per frame size, got %s", shortValue(s.Search))
+		v.add("search", "want ndr (the RFC 2544 zero-loss search), or no search with a rate for one run per frame size, got %s", shortValue(s.Search))
 		return
-	}
-	if s.Rate != "" {
-		v.add("rate", "a search picks its own rates; give its upper bound as ndr.max, or remove rate")
-	}
-	if s.Thresholds.MaxLossPct != 0 {
-		v.add("thresholds.max_loss_pct", "a search's NDR loses nothing by definition; its loss tolerance is ndr.pdr_loss_pct (the PDR)")
-	}
-	if s.Thresholds.MaxP99Us != 0 {
-		v.add("thresholds.max_p99_us", "a search measures no latency; run the check without search for latency")
 	}
 	n := s.NDR
 	if n.Resolution != "" {

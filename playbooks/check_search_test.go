@@ -34,10 +34,13 @@ func TestParseCheckSearchNDR(t *testing.T) {
 func TestParseCheckSearchErrors(t *testing.T) {
 	for _, c := range []struct{ name, doc, want string }{
 		{"search", "check:\n  search: pdr\n", `c.yaml:10: check.search: want ndr (the RFC 2544 zero-loss search)`},
-		{"ndr without search", "check:\n  ndr: {max_trials: 5}\n", "c.yaml:10: check.ndr: only a search takes ndr settings"},
+		{"ndr with a rate", "check:\n  rate: 1Mpps\n  ndr: {max_trials: 5}\n", "c.yaml:11: check.ndr: only a search takes ndr settings"},
+		{"loss budget with the default search", "check:\n  thresholds: {max_loss_pct: 1}\n", "check.thresholds.max_loss_pct: with no rate the check runs the zero-loss search"},
+		{"latency load", "check:\n  latency_load: 100%\n", "check.latency_load: want a share of the path's capacity above 0% and below 100%"},
+		{"lab", "check:\n  lab: {rate: fast}\n", "check.lab.rate: want \"\" (the zero-loss search)"},
+		{"lab thresholds", "check:\n  lab: {thresholds: {min_mpps: -1}}\n", "check.lab.thresholds.min_mpps: want 0"},
 		{"rate", "check:\n  search: ndr\n  rate: 1Mpps\n", "c.yaml:11: check.rate: a search picks its own rates; give its upper bound as ndr.max"},
 		{"loss threshold", "check:\n  search: ndr\n  thresholds: {max_loss_pct: 1}\n", "check.thresholds.max_loss_pct: a search's NDR loses nothing by definition"},
-		{"p99 threshold", "check:\n  search: ndr\n  thresholds: {max_p99_us: 10}\n", "check.thresholds.max_p99_us: a search measures no latency"},
 		{"resolution", "check:\n  search: ndr\n  ndr: {resolution: fine}\n", "check.ndr.resolution: want a percentage above 0 and below 100"},
 		{"resolution 100%", "check:\n  search: ndr\n  ndr: {resolution: 100%}\n", "check.ndr.resolution: want a percentage"},
 		{"resolution bps", "check:\n  search: ndr\n  ndr: {resolution: 1Gbps}\n", "check.ndr.resolution: want a percentage"},

@@ -70,7 +70,7 @@ func TestParseCheckErrors(t *testing.T) {
 		{"short duration", checkOVS + "check:\n  duration: 1ms\n", "c.yaml:10: check.duration: want at least 100ms, got 1ms"},
 		{"long duration", checkOVS + "check:\n  duration: 2h\n", "c.yaml:10: check.duration: want at most 1h0m0s, got 2h"},
 		{"warmup", checkOVS + "check:\n  warmup: -1s\n", "c.yaml:10: check.warmup: want at least 0s, got -1s"},
-		{"rate", checkOVS + "check:\n  rate: fast\n", `c.yaml:10: check.rate: want "" (as fast as possible) or a rate like 1Mpps`},
+		{"rate", checkOVS + "check:\n  rate: fast\n", `c.yaml:10: check.rate: want "" (the zero-loss search), a rate like 1Mpps`},
 		{"rate pct", checkOVS + "check:\n  rate: 150%\n", "c.yaml:10: check.rate: want more than 0 (and at most 100%), got 150%"},
 		{"rate zero", checkOVS + "check:\n  rate: 0Mpps\n", "c.yaml:10: check.rate: want more than 0"},
 		{"flows", checkOVS + "check:\n  flows: -1\n", "c.yaml:10: check.flows: want 1..64512 distinct 5-tuples, got -1"},

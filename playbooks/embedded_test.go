@@ -1,6 +1,7 @@
 package playbooks
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,17 +79,24 @@ func TestConnectXHostProfiles(t *testing.T) {
 
 // Each seed playbook's check: the topology and ports the story runs (in
 // a lab, through-ports from the far ends in the wire netns), ports that
-// are the bridge's own, and the thresholds the lab's 2-CPU VM meets.
+// are the bridge's own, a stated load and thresholds that can fail, on
+// the card (from the seeds) and in the lab (lab figures), and a header
+// that says where each number comes from (issue 30).
 func TestSeedPlaybookCheckSections(t *testing.T) {
+	lab := CheckThresholds{MaxLossPct: 1, MaxP99Us: 250000}
 	for name, want := range map[string]struct {
-		topology string
-		ports    []string
-		th       CheckThresholds
+		topology  string
+		ports     []string
+		load      string // on the card (or VM)
+		th        CheckThresholds
+		lab       *CheckThresholds // nil: no lab section
+		hwOffload string
+		header    []string
 	}{
-		"bf2-dpu":       {TopologyThroughPorts, []string{"p0", "pf0hpf"}, CheckThresholds{MinMpps: 0.05}},
-		"bf3-dpu":       {TopologyThroughPorts, []string{"p0", "pf0hpf"}, CheckThresholds{MinMpps: 0.05}},
-		"connectx-host": {TopologyThroughPorts, []string{"p0", "p1"}, CheckThresholds{MinMpps: 0.05}},
-		"cloud-vm":      {TopologyThroughBridge, nil, CheckThresholds{MinMpps: 0.5, MaxLossPct: 2}},
+		"bf2-dpu":       {TopologyThroughPorts, []string{"p0", "pf0hpf"}, LoadNDR, CheckThresholds{MinMpps: 6}, &lab, "true", []string{"seed 000", "lab figures", "12.6 Mpps"}},
+		"bf3-dpu":       {TopologyThroughPorts, []string{"p0", "pf0hpf"}, LoadNDR, CheckThresholds{MinMpps: 6}, &lab, "true", []string{"seed 000", "lab figures", "12.6 Mpps"}},
+		"connectx-host": {TopologyThroughPorts, []string{"p0", "p1"}, LoadNDR, CheckThresholds{MinLineRatePct: 10}, &lab, "false", []string{"Seed 001", "lab figures", "148.8 Mpps"}},
+		"cloud-vm":      {TopologyThroughBridge, nil, LoadMax, CheckThresholds{MinMpps: 0.5, MaxLossPct: 2}, nil, "false", []string{"# Thresholds (check): ", "loss\n# budget"}},
 	} {
 		pb, err := Load(name)
 		if err != nil {
@@ -113,14 +121,30 @@ func TestSeedPlaybookCheckSections(t *testing.T) {
 		if c.FarEndNetNS != "" {
 			t.Errorf("%s: far_end_netns %q: left unset, a lab fills in its wire netns", name, c.FarEndNetNS)
 		}
-		th := c.Thresholds
-		if !reflect.DeepEqual(c.Sizes(), []int{64}) || c.DurationOrDefault().String() != "3s" || c.WarmupOrDefault().String() != "1s" ||
-			th != want.th || c.Rate != "" {
-			t.Errorf("%s: check sizes %v, %v after %v, rate %q, thresholds %+v", name, c.Sizes(), c.DurationOrDefault(), c.WarmupOrDefault(), c.Rate, th)
+		if !reflect.DeepEqual(c.Sizes(), []int{64}) || c.WarmupOrDefault().String() != "1s" || c.Thresholds != want.th || c.LoadKind() != want.load || !c.LoadNamed() && want.load != LoadNDR {
+			t.Errorf("%s: check sizes %v after %v, load %s, thresholds %+v", name, c.Sizes(), c.WarmupOrDefault(), c.LoadKind(), c.Thresholds)
+		}
+		if want.load == LoadNDR && (c.NDR.MaxTrialsOrDefault() > 12 || c.DurationOrDefault().Seconds() > 5) {
+			t.Errorf("%s: the card's search: %d trials of %v, want at most 12 of 5s", name, c.NDR.MaxTrialsOrDefault(), c.DurationOrDefault())
+		}
+		switch l := c.InLab(); {
+		case want.lab == nil && c.Lab != nil:
+			t.Errorf("%s: a lab section %+v, want none", name, c.Lab)
+		case want.lab != nil && (c.Lab == nil || l.LoadKind() != LoadRate || l.Thresholds != *want.lab || l.Rate != "20kpps" || l.DurationOrDefault().Seconds() > 2):
+			t.Errorf("%s: in a lab: load %s %s, %v, thresholds %+v; want a fixed rate, at most 2s, thresholds %+v", name, l.LoadKind(), l.Rate, l.DurationOrDefault(), l.Thresholds, *want.lab)
+		}
+		got := ""
+		if h := pb.OVS.Config.HWOffload; h != nil {
+			got = fmt.Sprint(*h)
+		}
+		if got != want.hwOffload || c.OffloadOrDefault() != OffloadPreferred {
+			t.Errorf("%s: hw-offload %q, offload %s; want %q, preferred", name, got, c.OffloadOrDefault(), want.hwOffload)
 		}
 		raw, _ := Embedded(name)
-		if !strings.Contains(string(raw), "# Thresholds (check): ") {
-			t.Errorf("%s: the header does not say where its thresholds come from", name)
+		for _, h := range want.header {
+			if !strings.Contains(string(raw), h) {
+				t.Errorf("%s: the header does not say where its numbers come from: no %q", name, h)
+			}
 		}
 	}
 }

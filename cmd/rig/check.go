@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -120,12 +122,46 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 // dataplane is the check's dataplane runner: this rig binary re-executed
 // as a child (`rig bench run-json`, one EAL per process), optionally
 // inside a network namespace.
-func (a *app) dataplane() func(netns string) check.Dataplane {
+//
+// The child's line a second ("[  1.0s] … tx … rx … Mpps | in flight N")
+// goes to progress (rig's stderr) as the check's progress; the rest of
+// its stderr stays in the child's error tail.
+func (a *app) dataplane(progress io.Writer) func(netns string) check.Dataplane {
 	return func(netns string) check.Dataplane {
 		exe, err := os.Executable()
 		if err != nil {
 			exe = os.Args[0]
 		}
-		return child.Child{Exe: exe, NetNS: netns}
+		c := child.Child{Exe: exe, NetNS: netns}
+		if progress != nil {
+			c.Stderr = &sampleLines{w: progress}
+		}
+		return c
 	}
+}
+
+// sampleLines passes on the dataplane child's sample lines (those that
+// start with "[", once a second), each as "check:   LINE".
+type sampleLines struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (s *sampleLines) Write(p []byte) (int, error) {
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := s.buf[:i]
+		if bytes.HasPrefix(line, []byte("[")) {
+			_, _ = fmt.Fprintf(s.w, "check:   %s\n", line)
+		}
+		s.buf = s.buf[i+1:]
+	}
+	if len(s.buf) > 4096 {
+		s.buf = s.buf[:0] // a line that long is no sample line
+	}
+	return len(p), nil
 }

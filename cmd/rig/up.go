@@ -230,7 +230,8 @@ const stateFileUsage = "rig's record of what it changed, which rig down restores
 // $HOME) is left to the steps that read or write it, which say why.
 func (a *app) env() *steps.Env {
 	h := a.host()
-	env := &steps.Env{Env: provision.Env{Host: h, FirmwareSim: a.fwSim != ""}, Dataplane: a.dataplane()}
+	progress := &lockedWriter{w: a.errOut}
+	env := &steps.Env{Env: provision.Env{Host: h, FirmwareSim: a.fwSim != ""}, Dataplane: a.dataplane(progress), Progress: progress}
 	if !h.IsRealRoot() {
 		env.FixtureRoot = h.Root
 	}

@@ -24,7 +24,7 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 		pmd = s.pmdThreads(ctx)
 	}
 	cfg := checkConfig(sp, p.kind, p.vdevs, lcores, pmd)
-	cfg.FrameSize, cfg.Rate = size, sp.Rate
+	cfg.FrameSize, cfg.Rate = size, sp.DataplaneRate()
 	dp := s.dataplane(p.netns)
 	run := &CheckRun{FrameSize: size, WarmupS: sp.WarmupOrDefault().Seconds()}
 	if p.kind == pathMemif {

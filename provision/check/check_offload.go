@@ -128,6 +128,12 @@ func (o *CheckOffload) writeText(w io.Writer) {
 		fmt.Fprintf(w, " (%s)", strings.Join(dps, ", "))
 	}
 	verdict := o.Verdict
+	for _, c := range o.Causes {
+		if c.Kind == diagnose.OffloadCauseLab && o.Verdict != diagnose.OffloadVerdictFull {
+			verdict += ": lab" // the truth in a virtual lab: no eSwitch behind its ports
+			break
+		}
+	}
 	if !o.HWOffload {
 		verdict += ", hw-offload off"
 	}

@@ -35,7 +35,7 @@ func TestCheckOffloadReport(t *testing.T) {
 		o.log = ovs.LogTail{"2026-12-04T22:58:34.001Z|00001|vlog|INFO|opened log file /var/log/openvswitch/ovs-vswitchd.log",
 			"2026-12-04T22:58:36.503Z|00009|netdev_offload|INFO|netdev: Flow API Enabled",
 			"2026-12-04T22:58:37.111Z|00031|netdev_offload|INFO|rig-chk-in: No suitable flow API found."}
-		s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Duration: "100ms", Warmup: "0s", Offload: mode}, o, &fakeDataplane{sent: 1000})
+		s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Duration: "100ms", Warmup: "0s", Offload: mode}, o, &fakeDataplane{sent: 1000})
 		out, err := s.Measure(context.Background())
 		return out.(*CheckResult), err
 	}

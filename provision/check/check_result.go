@@ -14,19 +14,28 @@ import (
 )
 
 // CheckSchemaVersion names the JSON shape of CheckResult.
-const CheckSchemaVersion = "rig.check/v1"
+// v2: the check judges at a stated load (load; no rate is the zero-loss
+// search, not a run as fast as possible), a run over its loss budget is
+// overloaded and fails, latency is judged only below capacity
+// (latencyRuns).
+const CheckSchemaVersion = "rig.check/v2"
 
 // CheckResult is what one check measured: one run per frame size, each
 // counted twice (rig's dataplane and OvS's port counters) and explained.
 type CheckResult struct {
-	SchemaVersion string     `json:"schemaVersion"`
-	Topology      string     `json:"topology"`
-	Bridge        string     `json:"bridge"`
-	Transport     string     `json:"transport,omitempty"`
-	Ingress       string     `json:"ingressPort"` // the bridge port traffic enters by
-	Egress        string     `json:"egressPort"`
-	NetNS         string     `json:"farEndNetns,omitempty"`
-	Runs          []CheckRun `json:"runs"`
+	SchemaVersion string `json:"schemaVersion"`
+	Topology      string `json:"topology"`
+	Bridge        string `json:"bridge"`
+	Transport     string `json:"transport,omitempty"`
+	Ingress       string `json:"ingressPort"` // the bridge port traffic enters by
+	Egress        string `json:"egressPort"`
+	NetNS         string `json:"farEndNetns,omitempty"`
+	// Load is what the check offered and judged at
+	Load *CheckLoad `json:"load,omitempty"`
+	Runs []CheckRun `json:"runs"`
+	// LatencyRuns measured latency below capacity (max_p99_us), at
+	// load.latencyLoad of the NDR or of what rate: max received
+	LatencyRuns []CheckRun `json:"latencyRuns,omitempty"`
 	// Search is the zero-loss search (check: {search: ndr}) instead of
 	// Runs, and SearchThresholds judge its NDR per frame size
 	Search           *search.NDRReport  `json:"search,omitempty"`
@@ -59,6 +68,17 @@ type CheckRun struct {
 	Invalid     string             `json:"invalid,omitempty"` // set: the measurement cannot be right; the run fails
 	Warnings    []string           `json:"warnings,omitempty"`
 	Pass        bool               `json:"pass"`
+	// Overloaded: the run lost more than its loss budget; CapacityMpps is
+	// what the path carried then
+	Overloaded   string  `json:"overloaded,omitempty"`
+	CapacityMpps float64 `json:"capacityMpps,omitempty"`
+	// LatencyNote: why this run's latency was not judged (queueing)
+	LatencyNote string `json:"latencyNote,omitempty"`
+	// LatencyLoad: a latency run's load, as a share of the capacity
+	LatencyLoad string `json:"latencyLoad,omitempty"`
+	// Drops are the drop counters of the path's ports that counted
+	// during the run, each with where it dropped and the fix
+	Drops []PortDrop `json:"drops,omitempty"`
 }
 
 // PortDelta is one OvS port's counters over the measured interval.
@@ -223,12 +243,14 @@ func (r *CheckResult) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", far ends in netns %s", r.NetNS)
 	}
 	fmt.Fprintln(w)
+	r.writeLoadText(w)
 	for _, run := range r.Runs {
 		run.writeText(w)
 	}
 	if r.Search != nil {
 		r.writeSearchText(w)
 	}
+	r.writeLatencyText(w)
 	if r.Offload != nil {
 		r.Offload.writeText(w)
 	}
@@ -256,6 +278,12 @@ func (run *CheckRun) writeText(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
+	if run.Overloaded != "" {
+		fmt.Fprintf(w, "  OVERLOADED: %s\n", run.Overloaded)
+	}
+	if run.LatencyNote != "" {
+		fmt.Fprintf(w, "  latency: %s\n", run.LatencyNote)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ovs port\trole\trx pkts\trx dropped\ttx pkts\ttx dropped\t")
 	for _, d := range run.OVS {
@@ -267,6 +295,7 @@ func (run *CheckRun) writeText(w io.Writer) {
 	for _, s := range run.Loss.Stages {
 		fmt.Fprintf(w, "    %s: %d (%s)\n", s.Where, s.Frames, s.Detail)
 	}
+	writeDrops(w, run.Drops)
 	if run.Loss.Mismatch != "" {
 		fmt.Fprintf(w, "  counts disagree: %s\n", run.Loss.Mismatch)
 	} else {

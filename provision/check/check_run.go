@@ -82,25 +82,45 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 	if note != "" {
 		res.Notes = append(res.Notes, note)
 	}
-	if sp.Search == playbooks.SearchNDR {
+	res.Load = loadOf(sp, s.lab)
+	s.progressf("check: load: %s", sp.DescribeLoad())
+	if sp.IsSearch() {
 		if err := s.measureSearch(ctx, path, lcores, res); err != nil {
+			return res, err
+		}
+		if err := s.measureLatency(ctx, path, lcores, res); err != nil {
 			return res, err
 		}
 		res.Offload = s.offload(ctx, path)
 		return res, judgeSearch(res)
 	}
 	for _, size := range sp.Sizes() {
+		s.progressf("check: %d B at %s: %v after %v warm-up", size, orElseStr(sp.Rate, "max"), sp.DurationOrDefault(), sp.WarmupOrDefault())
 		run, rerr := s.runOne(ctx, path, size, lcores)
 		if run != nil {
+			run.Drops = portDrops(run.OVS)
+			run.Loss.Verdict = dropsVerdict(run.Loss, run.Drops)
+			judgeRunLoad(sp, run)
+			s.progressf("check: %d B: %.3f Mpps received, loss %.4g%% (budget %g%%)", size, run.RxMpps, run.LossPct, sp.LossBudgetPct())
 			res.Runs = append(res.Runs, *run)
 		}
 		if rerr != nil {
 			return res, rerr
 		}
 	}
+	if err := s.measureLatency(ctx, path, lcores, res); err != nil {
+		return res, err
+	}
 	res.Offload = s.offload(ctx, path) // the flows of the traffic just sent, before they expire
 	err = judge(res)
 	return res, err
+}
+
+func orElseStr(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
 }
 
 // judge sets Pass and returns why the check failed: an invalid
@@ -123,6 +143,11 @@ func judge(res *CheckResult) error {
 			}
 		}
 		res.Pass = res.Pass && r.Pass
+	}
+	lb, li := latencyFailures(res)
+	below, invalid = append(below, lb...), append(invalid, li...)
+	if len(lb)+len(li) > 0 {
+		res.Pass = false
 	}
 	if len(invalid) > 0 {
 		return &InvalidMeasurementError{provision.Problem{Object: "check", Err: errors.New("invalid measurement: " + strings.Join(invalid, "; ")),

@@ -53,7 +53,7 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 			return fmt.Errorf("check: warm-up run: %w", err)
 		}
 	}
-	res.Search = search.RunNDR(ctx, spec, run, nil)
+	res.Search = search.RunNDR(ctx, spec, run, s.progressWriter())
 	res.SearchThresholds = searchThresholds(sp.Thresholds, res.Search)
 	return ctx.Err()
 }
@@ -92,7 +92,8 @@ func judgeSearch(res *CheckResult) error {
 			failed = append(failed, fmt.Sprintf("%d B: %s", sz.FrameSize, sz.Error))
 		}
 	}
-	var below []ThresholdVerdict
+	below, linv := latencyFailures(res)
+	invalid = append(invalid, linv...)
 	for _, t := range res.SearchThresholds {
 		if !t.Pass {
 			below = append(below, t)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type Env struct {
 	// Dataplane runs the check's dataplane in a network namespace ("" =
 	// rig's own); nil: the check step cannot run traffic.
 	Dataplane func(netns string) Dataplane
+	// Progress receives the check's progress lines while it runs (a line
+	// per run and per search trial); nil: none
+	Progress io.Writer
 }
 
 // checkStep is the `check` section: it runs last, sends rig's own traffic
@@ -50,6 +54,10 @@ type checkStep struct {
 	dataplane func(netns string) Dataplane
 	// trialGap is the pause between a search's trials (search: ndr)
 	trialGap time.Duration
+	// lab: the check runs inside a virtual lab with check.lab's load and
+	// thresholds (spec is then the lab's check)
+	lab      bool
+	progress io.Writer
 }
 
 // NewCheckStep builds the check step; pbOVS is the playbook's ovs section
@@ -61,7 +69,16 @@ func NewCheckStep(env *Env, spec *playbooks.CheckSpec, pbOVS *playbooks.OVSSpec)
 	}
 	h := env.Host
 	c := ovs.NewClient(h, ovs.TargetFor(h, env.OVSRunDir, env.OVSDB))
-	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: search.DefaultTrialGap}
+	s := &checkStep{env: env, spec: spec, pbOVS: pbOVS, bridge: bridge, o: c, dataplane: env.Dataplane, trialGap: search.DefaultTrialGap, progress: env.Progress}
+	if spec.Lab != nil {
+		in, err := labinfo.Read(h.Root)
+		if err != nil {
+			return nil, err
+		}
+		if in != nil {
+			s.spec, s.lab = spec.InLab(), true
+		}
+	}
 	return s, nil
 }
 
@@ -170,12 +187,9 @@ func (s *checkStep) describe() string {
 	} else {
 		d += fmt.Sprintf(", in %s out %s", sp.Ports[0], sp.Ports[1])
 	}
-	rate := sp.Rate
-	if rate == "" {
-		rate = "as fast as possible"
-	}
-	if sp.Search == playbooks.SearchNDR {
-		rate = "the RFC 2544 zero-loss search (NDR/PDR, trials of the duration)"
+	rate := sp.DescribeLoad()
+	if s.lab {
+		rate += " (check.lab: lab figures)"
 	}
 	return fmt.Sprintf("%s, frames %v B, %v after %v warm-up, %s, %d flow(s), %d core(s)", d, sp.Sizes(), sp.DurationOrDefault(),
 		sp.WarmupOrDefault(), rate, sp.FlowsOrDefault(), sp.CoresOrDefault())

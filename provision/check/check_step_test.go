@@ -281,7 +281,7 @@ func newTestCheck(t *testing.T, spec *playbooks.CheckSpec, o *fakeCheckOVS, dp *
 func TestCheckMeasureThroughBridgePassesAndRemovesWhatItAdded(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &fakeDataplane{sent: 10_000_000}
-	spec := &playbooks.CheckSpec{Bridge: "br0", Duration: "5s", Warmup: "1s", Flows: 4, Thresholds: playbooks.CheckThresholds{MinMpps: 1, MaxLossPct: 0.1}}
+	spec := &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Duration: "5s", Warmup: "1s", Flows: 4, Thresholds: playbooks.CheckThresholds{MinMpps: 1, MaxLossPct: 0.1}}
 	s := newTestCheck(t, spec, o, dp)
 	out, err := s.Measure(context.Background())
 	if err != nil {
@@ -327,7 +327,7 @@ func TestCheckMeasureThroughBridgePassesAndRemovesWhatItAdded(t *testing.T) {
 		t.Errorf("virtio_user's nominal speed taken as a line rate")
 	}
 	b, _ := json.Marshal(res)
-	if !strings.Contains(string(b), `"schemaVersion":"rig.check/v1"`) {
+	if !strings.Contains(string(b), `"schemaVersion":"rig.check/v2"`) {
 		t.Fatalf("json %s", b)
 	}
 }
@@ -335,7 +335,7 @@ func TestCheckMeasureThroughBridgePassesAndRemovesWhatItAdded(t *testing.T) {
 func TestCheckMeasureBelowThresholdNamesIt(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &fakeDataplane{sent: 1_000_000, txDrop: 50_000}
-	spec := &playbooks.CheckSpec{Bridge: "br0", Duration: "1s", Warmup: "0s", Thresholds: playbooks.CheckThresholds{MinMpps: 5, MaxLossPct: 1}}
+	spec := &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Duration: "1s", Warmup: "0s", Thresholds: playbooks.CheckThresholds{MinMpps: 5, MaxLossPct: 1}}
 	s := newTestCheck(t, spec, o, dp)
 	out, err := s.Measure(context.Background())
 	var bt *BelowThresholdError
@@ -360,7 +360,7 @@ func TestCheckMeasureBelowThresholdNamesIt(t *testing.T) {
 func TestCheckMeasurePortErrorNamesPortAndCleansUp(t *testing.T) {
 	o := newFakeCheckOVS()
 	o.attachErr = "could not open network device rig-chk-in (No such device)"
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0"}, o, &fakeDataplane{sent: 1})
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0"}, o, &fakeDataplane{sent: 1})
 	_, err := s.Measure(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "check: port rig-chk-in: OvS: could not open network device") {
 		t.Fatalf("got %v", err)
@@ -372,7 +372,7 @@ func TestCheckMeasurePortErrorNamesPortAndCleansUp(t *testing.T) {
 
 func TestCheckMeasureInvalidIsNeverAPass(t *testing.T) {
 	o := newFakeCheckOVS()
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s"}, o, &fakeDataplane{sent: 0})
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Warmup: "0s"}, o, &fakeDataplane{sent: 0})
 	out, err := s.Measure(context.Background())
 	var bt *BelowThresholdError
 	var inv *InvalidMeasurementError
@@ -391,7 +391,7 @@ func TestCheckStepApplyTwiceRunsCheckEachTime(t *testing.T) {
 	o.st.Bridges[0].Ports = []ovs.Port{{Name: "rig-chk-out", Interfaces: []ovs.Interface{{Name: "rig-chk-out", OFPort: 7}}}}
 	o.flows = 1
 	dp := &fakeDataplane{sent: 1000}
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, o, dp)
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Warmup: "0s", Duration: "1s"}, o, dp)
 	for i, want := range []provision.Status{provision.StatusChanged, provision.StatusOK} {
 		rep, err := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 		if err != nil {
@@ -417,7 +417,7 @@ func TestCheckStepApplyTwiceRunsCheckEachTime(t *testing.T) {
 
 func TestCheckRunnerReportsBelowThreshold(t *testing.T) {
 	o := newFakeCheckOVS()
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s", Thresholds: playbooks.CheckThresholds{MinMpps: 100}}, o, &fakeDataplane{sent: 1000})
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Warmup: "0s", Duration: "1s", Thresholds: playbooks.CheckThresholds{MinMpps: 100}}, o, &fakeDataplane{sent: 1000})
 	rep, _ := (&provision.Runner{Steps: []provision.Step{s}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	st := rep.Steps[0]
 	if st.Status != provision.StatusFailed || st.Phase != provision.PhaseMeasure || !st.BelowThreshold || rep.Summary.BelowThreshold != 1 || st.Result == nil {
@@ -496,7 +496,7 @@ func (d *invalidDataplane) Run(ctx context.Context, cfg bench.Config) (*bench.Re
 func TestCheckBenchInvalidFailsTheStep(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &invalidDataplane{fakeDataplane{sent: 1000, o: o}}
-	step, _ := NewCheckStep(checkEnv(t, dp), &playbooks.CheckSpec{Bridge: "br0", Warmup: "0s", Duration: "1s"}, nil)
+	step, _ := NewCheckStep(checkEnv(t, dp), &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Warmup: "0s", Duration: "1s"}, nil)
 	step.(*checkStep).o = o
 	rep, _ := (&provision.Runner{Steps: []provision.Step{step}}).Execute(context.Background(), provision.RunApply, provision.Selection{})
 	st := rep.Steps[0]
@@ -509,7 +509,7 @@ func TestCheckBenchInvalidFailsTheStep(t *testing.T) {
 func TestCheckMeasureMemifPortsAndQueues(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &fakeDataplane{sent: 1000}
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Transport: "memif", Warmup: "0s", Duration: "1s"}, o, dp)
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Transport: "memif", Warmup: "0s", Duration: "1s"}, o, dp)
 	out, err := s.Measure(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -536,7 +536,7 @@ func TestCheckMeasureMemifPortsAndQueues(t *testing.T) {
 func TestCheckMemifPortsClosedByOVSFirstAndReadded(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &fakeDataplane{sent: 1000, hold: true}
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Transport: "memif", Warmup: "100ms", Duration: "100ms"}, o, dp)
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Transport: "memif", Warmup: "100ms", Duration: "100ms"}, o, dp)
 	out, err := s.Measure(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -575,7 +575,7 @@ func TestCheckMemifPortsClosedByOVSFirstAndReadded(t *testing.T) {
 func TestCheckReleasesHoldWhenCountersSettle(t *testing.T) {
 	o := newFakeCheckOVS()
 	dp := &fakeDataplane{sent: 1000, rxDrop: 3, hold: true}
-	s := newTestCheck(t, &playbooks.CheckSpec{Bridge: "br0", Warmup: "100ms", Duration: "100ms"}, o, dp)
+	s := newTestCheck(t, &playbooks.CheckSpec{Rate: "max", Bridge: "br0", Warmup: "100ms", Duration: "100ms", Thresholds: playbooks.CheckThresholds{MaxLossPct: 1}}, o, dp)
 	out, err := s.Measure(context.Background())
 	if err != nil {
 		t.Fatal(err)
