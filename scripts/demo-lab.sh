@@ -1,8 +1,8 @@
 #!/bin/sh
 # make demo: the lab story. A virtual BlueField-2 (rig lab up), rig's bring-up
 # inside it with no special flags: exit 3 (DPU mode needs a power cycle),
-# rig lab power-cycle, all steps ok with the check's Mpps, again with 0
-# changes; the lab goes down also when a step fails. Exits 1 when any exit
+# rig lab power-cycle, all steps ok with the check's load, loss budget,
+# PASS and offload verdict, again with 0 changes; the lab goes down also when a step fails. Exits 1 when any exit
 # code differs from the expected one.
 # usage: scripts/demo-lab.sh RIG [LAB_NAME]
 RIG=${1:?usage: demo-lab.sh RIG [LAB_NAME]}
@@ -32,7 +32,7 @@ trap '"$RIG" lab down "$LAB" >/dev/null 2>&1; exit 1' INT TERM
 		"$RIG" lab exec "$LAB" -- rig up -p bf2-dpu
 	step 0 "power cycle the card: next-boot firmware becomes current, the lab's OvS starts again" \
 		"$RIG" lab power-cycle "$LAB"
-	step 0 "bring-up, second run: every step ok, the check sends traffic p0 -> bridge -> pf0hpf" \
+	step 0 "bring-up, second run: every step ok, the check sends traffic p0 -> bridge -> pf0hpf at its stated load (the lab's: a fixed rate and a loss budget), judges loss and p99 latency there and says whether OvS (hw-offload on) offloaded the flows (in a lab: not offloaded: lab)" \
 		"$RIG" lab exec "$LAB" -- rig up -p bf2-dpu
 	step 0 "third run: 0 changes (the check runs again; traffic is not a change)" \
 		"$RIG" lab exec "$LAB" -- rig up -p bf2-dpu

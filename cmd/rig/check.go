@@ -35,8 +35,13 @@ the playbook, removes what a killed check left (ports named rig-chk-*, flows
 with rig's cookie 0x7269672d63686b), sends rig's dataplane traffic through the
 bridge (through-bridge: temporary rig-chk- ports; through-ports: in one of the
 bridge's ports, out another), removes what it added and reports Mpps, Gbps,
-loss and where OvS's counters place it, latency, and pass/fail per threshold.
--o json prints the check's result (schemaVersion rig.check/v1). Needs root.
+loss and where OvS's counters and the ports' drop counters place it, latency,
+and pass/fail per threshold. It judges at a stated load: no rate is the
+zero-loss search (NDR); a rate, or rate: max, has a loss budget, and a run
+over it is an overload that fails naming the path's capacity; latency is
+judged only below capacity. Progress (a line a second, a line per trial)
+goes to stderr.
+-o json prints the check's result (schemaVersion rig.check/v2). Needs root.
 --metrics-file FILE writes the figures for node_exporter's textfile
 collector (Prometheus text format, one series per frame size): also when
 the check fails, with rig_check_pass 0 (and rig_check_valid 0 when nothing

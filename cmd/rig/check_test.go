@@ -216,6 +216,7 @@ ovs:
 check:
   duration: %s
   warmup: %s
+  rate: max
   thresholds: {min_mpps: 0.05, max_loss_pct: %s}
 `
 
@@ -312,7 +313,7 @@ func TestPrivilegedCheckKilledIsCleanedUpByTheNextRun(t *testing.T) {
 	// the next check cleans up, then passes
 	code, m, errOut := l.checkJSON()
 	cleanup, _ := m["cleanup"].([]any)
-	if code != 0 || m["schemaVersion"] != "rig.check/v1" || m["pass"] != true || len(cleanup) != 3 {
+	if code != 0 || m["schemaVersion"] != "rig.check/v2" || m["pass"] != true || len(cleanup) != 3 {
 		t.Fatalf("check after the kill: exit %d, %v\n%s", code, m, errOut)
 	}
 	r := run0(t, m)

@@ -36,7 +36,8 @@ ovs:
 check:
   duration: 2s
   warmup: 1s
-  thresholds: {min_mpps: 0.01}
+  rate: max
+  thresholds: {min_mpps: 0.01, max_loss_pct: 50}
 `
 
 // downSnapshot is what rig down must give back: OvS's tables (other_config,

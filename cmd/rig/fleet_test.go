@@ -83,7 +83,8 @@ check:
   frame_size: 64
   duration: 2s
   warmup: 1s
-  thresholds: {min_mpps: {{ lab_min_mpps | default(0.005) }}}
+  rate: 20kpps
+  thresholds: {min_mpps: {{ lab_min_mpps | default(0.005) }}, max_loss_pct: 50}
 `
 
 // needFleetTools skips, saying why, when ansible-playbook, sshd or

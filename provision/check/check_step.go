@@ -1,6 +1,6 @@
 // Package check holds the check step: rig's own traffic through the OvS
 // bridge the playbook configured, the loss per stage of the path and the
-// verdict per threshold (schema rig.check/v1), and its metrics file.
+// verdict per threshold (schema rig.check/v2), and its metrics file.
 package check
 
 import (

@@ -13,7 +13,7 @@ module: rig
 short_description: Provision a SmartNIC host with rig and report what changed
 description:
   - Runs C(rig up) (or C(rig check)) with C(-o json) on the host and maps rig's
-    report (schema C(rig.report/v1), or C(rig.check/v1) for C(rig check)) to
+    report (schema C(rig.report/v1), or C(rig.check/v2) for C(rig check)) to
     the task's result.
   - In check mode it runs C(rig plan) instead, which changes nothing;
     C(changed) then says whether C(rig up) would change something.
@@ -105,7 +105,7 @@ cmd:
   type: list
   elements: str
 report:
-  description: rig's JSON report as it printed it (rig.report/v1 or rig.check/v1).
+  description: rig's JSON report as it printed it (rig.report/v1 or rig.check/v2).
   returned: when rig printed one
   type: dict
 changed_steps:
@@ -189,7 +189,7 @@ def build_argv(rig, p, check_mode):
 
 
 def check_figures(res):
-    """The check's figures from a CheckResult (rig.check/v1's fields)."""
+    """The check's figures from a CheckResult (rig.check/v1 and v2 fields)."""
     if not isinstance(res, dict) or "runs" not in res:
         return None
     runs = []
@@ -245,7 +245,7 @@ def from_report(rep, plan):
 
 
 def from_check(doc):
-    """The same from a rig.check/v1 document (rig check -o json): its
+    """The same from a rig.check/v2 document (rig check -o json): its
     cleanup of a killed check's leftovers is its only change."""
     changed = ["check"] if doc.get("cleanup") else []
     failed = None
