@@ -93,6 +93,9 @@ type PortStats struct {
 	Origin *PortOrigin `json:"origin,omitempty"`
 	// Host is "near" or "far" in a two-host run; "" otherwise.
 	Host string `json:"host,omitempty"`
+	// DropCounters: the port's own drop counters that counted during the
+	// run (imissed, ierrors, oerrors, rx_nombuf, and DropXstats), by name
+	DropCounters map[string]uint64 `json:"dropCounters,omitempty"`
 }
 
 // Latency is from the TSC stamps (generator to receiver), microseconds.

@@ -16,6 +16,9 @@ func collect(c *bench.Config, units []workUnit, ports []openPort, res *bench.Res
 	ps := make([]bench.PortStats, len(ports))
 	for i, p := range ports {
 		ps[i] = bench.PortStats{Name: p.name, Port: p.id, Driver: p.drv}
+		if d := dpdk.PortDrops(p.id, bench.DropXstats); len(d) > 0 {
+			ps[i].DropCounters = d
+		}
 	}
 	lat := bench.LatencyAcc{MinCyc: ^uint64(0)}
 	var first, last uint64

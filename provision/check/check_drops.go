@@ -5,6 +5,8 @@ import (
 	"io"
 	"regexp"
 	"sort"
+
+	"rig/bench"
 )
 
 // Where a lost frame died, by the ports' own drop counters: OvS's
@@ -13,7 +15,11 @@ import (
 // rx_nombuf) and, on a card, the mlx5 PMD's xstats that mean a drop
 // (hardware-formats.md §21.2, §21.6), besides OvS's own ovs_*_drops
 // (§16). Each counter that moved during the run is named with its stage
-// and the fix.
+// and the fix; so is each drop counter of rig's own ports (the ethdev
+// stats imissed, rx_nombuf, ierrors, oerrors and the same xstats, which
+// the dataplane reads before it closes them). DPDK 22.11's af_packet and
+// vhost count none of their drops (§21.5): a lab's loss shows in the
+// stage arithmetic only.
 
 // PortDrop is one drop counter of one port that counted during a run.
 type PortDrop struct {
@@ -70,22 +76,21 @@ var dropKinds = []dropKind{
 		"see ovs-vswitchd's log; disable the port's tx offloads"},
 }
 
-// portDrops lists the drop counters of the path's ports that moved
-// during the run (the deltas in ds), biggest first.
-func portDrops(ds []PortDelta) []PortDrop {
+// portDrops lists the drop counters of the path's OvS ports (the deltas
+// in ds) and of rig's own ports (ports: [0] generator, [1] receiver,
+// their counters since the run's process opened them) that moved during
+// the run, biggest first.
+func portDrops(ds []PortDelta, ports []bench.PortStats) []PortDrop {
 	var out []PortDrop
 	for _, d := range ds {
-		for name, v := range d.Counters.Custom {
-			if v == 0 {
-				continue
-			}
-			for _, k := range dropKinds {
-				if k.re.MatchString(name) {
-					out = append(out, PortDrop{Port: d.Port, Role: d.Role, Counter: name, Frames: v, Stage: k.stage, Fix: k.fix})
-					break
-				}
-			}
+		out = append(out, dropsOf(d.Port, d.Role, d.Counters.Custom, false)...)
+	}
+	for i, p := range ports {
+		role := "rig's generator"
+		if i > 0 {
+			role = "rig's receiver"
 		}
+		out = append(out, dropsOf(p.Name, role, p.DropCounters, true)...)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Frames != out[j].Frames {
@@ -93,6 +98,60 @@ func portDrops(ds []PortDelta) []PortDrop {
 		}
 		return out[i].Port+out[i].Counter < out[j].Port+out[j].Counter
 	})
+	return out
+}
+
+// ethdevNames are the ethdev stats fields by their xstats names.
+var ethdevNames = map[string]string{"imissed": "rx_missed_errors", "rx_nombuf": "rx_mbuf_allocation_errors", "ierrors": "rx_errors", "oerrors": "tx_errors"}
+
+// rigFix is the fix where rig's own port dropped: rig's dataplane, not
+// OvS, is to change.
+var rigFix = map[string]string{
+	"rx_missed_errors":          "give rig's dataplane more cores (check.cores) on CPUs OvS's PMD threads do not use, or offer less",
+	"rx_mbuf_allocation_errors": "rerun the check; rig sizes its mempool to its rings, so a repeat is a rig bug to report",
+	"rx_errors":                 "see the PMD's log for error completions on rig's receiver",
+	"tx_errors":                 "see the PMD's log: rig's generator's port could not send what it built",
+}
+
+func dropsOf(port, role string, counters map[string]uint64, rig bool) []PortDrop {
+	var out []PortDrop
+	for name, v := range counters {
+		if v == 0 {
+			continue
+		}
+		key := name
+		if alias, ok := ethdevNames[name]; ok && rig {
+			key = alias
+		}
+		if rig && (key == "rx_errors" || key == "tx_errors") {
+			fix := rigFix[key]
+			stage := "rig's generator's port failed to transmit (oerrors)"
+			if key == "rx_errors" {
+				stage = "rig's receiver's port dropped erroneous frames (ierrors)"
+			}
+			out = append(out, PortDrop{Port: port, Role: role, Counter: name, Frames: v, Stage: stage, Fix: fix})
+			continue
+		}
+		for _, k := range dropKinds {
+			if !k.re.MatchString(key) {
+				continue
+			}
+			d := PortDrop{Port: port, Role: role, Counter: name, Frames: v, Stage: k.stage, Fix: k.fix}
+			if rig {
+				switch key {
+				case "rx_missed_errors", "rx_out_of_buffer":
+					d.Stage = "the receiver's NIC ran out of buffers (imissed): rig's receiver did not empty its rx queue fast enough"
+				case "rx_mbuf_allocation_errors":
+					d.Stage = "rig's receiver ran out of mbufs (rx_nombuf): its mempool was empty when the PMD refilled the rx ring"
+				}
+				if f, ok := rigFix[key]; ok {
+					d.Fix = f
+				}
+			}
+			out = append(out, d)
+			break
+		}
+	}
 	return out
 }
 

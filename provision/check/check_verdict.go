@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"rig/playbooks"
 )
@@ -91,6 +92,12 @@ func judgeRunLoad(sp *playbooks.CheckSpec, run *CheckRun) {
 		}
 	}
 	run.Thresholds = ts
+}
+
+// generatorShort says whether a fixed-rate run is invalid only because
+// rig's generator fell short of the asked rate (bench.Judge's words).
+func generatorShort(run *CheckRun) bool {
+	return run != nil && run.Invalid != "" && strings.Contains(run.Invalid, "the generator could not keep up") && !strings.Contains(run.Invalid, ";")
 }
 
 // latencyVerdict judges max_p99_us on a run below capacity.

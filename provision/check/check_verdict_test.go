@@ -170,7 +170,7 @@ func TestPortDropsNameStageAndFix(t *testing.T) {
 		{Port: "p0", Role: "ingress", Counters: ovs.Counters{Custom: map[string]uint64{"rx_missed_errors": 10, "rx_phy_discard_packets": 500, "rx_q0_packets": 9}}},
 		{Port: "pf0hpf", Role: "egress", Counters: ovs.Counters{Custom: map[string]uint64{"ovs_tx_failure_drops": 7, "rx_mbuf_allocation_errors": 0}}},
 	}
-	got := portDrops(ds)
+	got := portDrops(ds, nil)
 	if len(got) != 3 || got[0].Counter != "rx_phy_discard_packets" || !strings.Contains(got[0].Stage, "the uplink's PHY discarded") || !strings.Contains(got[0].Fix, "PCIe") ||
 		got[1].Counter != "rx_missed_errors" || got[2].Port != "pf0hpf" {
 		t.Fatalf("%+v", got)
@@ -178,8 +178,50 @@ func TestPortDropsNameStageAndFix(t *testing.T) {
 	if v := dropsVerdict(LossAttribution{Verdict: "510 frame(s) lost"}, got); !strings.Contains(v, "port p0's rx_phy_discard_packets counted 500: the uplink's PHY discarded") {
 		t.Errorf("verdict %q", v)
 	}
-	nb := portDrops([]PortDelta{{Port: "p0", Counters: ovs.Counters{Custom: map[string]uint64{"rx_mbuf_allocation_errors": 3}}}})
+	nb := portDrops([]PortDelta{{Port: "p0", Counters: ovs.Counters{Custom: map[string]uint64{"rx_mbuf_allocation_errors": 3}}}}, nil)
 	if len(nb) != 1 || !strings.Contains(nb[0].Stage, "ran out of buffers") {
 		t.Errorf("rx_nombuf: %+v", nb)
+	}
+	// rig's own ports: the receiver's imissed and rx_nombuf, the generator's oerrors
+	rig := portDrops(nil, []bench.PortStats{{Name: "net_mlx5_0", DropCounters: map[string]uint64{"oerrors": 2}},
+		{Name: "net_mlx5_1", DropCounters: map[string]uint64{"imissed": 40, "rx_nombuf": 5, "rx_phy_discard_packets": 9}}})
+	if len(rig) != 4 || rig[0].Counter != "imissed" || rig[0].Role != "rig's receiver" || !strings.Contains(rig[0].Stage, "the receiver's NIC ran out of buffers") ||
+		!strings.Contains(rig[0].Fix, "check.cores") || rig[1].Counter != "rx_phy_discard_packets" || !strings.Contains(rig[1].Stage, "the uplink's PHY discarded") ||
+		rig[2].Counter != "rx_nombuf" || !strings.Contains(rig[2].Stage, "rig's receiver ran out of mbufs") || rig[3].Counter != "oerrors" || rig[3].Role != "rig's generator" {
+		t.Errorf("rig's ports: %+v", rig)
+	}
+}
+
+// shortOnce is a path whose generator falls short of the asked rate in
+// its first measured run (other work took its CPU).
+type shortOnce struct {
+	queueDataplane
+	runs int
+}
+
+func (d *shortOnce) Run(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
+	r, err := d.queueDataplane.Run(ctx, cfg)
+	if d.runs++; d.runs == 1 && err == nil {
+		r.Invalid = []string{"asked --rate 200kpps (0.200 Mpps) but sent 0.150 Mpps, more than 10% below it: the generator could not keep up (more --cores or --txq), so this is not a run at the asked rate"}
+	}
+	return r, err
+}
+
+// A fixed-rate run whose generator fell short is invalid, not a result:
+// it is run once more, and the first run is named in a warning; a second
+// shortfall stays invalid.
+func TestCheckGeneratorShortfallRunsOnceMore(t *testing.T) {
+	dp := &shortOnce{queueDataplane: queueDataplane{cappedDataplane{capPPS: 300e3}}}
+	spec := &playbooks.CheckSpec{Bridge: "br0", Duration: "1s", Warmup: "0s", Rate: "200kpps"}
+	step, err := NewCheckStep(&Env{Env: provision.Env{Host: checkEnv(t, nil).Host, OVSRunDir: t.TempDir()}, Dataplane: func(string) Dataplane { return dp }}, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := step.(*checkStep)
+	s.o = newFakeCheckOVS()
+	out, err := s.Measure(context.Background())
+	res := out.(*CheckResult)
+	if err != nil || !res.Pass || dp.runs != 2 || len(res.Runs) != 1 || !strings.Contains(strings.Join(res.Runs[0].Warnings, "\n"), "the first run was invalid and is not counted") {
+		t.Fatalf("%v: %d runs, %+v", err, dp.runs, res.Runs)
 	}
 }

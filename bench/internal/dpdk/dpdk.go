@@ -320,6 +320,31 @@ func GetPortInfo(port uint16) (PortInfo, error) {
 // net_tap report it), 0 when none.
 func PortIfIndex(port uint16) int { return int(C.rig_port_ifindex(C.uint16_t(port))) }
 
+// PortDrops are a port's counters that mean a frame was dropped, by
+// name, those that are not 0: the ethdev stats (imissed, ierrors,
+// oerrors, rx_nombuf) and the xstats among xstatNames the PMD has
+// (hardware-formats.md §21: mlx5's rx_phy_discard_packets and the rest).
+func PortDrops(port uint16, xstatNames []string) map[string]uint64 {
+	out := map[string]uint64{}
+	var im, ie, oe, nb C.uint64_t
+	if C.rig_port_drop_stats(C.uint16_t(port), &im, &ie, &oe, &nb) == 0 {
+		for k, v := range map[string]C.uint64_t{"imissed": im, "ierrors": ie, "oerrors": oe, "rx_nombuf": nb} {
+			if v != 0 {
+				out[k] = uint64(v)
+			}
+		}
+	}
+	for _, n := range xstatNames {
+		cs := C.CString(n)
+		var v C.uint64_t
+		if C.rig_port_xstat(C.uint16_t(port), cs, &v) == 0 && v != 0 {
+			out[n] = uint64(v)
+		}
+		C.free(unsafe.Pointer(cs))
+	}
+	return out
+}
+
 // StopClosePort stops and closes a port.
 func StopClosePort(port uint16) error {
 	return errnoErr(fmt.Sprintf("port %d: stop/close", port), C.rig_port_stop_close(C.uint16_t(port)))

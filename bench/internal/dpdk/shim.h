@@ -86,6 +86,8 @@ int rig_port_mac(uint16_t port, uint8_t *mac);
 int rig_port_ifindex(uint16_t port); /* the kernel netdev behind it (af_packet, tap), 0: none */
 int rig_port_info(uint16_t port, char *driver, int driver_len, uint32_t *speed_mbps, int *link_up);
 int rig_port_stop_close(uint16_t port);
+int rig_port_drop_stats(uint16_t port, uint64_t *imissed, uint64_t *ierrors, uint64_t *oerrors, uint64_t *rx_nombuf);
+int rig_port_xstat(uint16_t port, const char *name, uint64_t *value); /* 0: found */
 
 size_t rig_unit_size(void);
 struct rig_unit *rig_unit_new(int kind, uint16_t rx_port, uint16_t rx_queue,

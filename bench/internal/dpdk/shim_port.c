@@ -110,3 +110,26 @@ int rig_port_stop_close(uint16_t port)
 	int r2 = rte_eth_dev_close(port);
 	return r1 != 0 ? r1 : r2;
 }
+
+int rig_port_drop_stats(uint16_t port, uint64_t *imissed, uint64_t *ierrors, uint64_t *oerrors, uint64_t *rx_nombuf)
+{
+	struct rte_eth_stats st;
+	int r = rte_eth_stats_get(port, &st);
+	if (r != 0)
+		return r;
+	*imissed = st.imissed;
+	*ierrors = st.ierrors;
+	*oerrors = st.oerrors;
+	*rx_nombuf = st.rx_nombuf;
+	return 0;
+}
+
+int rig_port_xstat(uint16_t port, const char *name, uint64_t *value)
+{
+	uint64_t id;
+	int r = rte_eth_xstats_get_id_by_name(port, name, &id);
+	if (r != 0)
+		return r;
+	r = rte_eth_xstats_get_by_id(port, &id, value, 1);
+	return r == 1 ? 0 : -1;
+}
