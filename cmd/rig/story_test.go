@@ -259,7 +259,7 @@ func runStory(t *testing.T, bin string, c storyCase, name string, ovsStart *sync
 		// the run at latency_load of the capacity) and an impossible floor;
 		// exit 4
 		raw, _ := playbooks.Embedded("bf2-dpu")
-		forced := strings.Replace(string(raw), "\ncheck:\n", "\ncheck:\n  offload: required\n  latency_load: 10%\n", 1)
+		forced := strings.Replace(string(raw), "\n  offload: preferred\n", "\n  offload: required\n  latency_load: 10%\n", 1)
 		forced = regexp.MustCompile(`(?m)^  lab:.*\n(    .*\n)+`).ReplaceAllString(forced, "  lab:\n    rate: max\n    duration: 2s\n    thresholds: {min_mpps: 10000, max_loss_pct: 1, max_p99_us: 250000}\n")
 		pb := filepath.Join(t.TempDir(), "bf2-forced.yaml")
 		if err := os.WriteFile(pb, []byte(forced), 0o644); err != nil {

@@ -80,6 +80,9 @@ func (m CheckMetrics) samples() map[string][]series {
 		for i := range m.Result.Runs {
 			runs[m.Result.Runs[i].FrameSize] = &m.Result.Runs[i]
 		}
+		for _, r := range m.Result.searchRuns() {
+			runs[r.FrameSize] = r
+		}
 	}
 	for _, size := range m.Spec.Sizes() {
 		l := base + `,frame_size="` + strconv.Itoa(size) + `"`

@@ -221,3 +221,34 @@ func (r *CheckResult) writeLatencyText(w io.Writer) {
 		run.writeText(w)
 	}
 }
+
+// searchRuns are a search's sizes as runs for the metrics file: the NDR's
+// rate, no loss (its definition), valid unless a trial was invalid or
+// failed, passing when the check passed or none of its failed verdicts
+// names the size.
+func (r *CheckResult) searchRuns() []*CheckRun {
+	if r.Search == nil {
+		return nil
+	}
+	var out []*CheckRun
+	for _, sz := range r.Search.Sizes {
+		run := &CheckRun{FrameSize: sz.FrameSize, RxMpps: sz.NDR.Mpps, RxGbps: sz.NDR.Gbps, Pass: true}
+		if len(sz.Invalid) > 0 || sz.Error != "" {
+			run.Invalid = strings.Join(append(append([]string(nil), sz.Invalid...), sz.Error), "; ")
+		}
+		tag := fmt.Sprintf("%d B)", sz.FrameSize)
+		for _, t := range r.SearchThresholds {
+			if !t.Pass && strings.HasSuffix(t.Name, tag) {
+				run.Pass = false
+			}
+		}
+		for _, lr := range r.LatencyRuns {
+			if lr.FrameSize == sz.FrameSize && !lr.Pass {
+				run.Pass = false
+			}
+		}
+		run.Pass = run.Pass && run.Invalid == "" && (r.Offload == nil || r.Offload.Pass)
+		out = append(out, run)
+	}
+	return out
+}

@@ -141,8 +141,19 @@ func TestCheckDefaultLoadIsTheZeroLossSearch(t *testing.T) {
 	if !strings.Contains(progress.String(), "trial") {
 		t.Errorf("no progress line per trial:\n%s", progress)
 	}
+	var prom bytes.Buffer
+	_, _ = CheckMetrics{Spec: spec, Result: res}.WriteTo(&prom)
+	if !strings.Contains(prom.String(), `rig_check_pass{bridge="br0",topology="through-bridge",ingress_port="rig-chk-in",egress_port="rig-chk-out",frame_size="64"} 1`) ||
+		!strings.Contains(prom.String(), "rig_check_mpps{") {
+		t.Errorf("metrics of the search:\n%s", prom.String())
+	}
 	spec.Thresholds.MinMpps = 1000
-	_, err = s.Measure(context.Background())
+	out, err = s.Measure(context.Background())
+	prom.Reset()
+	_, _ = CheckMetrics{Spec: spec, Result: out.(*CheckResult)}.WriteTo(&prom)
+	if !strings.Contains(prom.String(), `rig_check_pass{bridge="br0",topology="through-bridge",ingress_port="rig-chk-in",egress_port="rig-chk-out",frame_size="64"} 0`) {
+		t.Errorf("metrics of the failed search:\n%s", prom.String())
+	}
 	var bt *BelowThresholdError
 	if !errors.As(err, &bt) || len(bt.Failed) != 1 || !strings.HasPrefix(bt.Failed[0].Name, "min_mpps (NDR, 64 B)") {
 		t.Fatalf("impossible floor: %v", err)
