@@ -49,10 +49,13 @@ func (m *Manager) Down(ctx context.Context, name string) (*DownReport, error) {
 		return nil, err
 	}
 	defer unlock()
-	_, e1 := os.Lstat(l.Dir)
-	_, e2 := os.Lstat(l.NetNSPath())
-	_, e3 := os.Lstat(l.WireNetNSPath())
-	if e1 != nil && e2 != nil && e3 != nil {
+	left := false
+	for _, p := range append([]string{l.Dir}, l.netnsPaths()...) {
+		if _, err := os.Lstat(p); err == nil {
+			left = true
+		}
+	}
+	if !left {
 		return nil, errors.Join(notFound(name), cleanupShared()) // lockState made StateRoot
 	}
 	return m.teardown(ctx, l)
@@ -68,17 +71,21 @@ func (m *Manager) teardown(ctx context.Context, l Lab) (*DownReport, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if isMounted(l.MntPath()) {
-		if err := unix.Unmount(l.MntPath(), unix.MNT_DETACH); err != nil {
-			errs = append(errs, fmt.Errorf("lab %s: unmount %s: %w", l.Name, l.MntPath(), err))
-		} else {
-			rep.Removed = append(rep.Removed, "mount namespace "+l.MntPath())
-		}
-	}
-	for _, ns := range []string{l.NetNS(), l.WireNetNS()} {
-		if _, err := os.Lstat("/run/netns/" + ns); err != nil {
+	for _, mnt := range []string{l.MntPath(), l.HostMntPath()} {
+		if !isMounted(mnt) {
 			continue
 		}
+		if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("lab %s: unmount %s: %w", l.Name, mnt, err))
+		} else {
+			rep.Removed = append(rep.Removed, "mount namespace "+mnt)
+		}
+	}
+	for _, nsPath := range l.netnsPaths() {
+		if _, err := os.Lstat(nsPath); err != nil {
+			continue
+		}
+		ns := filepath.Base(nsPath)
 		if err := m.run(ctx, "ip", "netns", "del", ns); err != nil {
 			errs = append(errs, fmt.Errorf("lab %s: %w", l.Name, err))
 		} else {
@@ -113,7 +120,7 @@ func (l Lab) removeStateDir() error {
 			return fmt.Errorf("lab %s: unmount %s: %w", l.Name, l.Dir, err)
 		}
 	}
-	if isMounted(l.MntPath()) || isMounted(l.stash()) {
+	if isMounted(l.MntPath()) || isMounted(l.stash()) || isMounted(l.HostMntPath()) || isMounted(l.hostStash()) {
 		return fmt.Errorf("lab %s: %s still has mounts; not removing it", l.Name, l.Dir)
 	}
 	if err := os.RemoveAll(l.Dir); err != nil {
@@ -134,19 +141,20 @@ func statNS(p string) (nsID, bool) {
 }
 
 // procs lists the processes (not this one) in the lab's network or mount
-// namespace, or in the wire namespace.
+// namespace ("lab": the Arm), in the host's ("host") or the peer's network
+// namespace ("peer"), or in the wire namespace ("wire").
 func (l Lab) procs() []Proc {
 	want := map[nsID]string{}
-	if id, ok := statNS(l.NetNSPath()); ok {
-		want[id] = "lab"
-	}
-	if isMounted(l.MntPath()) {
-		if id, ok := statNS(l.MntPath()); ok {
-			want[id] = "lab"
+	for _, ns := range []struct{ path, where string }{{l.NetNSPath(), "lab"}, {l.MntPath(), "lab"},
+		{l.HostNetNSPath(), machineHost}, {l.HostMntPath(), machineHost}, {l.PeerNetNSPath(), machinePeer}, {l.WireNetNSPath(), "wire"}} {
+		if ns.path == l.MntPath() || ns.path == l.HostMntPath() {
+			if !isMounted(ns.path) {
+				continue
+			}
 		}
-	}
-	if id, ok := statNS(l.WireNetNSPath()); ok {
-		want[id] = "wire"
+		if id, ok := statNS(ns.path); ok {
+			want[id] = ns.where
+		}
 	}
 	if len(want) == 0 {
 		return nil
@@ -188,7 +196,7 @@ func alive(pid int) bool {
 }
 
 // killAll ends every process in the lab's namespaces (and, with wire, in
-// the wire namespace): SIGTERM, up to 5 s, then SIGKILL.
+// the wire, host and peer namespaces too): SIGTERM, up to 5 s, then SIGKILL.
 func (l Lab) killAll(ctx context.Context, wire bool) ([]Proc, error) {
 	var ps []Proc
 	for _, p := range l.procs() {

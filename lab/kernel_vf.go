@@ -130,23 +130,28 @@ func (k *kernel) addNetdev(n card.Netdev) error {
 		return err
 	}
 	defer wireNS.Close()
-	if err := addCardVeth(labH, wireH, wireNS, k.c, n); err != nil {
+	if err := addCardVeth(labH, wireH, wireNS, k.c, n, FarEnd{NetNS: k.l.WireNetNS(), Name: n.Name}); err != nil {
 		return err
 	}
 	return k.l.overlayNetdev(k.c, n)
 }
 
 // addCardVeth creates card netdev n as a veth in labH's namespace (the
-// card's name, MAC and, when free, ifindex) with its peer, of the same
-// name, in the wire namespace; the wire end up, the lab end as the card
-// has it.
-func addCardVeth(labH, wireH *netlink.Handle, wireNS netns.NsHandle, c card.Card, n card.Netdev) error {
+// card's name, MAC and, when free, ifindex) with its peer fe in farH's
+// namespace (the wire's, same-named, or a machine's); the far end up, the
+// lab end as the card has it.
+func addCardVeth(labH, farH *netlink.Handle, farNS netns.NsHandle, c card.Card, n card.Netdev, fe FarEnd) error {
 	mac, err := net.ParseMAC(n.MAC)
 	if err != nil {
 		return fmt.Errorf("card %s: netdev %s: %w", c.Kind, n.Name, err)
 	}
 	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: n.Name, HardwareAddr: mac, Index: n.Ifindex},
-		PeerName: n.Name, PeerNamespace: netlink.NsFd(int(wireNS))}
+		PeerName: fe.Name, PeerNamespace: netlink.NsFd(int(farNS))}
+	if fe.MAC != "" {
+		if v.PeerHardwareAddr, err = net.ParseMAC(fe.MAC); err != nil {
+			return fmt.Errorf("far end %s of %s: %w", fe.Name, n.Name, err)
+		}
+	}
 	err = labH.LinkAdd(v)
 	if (errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EEXIST)) && n.Ifindex != 0 {
 		if _, lerr := labH.LinkByName(n.Name); lerr != nil { // the ifindex is taken, not the name
@@ -157,7 +162,7 @@ func addCardVeth(labH, wireH *netlink.Handle, wireNS netns.NsHandle, c card.Card
 	if err != nil {
 		return fmt.Errorf("veth %s: %w", n.Name, err)
 	}
-	if err := setUp(wireH, n.Name, true); err != nil {
+	if err := setUp(farH, fe.Name, true); err != nil {
 		return err
 	}
 	return setUp(labH, n.Name, n.AdminUp())

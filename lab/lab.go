@@ -17,8 +17,15 @@
 //	/run/rig-lab/N/bin/        mstconfig, mlxconfig, mstprivhost, mlxprivhost, rig, update-grub → the rig binary
 //	/run/rig-lab/N/os/         the lab's /proc/cmdline, /etc/default/grub{,.d}, /boot/grub, /etc/sysctl.d (boot.go)
 //	/run/rig-lab/N/stash       mount point, inside the lab only, of a pristine sysfs
-//	/run/netns/rig-lab-N       the lab's network namespace
-//	/run/netns/rig-lab-N-wire  the wire (far end) network namespace
+//	/run/rig-lab/N/host/       the x86 host's machine (a DPU kind's lab, far ends "machines"):
+//	               mnt         bind of the host's mount namespace (its sysfs view of the card)
+//	               card/sys    the host's sysfs tree of the card (PFs, RShim function)
+//	               stash       mount point, inside the host's view only, of a pristine sysfs
+//	/run/rig-lab/N/farbin/rig  → the rig binary: PATH of the host and the peer
+//	/run/netns/rig-lab-N       the lab's network namespace (the Arm)
+//	/run/netns/rig-lab-N-host  the x86 host: the host PFs' netdevs, joined to pf0hpf/pf1hpf, and tmfifo_net0
+//	/run/netns/rig-lab-N-peer  the peer across the cable: far ends of p0/p1, mgmt0 joined to oob_net0
+//	/run/netns/rig-lab-N-wire  the wire: far ends of every other card netdev (all of them with far ends "wire")
 package lab
 
 import (
@@ -83,9 +90,54 @@ func (l Lab) NetNS() string { return "rig-lab-" + l.Name }
 // WireNetNS is the far side's network namespace.
 func (l Lab) WireNetNS() string { return "rig-lab-" + l.Name + "-wire" }
 
+// HostNetNS is the x86 host's network namespace, PeerNetNS the peer's
+// (a DPU kind's lab with far ends on the machines).
+func (l Lab) HostNetNS() string { return "rig-lab-" + l.Name + "-host" }
+func (l Lab) PeerNetNS() string { return "rig-lab-" + l.Name + "-peer" }
+
 // NetNSPath and WireNetNSPath are the namespaces' files.
 func (l Lab) NetNSPath() string     { return "/run/netns/" + l.NetNS() }
 func (l Lab) WireNetNSPath() string { return "/run/netns/" + l.WireNetNS() }
+func (l Lab) HostNetNSPath() string { return "/run/netns/" + l.HostNetNS() }
+func (l Lab) PeerNetNSPath() string { return "/run/netns/" + l.PeerNetNS() }
+
+// netnsPaths are every network namespace a lab may have.
+func (l Lab) netnsPaths() []string {
+	return []string{l.NetNSPath(), l.WireNetNSPath(), l.HostNetNSPath(), l.PeerNetNSPath()}
+}
+
+// HostMntPath binds the host's mount namespace; HostCardRoot holds the
+// host's sysfs tree of the card.
+func (l Lab) HostMntPath() string  { return l.path("host/mnt") }
+func (l Lab) HostCardRoot() string { return l.path("host/card") }
+func (l Lab) hostStash() string    { return l.path("host/stash") }
+
+// FarBinDir is first on the host's and the peer's PATH: rig only.
+func (l Lab) FarBinDir() string { return l.path("farbin") }
+
+// Far ends: where the far ends of a DPU kind's netdevs are.
+const (
+	// FarEndsMachines: on the machines of a BlueField in DPU mode — the
+	// host PFs (host netns) for pf0hpf/pf1hpf, the host's tmfifo_net0 for
+	// the Arm's, the peer (peer netns) for p0/p1 and oob_net0; every
+	// other netdev's in the wire netns. The default for a DPU kind.
+	FarEndsMachines = "machines"
+	// FarEndsWire: every far end, same-named, in the wire netns (where a
+	// check's local far ends run: far_end_netns, or the lab's default).
+	// The only layout of a kind that is no DPU (cx6dx-host).
+	FarEndsWire = "wire"
+)
+
+// The lab's addresses (hardware-formats.md §19.7 for tmfifo_net0: the
+// host configures 192.168.100.1/30 by hand, the BFB gives the Arm
+// 192.168.100.2/30). The management link Arm oob_net0 ↔ peer mgmt0 is the
+// lab's own choice, the next /30.
+const (
+	HostTmfifoAddr = "192.168.100.1/30"
+	ArmTmfifoAddr  = "192.168.100.2/30"
+	PeerMgmtAddr   = "192.168.101.1/30"
+	ArmOOBAddr     = "192.168.101.2/30"
+)
 
 func (l Lab) path(p string) string { return filepath.Join(l.Dir, p) }
 
@@ -114,7 +166,15 @@ type record struct {
 	Binary        string `json:"binary"`
 	// KernelPID is the lab kernel's process (`rig lab __kernel NAME`).
 	KernelPID int `json:"kernelPid,omitempty"`
+	// FarEnds: FarEndsMachines (then HostNetNS and PeerNetNS), or
+	// FarEndsWire ("" in a record of a rig before the machines).
+	FarEnds   string `json:"farEnds,omitempty"`
+	HostNetNS string `json:"hostNetns,omitempty"`
+	PeerNetNS string `json:"peerNetns,omitempty"`
 }
+
+// machines: the record's lab has a host and a peer.
+func (r record) machines() bool { return r.FarEnds == FarEndsMachines }
 
 func (l Lab) writeRecord(r record) error {
 	r.SchemaVersion = recordSchema
@@ -140,10 +200,22 @@ func (l Lab) readRecord() (record, error) {
 	return r, nil
 }
 
-// info is the lab's /run/rig/lab.json.
-func (l Lab) info(kind string) *labinfo.Info {
-	return &labinfo.Info{Name: l.Name, Kind: kind, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(),
+// info is the lab's /run/rig/lab.json (the Arm's).
+func (l Lab) info(kind string, r record) *labinfo.Info {
+	in := &labinfo.Info{Name: l.Name, Kind: kind, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(),
 		FirmwareState: l.FirmwareState(), Substitutions: map[string]string{SubstitutedPMD: SubstitutePMD}}
+	if r.machines() {
+		in.Machine, in.HostNetNS, in.PeerNetNS = labinfo.MachineArm, r.HostNetNS, r.PeerNetNS
+	}
+	return in
+}
+
+// hostInfo is the host's lab.json: the same lab seen from the host (its
+// netns, kind the host card's), no firmware state (the host's BDFs are
+// not the Arm's; the firmware tools answer on the Arm) and no wire.
+func (l Lab) hostInfo(hostKind string) *labinfo.Info {
+	return &labinfo.Info{Name: l.Name, Kind: hostKind, NetNS: l.HostNetNS(), Machine: labinfo.MachineHost,
+		HostNetNS: l.HostNetNS(), PeerNetNS: l.PeerNetNS(), Substitutions: map[string]string{SubstitutedPMD: SubstitutePMD}}
 }
 
 // Error is a lab failure that explains itself (rendered with cause and fix).

@@ -32,8 +32,8 @@ func TestLayout(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("layout %v, want %v", got, want)
 	}
-	in := l.info("bf2-dpu")
-	if in.Name != "n1" || in.WireNetNS != "rig-lab-n1-wire" || in.Substitutions["mlx5"] != "net_af_packet" || in.FirmwareState != l.FirmwareState() {
+	in := l.info("bf2-dpu", record{})
+	if in.Name != "n1" || in.WireNetNS != "rig-lab-n1-wire" || in.Substitutions["mlx5"] != "net_af_packet" || in.FirmwareState != l.FirmwareState() || in.Machine != "" {
 		t.Errorf("lab.json %+v", in)
 	}
 }

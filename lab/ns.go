@@ -37,16 +37,45 @@ func setnsFile(p string, nstype int) error {
 
 // enter moves the calling goroutine's thread into the lab's network and
 // mount namespaces (locked for good) and returns to the working directory.
-func (l Lab) enter() error {
+func (l Lab) enter() error { return l.enterMachine(machineArm) }
+
+// enterMachine is enter for one machine of the lab: the Arm (the lab's
+// namespaces), the host (its network namespace and its view), the peer
+// (its network namespace and, as `ip netns exec` gives, a new mount
+// namespace with a sysfs of that network namespace).
+func (l Lab) enterMachine(machine string) error {
 	runtime.LockOSThread()
 	wd, _ := os.Getwd()
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
 		return fmt.Errorf("unshare CLONE_FS: %w", err)
 	}
-	if err := setnsFile(l.NetNSPath(), unix.CLONE_NEWNET); err != nil {
-		return err
+	var err error
+	switch machine {
+	case machineArm:
+		if err = setnsFile(l.NetNSPath(), unix.CLONE_NEWNET); err == nil {
+			err = setnsFile(l.MntPath(), unix.CLONE_NEWNS)
+		}
+	case machineHost:
+		if err = setnsFile(l.HostNetNSPath(), unix.CLONE_NEWNET); err == nil {
+			err = setnsFile(l.HostMntPath(), unix.CLONE_NEWNS)
+		}
+	case machinePeer:
+		if err = setnsFile(l.PeerNetNSPath(), unix.CLONE_NEWNET); err != nil {
+			break
+		}
+		if err = unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			err = fmt.Errorf("unshare CLONE_NEWNS: %w", err)
+			break
+		}
+		if err = unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+			err = fmt.Errorf("make / a slave: %w", err)
+			break
+		}
+		err = remountSysfs()
+	default:
+		err = fmt.Errorf("no machine %q (want one of %v)", machine, MachineNames())
 	}
-	if err := setnsFile(l.MntPath(), unix.CLONE_NEWNS); err != nil {
+	if err != nil {
 		return err
 	}
 	if wd != "" {
@@ -110,35 +139,83 @@ func (l Lab) lookPath(name string, env []string) (string, error) {
 // Exec replaces the calling process with argv run inside the lab (network
 // and mount namespace, PATH with the lab's bin dir first). It returns only
 // on failure.
-func (l Lab) Exec(argv []string) error {
+func (l Lab) Exec(argv []string) error { return l.ExecOn(machineArm, argv) }
+
+// ExecOn is Exec on one machine of the lab ("arm", "host", "peer"; ""
+// is the Arm). The host and the peer have the rig binary first on PATH
+// (FarBinDir); the host's rig keeps its state in the host's private
+// /run/rig, the peer's where the caller's does (the peer is a network
+// namespace, its files the system's, as with `ip netns exec`).
+func (l Lab) ExecOn(machine string, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("lab exec: no command")
+	}
+	if machine == "" {
+		machine = machineArm
 	}
 	if !l.isUp() {
 		return notFound(l.Name)
 	}
 	env := l.labEnv(os.Environ())
+	if machine != machineArm {
+		rec, err := l.readRecord()
+		if err != nil {
+			return err
+		}
+		if !rec.machines() {
+			return &Error{Lab: l.Name, Err: fmt.Errorf("no machine %s: its far ends are %q (the lab is the card's machine only)", machine, rec.FarEnds),
+				FixText: "run it on the Arm (--on arm); a DPU kind's lab has a host and a peer when made with `rig lab up KIND` without --far-ends wire"}
+		}
+		env = l.farEnv(os.Environ(), machine)
+	}
 	bin, err := l.lookPath(argv[0], env)
 	if err != nil {
 		return &Error{Lab: l.Name, Err: err, FixText: "give the command's full path"}
 	}
 	done := make(chan error, 1)
 	go func() {
-		if err := l.enter(); err != nil {
-			done <- fmt.Errorf("lab %s: enter: %w", l.Name, err)
+		if err := l.enterMachine(machine); err != nil {
+			done <- fmt.Errorf("lab %s: enter %s: %w", l.Name, machine, err)
 			return
 		}
 		done <- unix.Exec(bin, argv, env)
 	}()
 	err = <-done
-	return fmt.Errorf("lab %s: exec %s: %w", l.Name, bin, err)
+	return fmt.Errorf("lab %s: exec %s on %s: %w", l.Name, bin, machine, err)
+}
+
+// farEnv is env for the host or the peer: FarBinDir first on PATH; on the
+// host, rig's state file in the host's private /run/rig.
+func (l Lab) farEnv(env []string, machine string) []string {
+	out := make([]string, 0, len(env)+1)
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+			continue
+		}
+		if machine == machineHost && strings.HasPrefix(e, "RIG_STATE_FILE=") {
+			continue
+		}
+		out = append(out, e)
+	}
+	out = append(out, "PATH="+l.FarBinDir()+":"+path)
+	if machine == machineHost {
+		out = append(out, "RIG_STATE_FILE=/run/rig/state.json")
+	}
+	return out
 }
 
 // startInit starts the lab's init (the rig binary's hidden `lab __init`)
-// in the lab's network namespace and a new mount namespace, waits for its
-// "ready", binds its mount namespace on MntPath, and lets it exit.
-func (l Lab) startInit(binary string) error {
-	cmd := exec.Command(binary, "lab", "__init", l.Name)
+// in the machine's network namespace (the Arm's, the host's) and a new
+// mount namespace, waits for its "ready", binds its mount namespace on
+// MntPath (HostMntPath), and lets it exit.
+func (l Lab) startInit(binary, machine string) error {
+	nsPath, mnt := l.NetNSPath(), l.MntPath()
+	if machine == machineHost {
+		nsPath, mnt = l.HostNetNSPath(), l.HostMntPath()
+	}
+	cmd := exec.Command(binary, "lab", "__init", l.Name, machine)
 	cmd.SysProcAttr = &unix.SysProcAttr{Cloneflags: unix.CLONE_NEWNS}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -150,8 +227,8 @@ func (l Lab) startInit(binary string) error {
 	if err != nil {
 		return err
 	}
-	if err := host.InNetNS(l.NetNSPath(), cmd.Start); err != nil {
-		return fmt.Errorf("lab %s: start init: %w", l.Name, err)
+	if err := host.InNetNS(nsPath, cmd.Start); err != nil {
+		return fmt.Errorf("lab %s: start the %s's init: %w", l.Name, machine, err)
 	}
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
 	if strings.TrimSpace(line) != "ready" {
@@ -159,15 +236,15 @@ func (l Lab) startInit(binary string) error {
 		werr := cmd.Wait()
 		return fmt.Errorf("lab %s: init failed (%v): %s", l.Name, werr, strings.TrimSpace(line+stderr.String()))
 	}
-	if err := os.WriteFile(l.MntPath(), nil, 0o600); err != nil {
+	if err := os.WriteFile(mnt, nil, 0o600); err != nil {
 		return err
 	}
-	bindErr := unix.Mount(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), l.MntPath(), "", unix.MS_BIND, "")
+	bindErr := unix.Mount(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), mnt, "", unix.MS_BIND, "")
 	stdin.Close()
 	_, _ = io.Copy(io.Discard, stdout)
 	werr := cmd.Wait()
 	if bindErr != nil {
-		return fmt.Errorf("lab %s: bind the mount namespace on %s: %w", l.Name, l.MntPath(), bindErr)
+		return fmt.Errorf("lab %s: bind the %s's mount namespace on %s: %w", l.Name, machine, mnt, bindErr)
 	}
 	if werr != nil {
 		return fmt.Errorf("lab %s: init: %w: %s", l.Name, werr, stderr.String())

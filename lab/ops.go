@@ -48,7 +48,7 @@ func opened(name string) (Lab, card.Card, error) {
 }
 
 // Link pulls (up=false) or puts back the cable of card netdev dev: the
-// wire end of the veth goes down/up, so the lab's netdev loses/regains
+// far end of the veth (in the wire netns, or on the host or the peer) goes down/up, so the lab's netdev loses/regains
 // carrier, and the netdev's RDMA port reads 1: DOWN / 2: Polling (4:
 // ACTIVE / 5: LinkUp when back), its speed -1 (the card's when back), as
 // mlx5 reports a port without link (hardware-formats.md §4).
@@ -65,13 +65,18 @@ func Link(name, dev string, up bool) error {
 		}
 		return &Error{Lab: name, Err: fmt.Errorf("no netdev %q on a %s", dev, c.Kind), FixText: fmt.Sprintf("netdevs: %v", names)}
 	}
-	wireH, err := host.NetlinkHandle(l.WireNetNS())
+	rec, err := l.readRecord()
 	if err != nil {
 		return err
 	}
-	defer wireH.Delete()
-	if err := setUp(wireH, dev, up); err != nil {
-		return fmt.Errorf("lab %s: wire end: %w", name, err)
+	fe := l.farEnd(c.Kind, dev, rec)
+	farH, err := host.NetlinkHandle(fe.NetNS)
+	if err != nil {
+		return err
+	}
+	defer farH.Delete()
+	if err := setUp(farH, fe.Name, up); err != nil {
+		return fmt.Errorf("lab %s: far end (%s %s): %w", name, fe.Machine, fe.Name, err)
 	}
 	state, phys, speed := card.StateDown, card.PhysPolling, "-1"
 	if up {

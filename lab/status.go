@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"rig/internal/host"
@@ -36,6 +37,11 @@ type Status struct {
 	Netdevs       []NetdevStatus   `json:"netdevs"`
 	Firmware      []FirmwareStatus `json:"firmware"`
 	Processes     []Proc           `json:"processes"`
+	// FarEnds is where the card netdevs' far ends are (FarEndsMachines,
+	// FarEndsWire); Machines, with far ends on the machines, are the Arm,
+	// the x86 host and the peer, each with what is alive in it.
+	FarEnds  string          `json:"farEnds"`
+	Machines []MachineStatus `json:"machines,omitempty"`
 	// Kernel is the lab's SR-IOV kernel (nil when the lab has no record).
 	Kernel *KernelStatus `json:"kernel,omitempty"`
 	// Substitutions: what the lab stands in for hardware it cannot have
@@ -44,12 +50,14 @@ type Status struct {
 	Problems      []string `json:"problems,omitempty"`
 }
 
-// NetdevStatus is one card netdev: the lab's veth, its wire end, its RDMA port.
+// NetdevStatus is one card netdev: the lab's veth, its far end (WireUp: the
+// far end is up, wherever it is), its RDMA port.
 type NetdevStatus struct {
 	Name      string `json:"name"`
 	AdminUp   bool   `json:"adminUp"`
 	Carrier   bool   `json:"carrier"`
 	WireUp    bool   `json:"wireUp"`
+	FarEnd    FarEnd `json:"farEnd"`
 	RDMAPort  string `json:"rdmaPort,omitempty"`
 	PortState string `json:"portState,omitempty"`
 	PhysState string `json:"physState,omitempty"`
@@ -105,25 +113,30 @@ func (l Lab) status() Status {
 		st.Problems = append(st.Problems, "not up: a namespace or the mount namespace bind is missing; `rig lab down "+l.Name+"` removes the rest")
 	}
 	c, _ := card.Lookup(rec.Kind)
-	st.Netdevs = l.netdevStatus(c, &st.Problems)
+	st.FarEnds = rec.FarEnds
+	if st.FarEnds == "" {
+		st.FarEnds = FarEndsWire
+	}
+	st.Netdevs = l.netdevStatus(c, rec, &st.Problems)
 	st.Firmware = l.firmwareStatus(&st.Problems)
 	st.Kernel = l.kernelStatus(rec, c, &st.Problems)
 	st.Processes = l.procs()
 	if st.Processes == nil {
 		st.Processes = []Proc{}
 	}
+	st.Machines = l.machinesStatus(rec, st.Processes, &st.Problems)
 	return st
 }
 
-func (l Lab) netdevStatus(c card.Card, problems *[]string) []NetdevStatus {
-	labH, err1 := host.NetlinkHandle(l.NetNS())
-	wireH, err2 := host.NetlinkHandle(l.WireNetNS())
-	if err1 != nil || err2 != nil {
-		*problems = append(*problems, fmt.Sprintf("netns: %v %v", err1, err2))
+func (l Lab) netdevStatus(c card.Card, rec record, problems *[]string) []NetdevStatus {
+	labH, err := host.NetlinkHandle(l.NetNS())
+	if err != nil {
+		*problems = append(*problems, fmt.Sprintf("netns: %v", err))
 	}
+	farH := map[string]*netlink.Handle{}
 	out := []NetdevStatus{}
 	for _, n := range c.Netdevs {
-		ns := NetdevStatus{Name: n.Name}
+		ns := NetdevStatus{Name: n.Name, FarEnd: l.farEnd(c.Kind, n.Name, rec)}
 		if labH != nil {
 			if link, err := labH.LinkByName(n.Name); err == nil {
 				ns.AdminUp = link.Attrs().Flags&net.FlagUp != 0
@@ -132,8 +145,16 @@ func (l Lab) netdevStatus(c card.Card, problems *[]string) []NetdevStatus {
 				*problems = append(*problems, "netdev "+n.Name+": "+err.Error())
 			}
 		}
-		if wireH != nil {
-			if link, err := wireH.LinkByName(n.Name); err == nil {
+		h, seen := farH[ns.FarEnd.NetNS]
+		if !seen {
+			if h, err = host.NetlinkHandle(ns.FarEnd.NetNS); err != nil {
+				*problems = append(*problems, fmt.Sprintf("netns: %v", err))
+				h = nil
+			}
+			farH[ns.FarEnd.NetNS] = h
+		}
+		if h != nil {
+			if link, err := h.LinkByName(ns.FarEnd.Name); err == nil {
 				ns.WireUp = link.Attrs().Flags&net.FlagUp != 0
 			}
 		}
@@ -148,8 +169,10 @@ func (l Lab) netdevStatus(c card.Card, problems *[]string) []NetdevStatus {
 	if labH != nil {
 		labH.Delete()
 	}
-	if wireH != nil {
-		wireH.Delete()
+	for _, h := range farH {
+		if h != nil {
+			h.Delete()
+		}
 	}
 	return out
 }
@@ -187,10 +210,14 @@ func (st Status) String() string {
 		state = "NOT UP"
 	}
 	fmt.Fprintf(&b, "lab %s: %s (%s)\n", st.Name, st.Kind, state)
-	fmt.Fprintf(&b, "  netns %s, wire netns %s, mount ns %s\n", st.NetNS, st.WireNetNS, st.MountNS)
+	fmt.Fprintf(&b, "  netns %s, wire netns %s, mount ns %s, far ends %s\n", st.NetNS, st.WireNetNS, st.MountNS, st.FarEnds)
 	fmt.Fprintf(&b, "  firmware state %s\n", st.FirmwareState)
 	for _, n := range st.Netdevs {
-		fmt.Fprintf(&b, "  net %-12s admin %s  carrier %s  wire end %s", n.Name, onOff(n.AdminUp, "up", "down"), onOff(n.Carrier, "yes", "no"), onOff(n.WireUp, "up", "down"))
+		far := "wire end"
+		if n.FarEnd.Machine != "" && n.FarEnd.Machine != "wire" {
+			far = n.FarEnd.Machine + " " + n.FarEnd.Name
+		}
+		fmt.Fprintf(&b, "  net %-12s admin %s  carrier %s  %s %s", n.Name, onOff(n.AdminUp, "up", "down"), onOff(n.Carrier, "yes", "no"), far, onOff(n.WireUp, "up", "down"))
 		if n.RDMAPort != "" {
 			fmt.Fprintf(&b, "  rdma %s: %s, %s", n.RDMAPort, n.PortState, n.PhysState)
 		}
@@ -224,6 +251,27 @@ func (st Status) String() string {
 	}
 	for _, p := range st.Processes {
 		fmt.Fprintf(&b, "  process %d %s (%s)\n", p.PID, p.Comm, p.Where)
+	}
+	for _, m := range st.Machines {
+		fmt.Fprintf(&b, "  machine %-4s %s: netns %s", m.Name, onOff(m.Up, "up", "NOT UP"), m.NetNS)
+		if m.MountNS != "" {
+			fmt.Fprintf(&b, ", mount ns %s", m.MountNS)
+		}
+		fmt.Fprintf(&b, ", %d process(es)", len(m.Processes))
+		for _, p := range m.Processes {
+			fmt.Fprintf(&b, " %d %s", p.PID, p.Comm)
+		}
+		b.WriteString("\n")
+		for _, n := range m.Netdevs {
+			fmt.Fprintf(&b, "    net %-14s admin %s  carrier %s", n.Name, onOff(n.AdminUp, "up", "down"), onOff(n.Carrier, "yes", "no"))
+			if len(n.Addrs) > 0 {
+				fmt.Fprintf(&b, "  %s", strings.Join(n.Addrs, " "))
+			}
+			if n.ArmEnd != "" {
+				fmt.Fprintf(&b, "  <-> arm %s", n.ArmEnd)
+			}
+			b.WriteString("\n")
+		}
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(&b, "  problem: %s\n", p)

@@ -42,15 +42,20 @@ func (m *Manager) run(ctx context.Context, name string, args ...string) error {
 	return err
 }
 
-// Up makes lab name of kind. A lab of that name already up is an *Error
-// with Exists; a failure half way removes what was made.
-func (m *Manager) Up(ctx context.Context, kind, name string) (*Status, error) {
+// Up makes lab name of kind with its far ends farEnds (FarEndsMachines,
+// FarEndsWire; "" is the kind's default: machines for a DPU kind, wire
+// otherwise). A lab of that name already up is an *Error with Exists; a
+// failure half way removes what was made.
+func (m *Manager) Up(ctx context.Context, kind, name, farEnds string) (*Status, error) {
 	c, ok := card.Lookup(kind)
 	if !ok {
 		return nil, fmt.Errorf("lab: unknown kind %q; kinds: %s", kind, strings.Join(card.KindNames(), ", "))
 	}
 	l, err := ForName(name)
 	if err != nil {
+		return nil, err
+	}
+	if farEnds, err = ResolveFarEnds(kind, farEnds); err != nil {
 		return nil, err
 	}
 	unlock, err := lockState()
@@ -63,7 +68,7 @@ func (m *Manager) Up(ctx context.Context, kind, name string) (*Status, error) {
 		return nil, &Error{Lab: name, Exists: true, Err: fmt.Errorf("already up (kind %s)", r.Kind),
 			FixText: "use it (`rig lab exec " + name + " -- …`), or `rig lab down " + name + "` first, or pick another --name"}
 	}
-	for _, ns := range []string{l.NetNSPath(), l.WireNetNSPath()} {
+	for _, ns := range l.netnsPaths() {
 		if _, err := os.Lstat(ns); err == nil {
 			return nil, &Error{Lab: name, Exists: true, Err: fmt.Errorf("%s exists but the lab has no state in %s", ns, l.Dir),
 				FixText: "`rig lab down " + name + "` removes what is left"}
@@ -72,7 +77,7 @@ func (m *Manager) Up(ctx context.Context, kind, name string) (*Status, error) {
 	if err := recordPools(HugepagesSysDir, poolRecordPath(), name); err != nil {
 		return nil, err
 	}
-	if err := m.create(ctx, l, c); err != nil {
+	if err := m.create(ctx, l, c, farEnds); err != nil {
 		_, derr := m.teardown(ctx, l)
 		return nil, errors.Join(err, derr)
 	}
@@ -80,12 +85,35 @@ func (m *Manager) Up(ctx context.Context, kind, name string) (*Status, error) {
 	return &st, nil
 }
 
-// create makes the lab's state dir, namespaces, veths, mount namespace and OvS.
-func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
+// ResolveFarEnds checks farEnds for kind and gives "" the kind's default.
+func ResolveFarEnds(kind, farEnds string) (string, error) {
+	_, dpu := card.MachinesOf(kind)
+	switch {
+	case farEnds == "" && dpu:
+		return FarEndsMachines, nil
+	case farEnds == "" || farEnds == FarEndsWire:
+		return FarEndsWire, nil
+	case farEnds == FarEndsMachines && dpu:
+		return farEnds, nil
+	case farEnds == FarEndsMachines:
+		return "", fmt.Errorf("lab: --far-ends machines: a %s is no DPU (no Arm, host and peer); its far ends are in the wire netns: leave --far-ends out", kind)
+	}
+	return "", fmt.Errorf("lab: --far-ends %q: want %s (the DPU's host and peer) or %s (every far end in the wire netns)", farEnds, FarEndsMachines, FarEndsWire)
+}
+
+// create makes the lab's state dir, namespaces, veths, mount namespaces,
+// the machines' addresses and OvS.
+func (m *Manager) create(ctx context.Context, l Lab, c card.Card, farEnds string) error {
 	if err := l.makeStateDir(); err != nil {
 		return err
 	}
-	if err := l.writeRecord(record{Name: l.Name, Kind: c.Kind, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(), Binary: m.Binary}); err != nil {
+	rec := record{Name: l.Name, Kind: c.Kind, NetNS: l.NetNS(), WireNetNS: l.WireNetNS(), Binary: m.Binary, FarEnds: farEnds}
+	namespaces := []string{l.NetNS(), l.WireNetNS()}
+	if rec.machines() {
+		rec.HostNetNS, rec.PeerNetNS = l.HostNetNS(), l.PeerNetNS()
+		namespaces = append(namespaces, rec.HostNetNS, rec.PeerNetNS)
+	}
+	if err := l.writeRecord(rec); err != nil {
 		return err
 	}
 	if err := c.Write(l.CardRoot(), true); err != nil {
@@ -103,7 +131,7 @@ func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
 	if err := ensureMountpoints(); err != nil {
 		return err
 	}
-	for _, ns := range []string{l.NetNS(), l.WireNetNS()} {
+	for _, ns := range namespaces {
 		if err := m.run(ctx, "ip", "netns", "add", ns); err != nil {
 			return fmt.Errorf("lab %s: %w", l.Name, err)
 		}
@@ -111,11 +139,16 @@ func (m *Manager) create(ctx context.Context, l Lab, c card.Card) error {
 			return fmt.Errorf("lab %s: %w", l.Name, err)
 		}
 	}
-	if err := l.makeVeths(c); err != nil {
+	if err := l.makeVeths(c, rec); err != nil {
 		return err
 	}
-	if err := l.startInit(m.Binary); err != nil {
+	if err := l.startInit(m.Binary, machineArm); err != nil {
 		return err
+	}
+	if rec.machines() {
+		if err := l.createMachines(c, m.Binary); err != nil {
+			return err
+		}
 	}
 	if err := l.startKernel(m.Binary); err != nil {
 		return err
@@ -175,40 +208,51 @@ func (l Lab) makeBin(binary string) error {
 			return err
 		}
 	}
-	return nil
+	if err := os.Mkdir(l.FarBinDir(), 0o755); err != nil {
+		return err
+	}
+	return os.Symlink(binary, filepath.Join(l.FarBinDir(), "rig"))
 }
 
 // makeVeths creates each card netdev as a veth in the lab's namespace
-// (the card's name, MAC and ifindex) with its peer, of the same name, in
-// the wire namespace; both ends up unless the card has the port admin-down
-// (then only the wire end is up).
-func (l Lab) makeVeths(c card.Card) error {
+// (the card's name, MAC and ifindex) with its peer in the wire namespace,
+// of the same name, or, with far ends on the machines, on the host or the
+// peer (farEnd); both ends up unless the card has the port admin-down
+// (then only the far end is up).
+func (l Lab) makeVeths(c card.Card, rec record) error {
 	labH, err := host.NetlinkHandle(l.NetNS())
 	if err != nil {
 		return err
 	}
 	defer labH.Delete()
-	wireH, err := host.NetlinkHandle(l.WireNetNS())
-	if err != nil {
-		return err
-	}
-	defer wireH.Delete()
-	wireNS, err := netns.GetFromName(l.WireNetNS())
-	if err != nil {
-		return err
-	}
-	defer wireNS.Close()
-	for _, lo := range []*netlink.Handle{labH, wireH} {
-		if link, err := lo.LinkByName("lo"); err == nil {
-			_ = lo.LinkSetUp(link)
-		}
-	}
 	for _, n := range c.Netdevs {
-		if err := addCardVeth(labH, wireH, wireNS, c, n); err != nil {
+		if err := l.addJoinedVeth(labH, c, n, rec); err != nil {
 			return fmt.Errorf("lab %s: %w", l.Name, err)
 		}
 	}
 	return nil
+}
+
+// addJoinedVeth makes card netdev n, its far end where rec's layout puts it.
+func (l Lab) addJoinedVeth(labH *netlink.Handle, c card.Card, n card.Netdev, rec record) error {
+	fe := l.farEnd(c.Kind, n.Name, rec)
+	farH, err := host.NetlinkHandle(fe.NetNS)
+	if err != nil {
+		return err
+	}
+	defer farH.Delete()
+	farNS, err := netns.GetFromName(fe.NetNS)
+	if err != nil {
+		return err
+	}
+	defer farNS.Close()
+	if link, err := farH.LinkByName("lo"); err == nil {
+		_ = farH.LinkSetUp(link)
+	}
+	if link, err := labH.LinkByName("lo"); err == nil {
+		_ = labH.LinkSetUp(link)
+	}
+	return addCardVeth(labH, farH, farNS, c, n, fe)
 }
 
 func setUp(h *netlink.Handle, name string, up bool) error {

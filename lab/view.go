@@ -30,8 +30,10 @@ func PrivateDirs() []string {
 // mounts the private dirs, drops the hugetlbfs mounts inherited from the
 // host, puts the lab's OS boot files in place (isolateBoot: /proc/cmdline,
 // /etc/default/grub{,.d}, /boot/grub, /etc/sysctl.d), writes /run/rig/lab.json, prints "ready" and waits for stdin to
-// close (Up binds the namespace meanwhile).
-func InitView(name string, stdin io.Reader, stdout io.Writer) error {
+// close (Up binds the namespace meanwhile). With machine "host" (`rig lab
+// __init NAME host`, in the host's network namespace) it builds the x86
+// host's view instead (initHostView).
+func InitView(name, machine string, stdin io.Reader, stdout io.Writer) error {
 	l, c, err := recorded(name)
 	if err != nil {
 		return err
@@ -39,7 +41,28 @@ func InitView(name string, stdin io.Reader, stdout io.Writer) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return fmt.Errorf("make / a slave: %w", err)
 	}
-	if err := l.mountSysfs(); err != nil {
+	switch machine {
+	case machineArm:
+		err = l.initArmView(c)
+	case machineHost:
+		err = l.initHostView(c)
+	default:
+		err = fmt.Errorf("lab %s: no machine %q with a view of its own (arm, host)", name, machine)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "ready")
+	_, _ = io.Copy(io.Discard, stdin)
+	return nil
+}
+
+func (l Lab) initArmView(c card.Card) error {
+	rec, err := l.readRecord()
+	if err != nil {
+		return err
+	}
+	if err := mountSysfs(l.stash()); err != nil {
 		return err
 	}
 	if err := mergeDir(filepath.Join(l.CardRoot(), "sys"), "/sys", filepath.Join(l.stash(), "sys")); err != nil {
@@ -61,28 +84,70 @@ func InitView(name string, stdin io.Reader, stdout io.Writer) error {
 	if err := l.isolateBoot(); err != nil {
 		return err
 	}
-	if err := labinfo.Write("/run/rig", l.info(c.Kind)); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "ready")
-	_, _ = io.Copy(io.Discard, stdin)
-	return nil
+	return labinfo.Write("/run/rig", l.info(c.Kind, rec))
 }
 
-// mountSysfs replaces /sys with a sysfs of the lab's network namespace
-// (what `ip netns exec` does) and mounts a second, pristine one in the
-// lab-only stash, from which the view's real entries are bound.
-func (l Lab) mountSysfs() error {
+// HostPrivateDirs get a fresh tmpfs in the host's view: its own /run/rig
+// (lab.json, rig's lock and state) and OvS dirs, so that rig on the lab's
+// host never reaches the real host's. Its hugetlbfs mounts and
+// /run/dpdk are the real host's (the host's hugepages are its own).
+func HostPrivateDirs() []string {
+	return []string{"/run/rig", "/run/openvswitch", "/etc/openvswitch"}
+}
+
+// initHostView builds the x86 host's view: a sysfs of the host's network
+// namespace with the host's tree of the card merged in (the PFs, their
+// RDMA devices, the RShim function), the host netdevs overlaid (the PF
+// netdevs are the veths joined to pf0hpf/pf1hpf), the private dirs, and
+// the host's /run/rig/lab.json.
+func (l Lab) initHostView(arm card.Card) error {
+	m, ok := card.MachinesOf(arm.Kind)
+	if !ok {
+		return fmt.Errorf("lab %s: a %s has no host", l.Name, arm.Kind)
+	}
+	h := m.Host.Linked()
+	if err := mountSysfs(l.hostStash()); err != nil {
+		return err
+	}
+	if err := mergeDir(filepath.Join(l.HostCardRoot(), "sys"), "/sys", filepath.Join(l.hostStash(), "sys")); err != nil {
+		return fmt.Errorf("the host's sysfs view: %w", err)
+	}
+	for _, n := range h.Netdevs {
+		if err := overlayNetdevAt(l.HostCardRoot(), l.hostStash(), h, n); err != nil {
+			return err
+		}
+	}
+	for _, d := range HostPrivateDirs() {
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+			return fmt.Errorf("tmpfs on %s: %w", d, err)
+		}
+	}
+	return labinfo.Write("/run/rig", l.hostInfo(h.Kind))
+}
+
+// remountSysfs replaces /sys with a sysfs of the calling thread's network
+// namespace (what `ip netns exec` does).
+func remountSysfs() error {
 	if err := unix.Unmount("/sys", unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("unmount /sys: %w", err)
 	}
 	if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount sysfs: %w", err)
 	}
-	if err := unix.Mount("tmpfs", l.stash(), "tmpfs", 0, "mode=0700"); err != nil {
-		return fmt.Errorf("tmpfs on %s: %w", l.stash(), err)
+	return nil
+}
+
+// mountSysfs replaces /sys with a sysfs of the machine's network namespace
+// (remountSysfs) and mounts a second, pristine one in the view-only
+// stash, from which the view's real entries are bound.
+func mountSysfs(stash string) error {
+	if err := remountSysfs(); err != nil {
+		return err
 	}
-	p := filepath.Join(l.stash(), "sys")
+	if err := unix.Mount("tmpfs", stash, "tmpfs", 0, "mode=0700"); err != nil {
+		return fmt.Errorf("tmpfs on %s: %w", stash, err)
+	}
+	p := filepath.Join(stash, "sys")
 	if err := os.Mkdir(p, 0o755); err != nil {
 		return err
 	}
@@ -194,11 +259,17 @@ func cardAttr(name string) bool {
 // pristine sysfs, so reads and writes reach the kernel) and is bound over
 // /sys/devices/virtual/net/NAME, where /sys/class/net/NAME points.
 func (l Lab) overlayNetdev(c card.Card, n card.Netdev) error {
-	cardDir := c.NetdevDir(l.CardRoot(), n)
+	return overlayNetdevAt(l.CardRoot(), l.stash(), c, n)
+}
+
+// overlayNetdevAt is overlayNetdev for the view whose card tree is
+// cardRoot and pristine sysfs is under stash.
+func overlayNetdevAt(cardRoot, stash string, c card.Card, n card.Netdev) error {
+	cardDir := c.NetdevDir(cardRoot, n)
 	if err := os.MkdirAll(cardDir, 0o755); err != nil {
 		return err
 	}
-	realDir := filepath.Join(l.stash(), "sys/devices/virtual/net", n.Name)
+	realDir := filepath.Join(stash, "sys/devices/virtual/net", n.Name)
 	ents, err := os.ReadDir(realDir)
 	if err != nil {
 		return fmt.Errorf("netdev %s: %w (is the veth in the lab's netns?)", n.Name, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,11 +27,18 @@ func newLabCmd(a *app) *cobra.Command {
 		Use:   "lab",
 		Short: "A virtual BlueField/ConnectX on this host (namespaces, sysfs view, firmware tools, OvS) on which rig runs unchanged",
 		Long: `rig lab up KIND gives a virtual card: a network namespace (rig-lab-NAME) with the card's
-netdevs as veths whose far ends sit, same-named, in rig-lab-NAME-wire; a mount
-namespace with the card's sysfs view; mstconfig/mlxconfig answering from the
-lab's firmware state; the lab's own OvS at /var/run/openvswitch; and
-/run/rig/lab.json. Inside "rig lab exec NAME -- rig ...", rig needs no --root,
+netdevs as veths; a mount namespace with the card's sysfs view; mstconfig/mlxconfig
+answering from the lab's firmware state; the lab's own OvS at /var/run/openvswitch;
+and /run/rig/lab.json. Inside "rig lab exec NAME -- rig ...", rig needs no --root,
 --fw-sim or --rundir.
+
+A DPU kind's lab is the three machines of a BlueField in DPU mode: the Arm (above);
+the x86 host (rig-lab-NAME-host: the host PFs' netdevs joined to pf0hpf/pf1hpf,
+tmfifo_net0 ` + lab.HostTmfifoAddr + ` joined to the Arm's ` + lab.ArmTmfifoAddr + `, its own sysfs view
+of the card: PFs, RShim function); the peer (rig-lab-NAME-peer: the far ends p0/p1
+of the uplinks, mgmt0 ` + lab.PeerMgmtAddr + ` joined to the Arm's oob_net0 ` + lab.ArmOOBAddr + `).
+"rig lab exec NAME --on host|peer -- ..." runs on those. The far ends of the other
+netdevs sit, same-named, in rig-lab-NAME-wire; --far-ends wire puts every far end there.
 
 Kinds: ` + kindList(),
 	}
@@ -97,14 +105,17 @@ func labError(err error) error {
 }
 
 func newLabUpCmd(a *app) *cobra.Command {
-	var name string
+	var name, farEnds string
 	cmd := &cobra.Command{
-		Use:   "up KIND [--name NAME]",
+		Use:   "up KIND [--name NAME] [--far-ends machines|wire]",
 		Short: "Make a lab of KIND (" + strings.Join(card.KindNames(), ", ") + "); NAME defaults to KIND",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := card.Lookup(args[0]); !ok {
 				return withCode(exitUsage, fmt.Errorf("lab up: unknown kind %q; kinds: %s", args[0], strings.Join(card.KindNames(), ", ")))
+			}
+			if _, err := lab.ResolveFarEnds(args[0], farEnds); err != nil {
+				return withCode(exitUsage, err)
 			}
 			if name == "" {
 				name = args[0]
@@ -119,7 +130,7 @@ func newLabUpCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := m.Up(cmd.Context(), args[0], name)
+			st, err := m.Up(cmd.Context(), args[0], name, farEnds)
 			if err != nil {
 				return labError(err)
 			}
@@ -128,10 +139,14 @@ func newLabUpCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprint(a.out, st.String())
 			fmt.Fprintf(a.out, "use it: rig lab exec %s -- rig inventory\n", name)
+			if st.FarEnds == lab.FarEndsMachines {
+				fmt.Fprintf(a.out, "the host: rig lab exec %s --on host -- rig inventory; the peer: rig lab exec %s --on peer -- ip addr\n", name, name)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "lab name (default: KIND); it names rig-lab-NAME and rig-lab-NAME-wire")
+	cmd.Flags().StringVar(&name, "name", "", "lab name (default: KIND); it names rig-lab-NAME, rig-lab-NAME-wire (and -host, -peer)")
+	cmd.Flags().StringVar(&farEnds, "far-ends", "", "where the card netdevs' far ends are: machines (a DPU kind's default: the x86 host in rig-lab-NAME-host, the peer in rig-lab-NAME-peer) or wire (every far end, same-named, in rig-lab-NAME-wire, where a check's local far ends run; the only layout of cx6dx-host)")
 	return cmd
 }
 
@@ -171,13 +186,17 @@ func newLabDownCmd(a *app) *cobra.Command {
 }
 
 func newLabExecCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "exec NAME -- COMMAND [ARG...]",
-		Short: "Run COMMAND inside the lab (its network and mount namespaces, its bin dir first on PATH)",
+	var on string
+	cmd := &cobra.Command{
+		Use:   "exec NAME [--on arm|host|peer] -- COMMAND [ARG...]",
+		Short: "Run COMMAND on a machine of the lab: the Arm (default: the lab's network and mount namespaces, its bin dir first on PATH), the x86 host (its netns and sysfs view of the card) or the peer (its netns)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
 				return withCode(exitUsage, fmt.Errorf("lab exec: want NAME -- COMMAND [ARG...], e.g. rig lab exec bf2-dpu -- rig inventory"))
+			}
+			if !slices.Contains(lab.MachineNames(), on) {
+				return withCode(exitUsage, fmt.Errorf("lab exec: --on %q: want one of %s", on, strings.Join(lab.MachineNames(), ", ")))
 			}
 			l, err := lab.ForName(args[0])
 			if err != nil {
@@ -186,15 +205,17 @@ func newLabExecCmd(a *app) *cobra.Command {
 			if err := a.labNeedsRoot(); err != nil {
 				return err
 			}
-			return labError(l.Exec(args[1:]))
+			return labError(l.ExecOn(on, args[1:]))
 		},
 	}
+	cmd.Flags().StringVar(&on, "on", "arm", "the machine: arm (the card's), host (the x86 host) or peer (across the cable); host and peer exist in a DPU kind's lab with far ends on the machines")
+	return cmd
 }
 
 func newLabStatusCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status [NAME]",
-		Short: "Show a lab (or every lab): namespaces, netdevs and their wire ends, RDMA port states, firmware mode, processes",
+		Short: "Show a lab (or every lab): namespaces, netdevs and their far ends, RDMA port states, firmware mode, processes; the Arm, host and peer with their netdevs, addresses and processes",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -244,7 +265,13 @@ func (a *app) labList() error {
 		if !st.Up {
 			state = "NOT UP"
 		}
-		fmt.Fprintf(a.out, "%-20s %-11s %-7s netns %s, wire %s\n", st.Name, st.Kind, state, st.NetNS, st.WireNetNS)
+		fmt.Fprintf(a.out, "%-20s %-11s %-7s netns %s, wire %s", st.Name, st.Kind, state, st.NetNS, st.WireNetNS)
+		for _, m := range st.Machines {
+			if m.Name != "arm" {
+				fmt.Fprintf(a.out, ", %s %s", m.Name, m.NetNS)
+			}
+		}
+		fmt.Fprintln(a.out)
 	}
 	return nil
 }

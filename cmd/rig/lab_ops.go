@@ -80,9 +80,13 @@ func newLabLinkCmd(a *app) *cobra.Command {
 // representors and the eSwitch mode). Hidden.
 func newLabInternalCmds(a *app) []*cobra.Command {
 	initCmd := &cobra.Command{
-		Use: "__init NAME", Hidden: true, Args: cobra.ExactArgs(1),
+		Use: "__init NAME [MACHINE]", Hidden: true, Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return lab.InitView(args[0], os.Stdin, a.out)
+			machine := "arm"
+			if len(args) == 2 {
+				machine = args[1]
+			}
+			return lab.InitView(args[0], machine, os.Stdin, a.out)
 		},
 	}
 	ovsCmd := &cobra.Command{

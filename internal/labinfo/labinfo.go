@@ -41,7 +41,22 @@ type Info struct {
 	// "mlx5" → "net_af_packet" (a port named by netdev attaches through
 	// af_packet on the same veth instead of the mlx5 PMD).
 	Substitutions map[string]string `json:"substitutions,omitempty"`
+	// Machine is which machine of a DPU kind's lab this is (MachineArm,
+	// MachineHost; the peer has no lab.json), "" in a lab whose far ends
+	// are all in WireNetNS. HostNetNS and PeerNetNS are then the lab's x86
+	// host and peer: pf0hpf's far end is the host's PF0 netdev there, p0's
+	// the peer's p0, and WireNetNS holds only the far ends of the other
+	// netdevs (VF and SF representors).
+	Machine   string `json:"machine,omitempty"`
+	HostNetNS string `json:"hostNetns,omitempty"`
+	PeerNetNS string `json:"peerNetns,omitempty"`
 }
+
+// The machines of a DPU kind's lab.
+const (
+	MachineArm  = "arm"
+	MachineHost = "host"
+)
 
 // Read returns the lab rig runs in, reading Path under root (through the
 // host seam: inside the tree under a fixture root, a regular file of

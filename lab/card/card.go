@@ -32,6 +32,9 @@ type Fn struct {
 	// sriov_vf_device ("101e", %x), from which the lab's kernel places the
 	// VFs a write to sriov_numvfs makes (VFFn).
 	VFOffset, VFStride, VFDevice string
+	// NoDriver: no kernel driver is bound (no driver link): the RShim
+	// function, which rshim drives from user space (§19.1).
+	NoDriver bool
 }
 
 // VF links a VF function to its PF (mkhosts.sh vf).
@@ -284,8 +287,10 @@ func (t *tree) pcifn(f Fn) {
 	}
 	t.write("sys/bus/pci/drivers/mlx5_core/bind", "")
 	t.write("sys/bus/pci/drivers/mlx5_core/unbind", "")
-	up := strings.Repeat("../", strings.Count(f.Path, "/")+2)
-	t.lnk(up+"bus/pci/drivers/mlx5_core", d+"/driver")
+	if !f.NoDriver {
+		up := strings.Repeat("../", strings.Count(f.Path, "/")+2)
+		t.lnk(up+"bus/pci/drivers/mlx5_core", d+"/driver")
+	}
 	t.lnk("../../../devices/"+f.Path, "sys/bus/pci/devices/"+f.BDF)
 	if f.TotalVFs != "" {
 		t.put(d+"/sriov_numvfs", f.NumVFs)

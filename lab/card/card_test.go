@@ -152,3 +152,66 @@ func TestLabTreeSFsAndBond(t *testing.T) {
 		t.Errorf("SF port %+v %v", ib, ok)
 	}
 }
+
+// TestHostCards: the bf2-dpu lab's host side, written as a fixture, is
+// exactly testdata/hosts/bf2-host; every DPU kind has a host whose joins
+// name the Arm's host-PF representors, tmfifo_net0 and the uplinks, each
+// to a netdev of that machine; Linked gives the lab's host link on every
+// admin-up port and leaves the fixture card as it was.
+func TestHostCards(t *testing.T) {
+	for _, h := range HostKinds() {
+		if h.Fixture == "" {
+			continue
+		}
+		dir := t.TempDir()
+		if err := h.Write(dir, false); err != nil {
+			t.Fatal(err)
+		}
+		want := snapshot(t, filepath.Join("../../testdata/hosts", h.Fixture))
+		if d := diff(want, snapshot(t, dir)); len(d) > 0 || len(want) < 50 {
+			t.Fatalf("%s differs from testdata/hosts/%s (%d entries):\n%s", h.Kind, h.Fixture, len(want), strings.Join(d, "\n"))
+		}
+	}
+	for _, kind := range []string{"bf2-dpu", "bf3-dpu"} {
+		m, ok := MachinesOf(kind)
+		arm, _ := Lookup(kind)
+		if !ok {
+			t.Fatalf("MachinesOf(%s): none", kind)
+		}
+		var rshim int
+		for _, f := range m.Host.Fns {
+			if f.Class == "0x080100" && f.NoDriver {
+				rshim++
+			}
+		}
+		if rshim != 1 || len(m.Host.Fns) != 3 {
+			t.Errorf("%s host: functions %+v, want two PFs and one RShim function (class 0x080100, no driver)", kind, m.Host.Fns)
+		}
+		want := map[string]string{"pf0hpf": m.Host.Netdevs[0].Name, "pf1hpf": m.Host.Netdevs[1].Name, "tmfifo_net0": "tmfifo_net0", "p0": "p0", "p1": "p1", "oob_net0": PeerMgmt}
+		for _, j := range append(append([]Join(nil), m.HostJoins...), m.PeerJoins...) {
+			if _, ok := arm.NetdevByName(j.Arm); !ok || want[j.Arm] != j.Far {
+				t.Errorf("%s: join %+v (want far end %q, Arm netdev on the card: %v)", kind, j, want[j.Arm], ok)
+			}
+			delete(want, j.Arm)
+		}
+		if len(want) > 0 {
+			t.Errorf("%s: no join for %v", kind, want)
+		}
+		for _, j := range m.HostJoins {
+			if _, ok := m.Host.NetdevByName(j.Far); !ok {
+				t.Errorf("%s: host has no netdev %s", kind, j.Far)
+			}
+		}
+		for _, n := range m.Host.Linked().Netdevs {
+			if ib, ok := m.Host.Linked().PortOf(n.Name); n.Carrier != "1" || n.Speed == "-1" || ok && ib.State != StateActive {
+				t.Errorf("%s host in a lab: %s carrier %s speed %s rdma %+v", kind, n.Name, n.Carrier, n.Speed, ib)
+			}
+		}
+	}
+	if h, _ := MachinesOf("bf2-dpu"); h.Host.Netdevs[1].Carrier != "0" {
+		t.Error("Linked changed the fixture card")
+	}
+	if _, ok := MachinesOf("cx6dx-host"); ok {
+		t.Error("cx6dx-host has a host and peer: it is a host card")
+	}
+}
