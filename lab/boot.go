@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"rig/lab/grub"
 )
 
 // The lab's OS keeps its boot configuration and running command line to
@@ -37,7 +39,7 @@ func (l Lab) OSDir() string { return l.path("os") }
 // OSDir, the rest are the host's own.
 func (l Lab) osPath(p string) string {
 	p = filepath.Clean(p)
-	for _, d := range []string{GrubDefaults, GrubDropIns, filepath.Dir(GrubCfg), sysctlDir} {
+	for _, d := range []string{grub.Defaults, grub.DropIns, filepath.Dir(grub.Cfg), sysctlDir} {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return filepath.Join(l.OSDir(), p)
 		}
@@ -49,7 +51,7 @@ const sysctlDir = "/etc/sysctl.d"
 
 // BootPaths are the lab's private OS paths (for people and tests).
 func BootPaths() []string {
-	return []string{"/proc/cmdline", GrubDefaults, GrubDropIns, filepath.Dir(GrubCfg), sysctlDir}
+	return []string{"/proc/cmdline", grub.Defaults, grub.DropIns, filepath.Dir(grub.Cfg), sysctlDir}
 }
 
 // prepareOS makes OSDir from the host's files (Up, before the init). A
@@ -58,15 +60,15 @@ func BootPaths() []string {
 // the lab names the line.
 func (l Lab) prepareOS() error {
 	osd := l.OSDir()
-	for _, d := range []string{GrubDropIns, filepath.Dir(GrubCfg), sysctlDir} {
+	for _, d := range []string{grub.DropIns, filepath.Dir(grub.Cfg), sysctlDir} {
 		if err := os.MkdirAll(filepath.Join(osd, d), 0o755); err != nil {
 			return fmt.Errorf("lab %s: %w", l.Name, err)
 		}
 	}
-	if err := copyEntry(GrubDefaults, filepath.Join(osd, GrubDefaults)); err != nil {
+	if err := copyEntry(grub.Defaults, filepath.Join(osd, grub.Defaults)); err != nil {
 		return fmt.Errorf("lab %s: %w", l.Name, err)
 	}
-	for _, d := range []string{GrubDropIns, sysctlDir} {
+	for _, d := range []string{grub.DropIns, sysctlDir} {
 		ents, err := os.ReadDir(d)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("lab %s: %w", l.Name, err)
@@ -84,8 +86,8 @@ func (l Lab) prepareOS() error {
 	if err := os.WriteFile(filepath.Join(osd, "cmdline"), cl, 0o444); err != nil {
 		return fmt.Errorf("lab %s: %w", l.Name, err)
 	}
-	if k, err := RunningKernel("/"); err == nil {
-		_ = UpdateGrub(osd, k, io.Discard)
+	if k, err := grub.RunningKernel("/"); err == nil {
+		_ = grub.Update(osd, k, io.Discard)
 	}
 	return nil
 }
@@ -123,10 +125,10 @@ func (l Lab) isolateBoot() error {
 	if err := unix.Mount(filepath.Join(l.OSDir(), "cmdline"), "/proc/cmdline", "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("lab %s: bind the lab's command line on /proc/cmdline: %w", l.Name, err)
 	}
-	if err := l.overlay(filepath.Dir(GrubDefaults), []string{filepath.Base(GrubDefaults), filepath.Base(GrubDropIns)}); err != nil {
+	if err := l.overlay(filepath.Dir(grub.Defaults), []string{filepath.Base(grub.Defaults), filepath.Base(grub.DropIns)}); err != nil {
 		return err
 	}
-	for _, d := range []string{filepath.Dir(GrubCfg), sysctlDir} {
+	for _, d := range []string{filepath.Dir(grub.Cfg), sysctlDir} {
 		if err := l.privateDir(d); err != nil {
 			return err
 		}

@@ -118,3 +118,16 @@ func TestPortState(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSysctlConf: sysctl.d(5) lines; only net.* keys are the lab's.
+func TestParseSysctlConf(t *testing.T) {
+	sets, notes := parseSysctlConf("/etc/sysctl.d/90-rig.conf", "# c\n; c\nnet.core.somaxconn = 1024\n-net.ipv4.ip_forward=1\nvm.swappiness = 10\nnet.ipv4.conf.*.rp_filter = 0\nbad line\n")
+	want := []sysctlSetting{{"/etc/sysctl.d/90-rig.conf", "net.core.somaxconn", "1024", false}, {"/etc/sysctl.d/90-rig.conf", "net.ipv4.ip_forward", "1", true}}
+	if !reflect.DeepEqual(sets, want) {
+		t.Errorf("sets %+v", sets)
+	}
+	j := strings.Join(notes, "\n")
+	if len(notes) != 3 || !strings.Contains(j, ":5: vm.swappiness is the host kernel's setting") || !strings.Contains(j, ":6: net.ipv4.conf.*.rp_filter") || !strings.Contains(j, `:7: "bad line"`) {
+		t.Errorf("notes %q", notes)
+	}
+}

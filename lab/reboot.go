@@ -11,6 +11,7 @@ import (
 
 	"rig/internal/host"
 	"rig/lab/fwsim"
+	"rig/lab/grub"
 )
 
 // BootReport says what booting the lab's OS did.
@@ -86,15 +87,15 @@ func (m *Manager) Reboot(ctx context.Context, name string) (*RebootReport, error
 // nextCmdline is the command line the lab's next boot gets from its
 // grub.cfg's default entry.
 func (l Lab) nextCmdline() (string, error) {
-	p := l.osPath(GrubCfg)
+	p := l.osPath(grub.Cfg)
 	b, err := os.ReadFile(p)
 	if err == nil {
-		if _, _, cl, ok := DefaultEntry(string(b)); ok {
+		if _, _, cl, ok := grub.DefaultEntry(string(b)); ok {
 			return cl, nil
 		}
 		err = errors.New("no `linux` line")
 	}
-	return "", &Error{Lab: l.Name, Err: fmt.Errorf("the lab's %s (%s on the host) has no entry to boot: %w; nothing was changed", GrubCfg, p, err),
+	return "", &Error{Lab: l.Name, Err: fmt.Errorf("the lab's %s (%s on the host) has no entry to boot: %w; nothing was changed", grub.Cfg, p, err),
 		FixText: "run `rig lab exec " + l.Name + " -- update-grub`: it writes grub.cfg, or names the line of /etc/default/grub or grub.d it cannot read"}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"rig/internal/labinfo"
 	"rig/lab"
+	"rig/lab/grub"
 )
 
 func newLabRebootCmd(a *app) *cobra.Command {
@@ -71,7 +72,7 @@ func printBoot(w io.Writer, b *lab.BootReport) {
 func labUpdateGrubTool(argv0 string) bool { return filepath.Base(argv0) == "update-grub" }
 
 // runLabUpdateGrub is the lab's update-grub: it regenerates the lab's
-// /boot/grub/grub.cfg from its /etc/default/grub and grub.d (lab.UpdateGrub),
+// /boot/grub/grub.cfg from its /etc/default/grub and grub.d (grub.Update),
 // printing what grub-mkconfig prints. Outside a lab it refuses, so a host
 // without GRUB is not fooled.
 func runLabUpdateGrub(args []string, stderr io.Writer) int {
@@ -85,12 +86,12 @@ func runLabUpdateGrub(args []string, stderr io.Writer) int {
 		return 1
 	}
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "update-grub (rig lab %s): takes no arguments here (it always writes %s), got %q\n", info.Name, lab.GrubCfg, args)
+		fmt.Fprintf(stderr, "update-grub (rig lab %s): takes no arguments here (it always writes %s), got %q\n", info.Name, grub.Cfg, args)
 		return 1
 	}
-	k, err := lab.RunningKernel("/")
+	k, err := grub.RunningKernel("/")
 	if err == nil {
-		err = lab.UpdateGrub("/", k, stderr)
+		err = grub.Update("/", k, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)

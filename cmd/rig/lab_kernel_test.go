@@ -12,6 +12,7 @@ import (
 
 	"rig/internal/testutil"
 	"rig/lab"
+	"rig/lab/grub"
 )
 
 // kernelLabPlaybook: boot parameters (1 GiB pages, the Arm side's
@@ -112,8 +113,8 @@ func labFile(t *testing.T, name, p string) (string, os.FileInfo) {
 
 func labDefaultArgs(t *testing.T, name string) string {
 	t.Helper()
-	cfg, _ := labFile(t, name, lab.GrubCfg)
-	_, args, _, ok := lab.DefaultEntry(cfg)
+	cfg, _ := labFile(t, name, grub.Cfg)
+	_, args, _, ok := grub.DefaultEntry(cfg)
 	if !ok {
 		t.Fatalf("lab %s: no linux entry in its grub.cfg:\n%s", name, cfg)
 	}
@@ -159,7 +160,7 @@ func TestPrivilegedLabKernelBootParams(t *testing.T) {
 		t.Errorf("the lab's somaxconn %q, want 1024", got)
 	}
 	assertHostUntouched(t, hostBefore, hostSomaxconn)
-	_, cfgBefore := labFile(t, name, lab.GrubCfg)
+	_, cfgBefore := labFile(t, name, grub.Cfg)
 	if code, rep, out := labRig(t, bin, name, "up", "-p", pb); code != exitPowerCycle || rep.Summary.Changes != 0 {
 		t.Fatalf("second up before the reboot: exit %d, %d changes\n%s", code, rep.Summary.Changes, out)
 	}
@@ -238,7 +239,7 @@ func applyTwiceOK(t *testing.T, bin, name, pb string, cfg os.FileInfo) {
 			t.Fatalf("up %d after the reboot: exit %d, %d changes, want 0 and none\n%s", i+1, code, rep.Summary.Changes, out)
 		}
 	}
-	if _, now := labFile(t, name, lab.GrubCfg); cfg == nil || now == nil || !os.SameFile(cfg, now) || !now.ModTime().Equal(cfg.ModTime()) {
+	if _, now := labFile(t, name, grub.Cfg); cfg == nil || now == nil || !os.SameFile(cfg, now) || !now.ModTime().Equal(cfg.ModTime()) {
 		t.Errorf("grub.cfg was rewritten (update-grub ran) by an up that had nothing to do")
 	}
 	if now := labFirmware(t, name); now != fw {
@@ -292,7 +293,7 @@ func TestPrivilegedLabFirmwareAndKernel(t *testing.T) {
 	if !strings.Contains(fw, " NUM_OF_VFS current=") {
 		t.Fatalf("firmware state has no NUM_OF_VFS:\n%s", fw)
 	}
-	_, cfg := labFile(t, name, lab.GrubCfg)
+	_, cfg := labFile(t, name, grub.Cfg)
 	if code, rep, out := labRig(t, bin, name, "up", "-p", pb); code != exitPowerCycle || rep.Summary.Changes != 0 || labFirmware(t, name) != fw {
 		t.Fatalf("second up before the power cycle: exit %d, %d changes (want 3, none)\n%s", code, rep.Summary.Changes, out)
 	}

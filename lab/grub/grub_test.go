@@ -1,4 +1,4 @@
-package lab
+package grub
 
 import (
 	"bytes"
@@ -87,11 +87,11 @@ func TestParseGrubDefaultsRefuses(t *testing.T) {
 func TestUpdateGrubWritesDebiansEntries(t *testing.T) {
 	root := t.TempDir()
 	for p, c := range map[string]string{
-		GrubDefaults:                   debianDefaults,
-		GrubDropIns + "/rig.cfg":       rigDropIn,
-		GrubDropIns + "/50-cloud.cfg":  `GRUB_CMDLINE_LINUX="console=ttyS0"` + "\n",
-		GrubDropIns + "/README":        "GRUB_CMDLINE_LINUX=$(not read)\n",
-		filepath.Dir(GrubCfg) + "/.ok": "",
+		Defaults:                   debianDefaults,
+		DropIns + "/rig.cfg":       rigDropIn,
+		DropIns + "/50-cloud.cfg":  `GRUB_CMDLINE_LINUX="console=ttyS0"` + "\n",
+		DropIns + "/README":        "GRUB_CMDLINE_LINUX=$(not read)\n",
+		filepath.Dir(Cfg) + "/.ok": "",
 	} {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
@@ -102,10 +102,10 @@ func TestUpdateGrubWritesDebiansEntries(t *testing.T) {
 	}
 	var log bytes.Buffer
 	k := Kernel{Release: "6.1.0-28-arm64", Root: "UUID=ab12"}
-	if err := UpdateGrub(root, k, &log); err != nil {
+	if err := Update(root, k, &log); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, GrubCfg))
+	b, err := os.ReadFile(filepath.Join(root, Cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,17 +125,17 @@ func TestUpdateGrubWritesDebiansEntries(t *testing.T) {
 	if want := "Generating grub configuration file ...\nFound linux image: /boot/vmlinuz-6.1.0-28-arm64\n"; !strings.HasPrefix(log.String(), want) || !strings.HasSuffix(log.String(), "done\n") {
 		t.Errorf("log %q", log.String())
 	}
-	if _, err := os.Stat(filepath.Join(root, GrubCfg+".new")); err == nil {
+	if _, err := os.Stat(filepath.Join(root, Cfg+".new")); err == nil {
 		t.Error("grub.cfg.new left behind")
 	}
 	// a line it cannot read: error naming it, grub.cfg as it was
-	if err := os.WriteFile(filepath.Join(root, GrubDropIns, "zz.cfg"), []byte("GRUB_CMDLINE_LINUX=\"$(x)\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, DropIns, "zz.cfg"), []byte("GRUB_CMDLINE_LINUX=\"$(x)\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := UpdateGrub(root, k, &log); err == nil || !strings.Contains(err.Error(), "/etc/default/grub.d/zz.cfg:1") {
+	if err := Update(root, k, &log); err == nil || !strings.Contains(err.Error(), "/etc/default/grub.d/zz.cfg:1") {
 		t.Fatalf("unreadable drop-in: %v", err)
 	}
-	if b2, _ := os.ReadFile(filepath.Join(root, GrubCfg)); string(b2) != cfg {
+	if b2, _ := os.ReadFile(filepath.Join(root, Cfg)); string(b2) != cfg {
 		t.Error("grub.cfg changed by a failed update-grub")
 	}
 }
@@ -143,7 +143,7 @@ func TestUpdateGrubWritesDebiansEntries(t *testing.T) {
 // TestUpdateGrubNoGrubDir: without /boot/grub it writes nothing anywhere.
 func TestUpdateGrubNoGrubDir(t *testing.T) {
 	root := t.TempDir()
-	if err := UpdateGrub(root, Kernel{Release: "6.1"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "GRUB is not installed") {
+	if err := Update(root, Kernel{Release: "6.1"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "GRUB is not installed") {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "boot")); err == nil {
@@ -167,19 +167,6 @@ func TestRunningKernel(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("BOOT_IMAGE=/boot/vmlinuz root=UUID=1 ro\n"), 0o644)
 	if k, _ := RunningKernel(root); k.Root != "UUID=1" {
 		t.Errorf("from cmdline: %+v", k)
-	}
-}
-
-// TestParseSysctlConf: sysctl.d(5) lines; only net.* keys are the lab's.
-func TestParseSysctlConf(t *testing.T) {
-	sets, notes := parseSysctlConf("/etc/sysctl.d/90-rig.conf", "# c\n; c\nnet.core.somaxconn = 1024\n-net.ipv4.ip_forward=1\nvm.swappiness = 10\nnet.ipv4.conf.*.rp_filter = 0\nbad line\n")
-	want := []sysctlSetting{{"/etc/sysctl.d/90-rig.conf", "net.core.somaxconn", "1024", false}, {"/etc/sysctl.d/90-rig.conf", "net.ipv4.ip_forward", "1", true}}
-	if !reflect.DeepEqual(sets, want) {
-		t.Errorf("sets %+v", sets)
-	}
-	j := strings.Join(notes, "\n")
-	if len(notes) != 3 || !strings.Contains(j, ":5: vm.swappiness is the host kernel's setting") || !strings.Contains(j, ":6: net.ipv4.conf.*.rp_filter") || !strings.Contains(j, `:7: "bad line"`) {
-		t.Errorf("notes %q", notes)
 	}
 }
 

@@ -1,4 +1,7 @@
-package lab
+// Package grub is a virtual lab's GRUB: Debian's update-grub for the part
+// rig needs (grub.cfg from /etc/default/grub and grub.d, without a shell)
+// and the default entry a boot of the lab reads back from grub.cfg.
+package grub
 
 import (
 	"errors"
@@ -31,12 +34,12 @@ import (
 // with its `lsb_release`...) are ignored. The kernel is the host's running
 // one, as if /boot/vmlinuz-RELEASE were installed.
 
-// GrubDefaults and GrubDropIns are what update-grub reads; GrubCfg what it
+// Defaults and DropIns are what update-grub reads; Cfg what it
 // writes.
 const (
-	GrubDefaults = "/etc/default/grub"
-	GrubDropIns  = "/etc/default/grub.d"
-	GrubCfg      = "/boot/grub/grub.cfg"
+	Defaults = "/etc/default/grub"
+	DropIns  = "/etc/default/grub.d"
+	Cfg      = "/boot/grub/grub.cfg"
 )
 
 // grubVars are the variables the lab's update-grub tracks.
@@ -78,18 +81,18 @@ func RunningKernel(root string) (Kernel, error) {
 	return k, nil
 }
 
-// UpdateGrub regenerates root+GrubCfg from root+GrubDefaults and
-// root+GrubDropIns/*.cfg, printing to log what grub-mkconfig prints. The
+// Update regenerates root+Cfg from root+Defaults and
+// root+DropIns/*.cfg, printing to log what grub-mkconfig prints. The
 // configuration is read whole before anything is written: a file it cannot
 // read leaves grub.cfg as it was.
-func UpdateGrub(root string, k Kernel, log io.Writer) error {
+func Update(root string, k Kernel, log io.Writer) error {
 	vars, err := readGrubDefaults(root)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, filepath.Dir(GrubCfg))
+	dir := filepath.Join(root, filepath.Dir(Cfg))
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("update-grub: no %s directory (%v): GRUB is not installed here", filepath.Dir(GrubCfg), err)
+		return fmt.Errorf("update-grub: no %s directory (%v): GRUB is not installed here", filepath.Dir(Cfg), err)
 	}
 	fmt.Fprintln(log, "Generating grub configuration file ...")
 	fmt.Fprintf(log, "Found linux image: /boot/vmlinuz-%s\n", k.Release)
@@ -108,15 +111,15 @@ func UpdateGrub(root string, k Kernel, log io.Writer) error {
 // readGrubDefaults reads /etc/default/grub (if there) and then each
 // /etc/default/grub.d/*.cfg in name order, as grub-mkconfig sources them.
 func readGrubDefaults(root string) (map[string]string, error) {
-	files := []string{GrubDefaults}
-	ents, err := os.ReadDir(filepath.Join(root, GrubDropIns))
+	files := []string{Defaults}
+	ents, err := os.ReadDir(filepath.Join(root, DropIns))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("update-grub: %w", err)
 	}
 	var drop []string
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".cfg") {
-			drop = append(drop, filepath.Join(GrubDropIns, e.Name()))
+			drop = append(drop, filepath.Join(DropIns, e.Name()))
 		}
 	}
 	sort.Strings(drop)
