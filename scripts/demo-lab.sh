@@ -24,8 +24,10 @@ step() {
 }
 
 # lab up cleans up after itself when it fails (and leaves alone a lab of that name already up)
+# --far-ends wire: the check's far ends in the lab's wire netns (rig plays
+# them itself); without it the far ends are the lab's host and peer
 step 0 "a virtual BlueField-2: netns, card sysfs view, firmware tools, the lab's own OvS" \
-	"$RIG" lab up bf2-dpu --name "$LAB" || { printf '\nmake demo: FAILED\n'; exit 1; }
+	"$RIG" lab up bf2-dpu --name "$LAB" --far-ends wire || { printf '\nmake demo: FAILED\n'; exit 1; }
 trap '"$RIG" lab down "$LAB" >/dev/null 2>&1; exit 1' INT TERM
 {
 	step 3 "bring-up, first run: DPU mode is set for next boot (exit 3: power cycle required; the check waits for it)" \

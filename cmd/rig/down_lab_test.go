@@ -256,7 +256,7 @@ func TestPrivilegedLabDownAfterUpRestoresBF2(t *testing.T) {
 	t0 := time.Now()
 	bin := buildRig(t)
 	name := fmt.Sprintf("dn-%d", os.Getpid()%10000)
-	labUp(t, bin, "bf2-dpu", name)
+	labUp(t, bin, "bf2-dpu", name, "--far-ends", "wire") // the check's far ends in the wire netns
 	before, fw0 := labHostState(t, bin, name), labFirmware(t, name)
 	t.Logf("built and lab up in %v", time.Since(t0).Round(time.Second))
 

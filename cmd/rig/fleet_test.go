@@ -213,8 +213,8 @@ func (e *fleetEnv) addHost(t *testing.T, name, labName, subnet string, i int, dp
 	if err := os.MkdirAll(h.dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	labUp(t, e.bin, "bf2-dpu", labName)
-	if dpuMode { // a card already in DPU mode (as BlueField-2s ship): no power cycle needed
+	labUp(t, e.bin, "bf2-dpu", labName, "--far-ends", "wire") // the check's far ends in the wire netns
+	if dpuMode {                                              // a card already in DPU mode (as BlueField-2s ship): no power cycle needed
 		if code, out, errOut := runBin(t, e.bin, "lab", "exec", labName, "--", e.bin, "mode", "set", "dpu"); code != exitPowerCycle {
 			t.Fatalf("%s: mode set dpu: exit %d\n%s%s", name, code, out, errOut)
 		}

@@ -54,10 +54,11 @@ func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	return 0, o.String(), e.String()
 }
 
-// labUp brings lab name of kind up and downs it when the test ends.
-func labUp(t *testing.T, bin, kind, name string) {
+// labUp brings lab name of kind up (with the extra flags of lab up) and
+// downs it when the test ends.
+func labUp(t *testing.T, bin, kind, name string, extra ...string) {
 	t.Helper()
-	if code, out, errOut := runBin(t, bin, "lab", "up", kind, "--name", name); code != 0 {
+	if code, out, errOut := runBin(t, bin, append([]string{"lab", "up", kind, "--name", name}, extra...)...); code != 0 {
 		runBin(t, bin, "lab", "down", name)
 		t.Fatalf("lab up %s: exit %d\n%s%s", kind, code, out, errOut)
 	}
@@ -78,7 +79,7 @@ func labGone(t *testing.T, bin, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{l.Dir, l.NetNSPath(), l.WireNetNSPath()} {
+	for _, p := range []string{l.Dir, l.NetNSPath(), l.WireNetNSPath(), l.HostNetNSPath(), l.PeerNetNSPath()} {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("cleanup: lab %s: %s is still there after lab down\n%s%s", name, p, out, errOut)
 		}
@@ -282,7 +283,11 @@ ovs:
 // (hugetlbfs mounted inside, pages in use) goes down leaving the host's
 // mounts, rig-lab netns, links, mount-point dirs and hugepages as they
 // were, and none of its processes; `rig up` inside found the lab's OvS at
-// the default rundir with no flags and restarted it by pid.
+// the default rundir with no flags and restarted it by pid. The lab is
+// the BlueField's three machines (checkLabMachines: netdevs, addresses,
+// pings over tmfifo_net0 and the management link, a frame host PF →
+// pf0hpf, rig inventory on the host), and down ends the processes on the
+// host and the peer too.
 func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	hugetest.ReserveFor(t, playbookNeeds(t, hvPlaybook)...)
@@ -295,6 +300,7 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 	noOtherLab(t)
 	before, hostMounts0 := snapshotHost(t), hostMounts(t)
 	labUp(t, bin, "bf2-dpu", "lt-host")
+	farPids := checkLabMachines(t, bin, "lt-host")
 	code, out, errOut := runBin(t, bin, "lab", "exec", "lt-host", "--", bin, "up", "-p", pb)
 	if code != 0 || !strings.Contains(out, "restart (private instance in /var/run/openvswitch)") || !strings.Contains(out, "dpdk_initialized=true") {
 		t.Fatalf("rig up inside the lab: exit %d\n%s%s", code, out, errOut)
@@ -317,7 +323,12 @@ func TestPrivilegedLabUpDownLeavesHostAsBefore(t *testing.T) {
 	}
 	for _, p := range st.Processes {
 		if pidAlive(p.PID) {
-			t.Errorf("lab process %d (%s) still runs after down", p.PID, p.Comm)
+			t.Errorf("lab process %d (%s, %s) still runs after down", p.PID, p.Comm, p.Where)
+		}
+	}
+	for _, pid := range farPids {
+		if pidAlive(pid) {
+			t.Errorf("process %d on the lab's host or peer still runs after down", pid)
 		}
 	}
 	waitEqual(t, before)
@@ -538,6 +549,9 @@ func TestLabUsage(t *testing.T) {
 		{[]string{"lab", "up", "bf2-dpu", "--name", "Bad_Name"}, "--name: lab name"},
 		{[]string{"lab", "link", "a", "p0", "sideways"}, `want down or up`},
 		{[]string{"lab", "exec", "a", "rig"}, "want NAME -- COMMAND"},
+		{[]string{"lab", "exec", "a", "--on", "switch", "--", "rig"}, `--on "switch": want one of arm, host, peer`},
+		{[]string{"lab", "up", "bf2-dpu", "--far-ends", "cable"}, `--far-ends "cable": want machines`},
+		{[]string{"lab", "up", "cx6dx-host", "--far-ends", "machines"}, "a cx6dx-host is no DPU"},
 		{[]string{"lab", "down", "../x"}, "lab name"},
 	} {
 		code, _, errOut := rig(t, c.args...)

@@ -184,7 +184,8 @@ var storyRounds = [][]int{{0, 1}, {2}, {3}}
 // of a round start their OvS one at a time and run their checks together.
 func runStory(t *testing.T, bin string, c storyCase, name string, ovsStart *sync.Mutex) map[uint64]bool {
 	t.Helper()
-	labUp(t, bin, c.kind, name)
+	// the check's far ends in the lab's wire netns (its local far ends)
+	labUp(t, bin, c.kind, name, "--far-ends", "wire")
 	ids := map[uint64]bool{}
 	for _, p := range []string{"/run/netns/rig-lab-" + name, "/run/netns/rig-lab-" + name + "-wire", filepath.Join(lab.StateRoot, name, "mnt")} {
 		var st unix.Stat_t
