@@ -2,16 +2,19 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"rig/internal/host"
@@ -124,48 +127,87 @@ func netnsLinks(t *testing.T, ns string) []string {
 // icmpEcho sends one ICMP echo request from network namespace nsPath to
 // dst and waits up to 2 s for its reply.
 func icmpEcho(nsPath, dst string) error {
-	return host.InNetNS(nsPath, func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)
+	var fd int
+	if err := inNetNS(nsPath, func() (err error) {
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)
+		return err
+	}); err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 200000}); err != nil {
+		return err
+	}
+	id := os.Getpid() & 0xffff
+	req := []byte{8, 0, 0, 0, byte(id >> 8), byte(id), 0, 1, 'r', 'i', 'g'}
+	var sum uint32
+	for i := 0; i < len(req); i += 2 {
+		w := uint32(req[i]) << 8
+		if i+1 < len(req) {
+			w |= uint32(req[i+1])
+		}
+		sum += w
+	}
+	sum = (sum >> 16) + (sum & 0xffff)
+	sum += sum >> 16
+	cs := ^uint16(sum)
+	req[2], req[3] = byte(cs>>8), byte(cs)
+	to := &unix.SockaddrInet4{}
+	copy(to.Addr[:], net.ParseIP(dst).To4())
+	if err := unix.Sendto(fd, req, 0, to); err != nil {
+		return fmt.Errorf("send to %s: %w", dst, err)
+	}
+	buf := make([]byte, 1500)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		n, from, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
-			return err
+			continue // timeout: look again until the deadline
 		}
-		defer unix.Close(fd)
-		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 200000}); err != nil {
-			return err
+		ihl := int(buf[0]&0x0f) * 4
+		f, ok := from.(*unix.SockaddrInet4)
+		if ok && f.Addr == to.Addr && n >= ihl+8 && buf[ihl] == 0 && int(buf[ihl+4])<<8|int(buf[ihl+5]) == id {
+			return nil
 		}
-		id := os.Getpid() & 0xffff
-		req := []byte{8, 0, 0, 0, byte(id >> 8), byte(id), 0, 1, 'r', 'i', 'g'}
-		var sum uint32
-		for i := 0; i < len(req); i += 2 {
-			w := uint32(req[i]) << 8
-			if i+1 < len(req) {
-				w |= uint32(req[i+1])
-			}
-			sum += w
+	}
+	return fmt.Errorf("no echo reply from %s in 2 s", dst)
+}
+
+// inNetNS runs fn on a thread in network namespace nsPath and moves the
+// thread back before it is unlocked: a socket fn makes stays in nsPath,
+// and this process never sits in a lab's namespace (lab down ends every
+// process found in one: host.InNetNS leaves its thread there, and when
+// that thread is the main one the test binary itself is found).
+func inNetNS(nsPath string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			done <- err
+			return // locked: the thread ends with this goroutine
 		}
-		sum = (sum >> 16) + (sum & 0xffff)
-		sum += sum >> 16
-		cs := ^uint16(sum)
-		req[2], req[3] = byte(cs>>8), byte(cs)
-		to := &unix.SockaddrInet4{}
-		copy(to.Addr[:], net.ParseIP(dst).To4())
-		if err := unix.Sendto(fd, req, 0, to); err != nil {
-			return fmt.Errorf("send to %s: %w", dst, err)
+		defer orig.Close()
+		target, err := netns.GetFromPath(nsPath)
+		if err != nil {
+			done <- err
+			runtime.UnlockOSThread()
+			return
 		}
-		buf := make([]byte, 1500)
-		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
-			n, from, err := unix.Recvfrom(fd, buf, 0)
-			if err != nil {
-				continue // timeout: look again until the deadline
-			}
-			ihl := int(buf[0]&0x0f) * 4
-			f, ok := from.(*unix.SockaddrInet4)
-			if ok && f.Addr == to.Addr && n >= ihl+8 && buf[ihl] == 0 && int(buf[ihl+4])<<8|int(buf[ihl+5]) == id {
-				return nil
-			}
+		defer target.Close()
+		if err := netns.Set(target); err != nil {
+			done <- fmt.Errorf("netns %s: %w", nsPath, err)
+			runtime.UnlockOSThread()
+			return
 		}
-		return fmt.Errorf("no echo reply from %s in 2 s", dst)
-	})
+		ferr := fn()
+		if err := netns.Set(orig); err != nil {
+			done <- errors.Join(ferr, fmt.Errorf("back from netns %s: %w", nsPath, err))
+			return // still in nsPath: the thread ends with this goroutine
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	return <-done
 }
 
 // frameThrough sends an Ethernet frame on netdev from in netns fromNS
@@ -175,7 +217,7 @@ func frameThrough(fromNS, from, toNS, to string) error {
 	payload := []byte(fmt.Sprintf("rig lab frame %d", time.Now().UnixNano()))
 	packetSocket := func(nsPath, dev string) (int, int, error) {
 		var fd, ifindex int
-		err := host.InNetNS(nsPath, func() error {
+		err := inNetNS(nsPath, func() error {
 			ifc, err := net.InterfaceByName(dev)
 			if err != nil {
 				return err
