@@ -88,9 +88,9 @@ func (l Lab) netNSOf(machine string) string {
 	return l.NetNS()
 }
 
-// createMachines makes the host's sysfs tree of the card and its mount
-// namespace (its init), and gives the machines their addresses; the
-// veths are made already (makeVeths).
+// createMachines makes the host's sysfs tree of the card, its mount
+// namespace (its init) and its port keeper, and gives the machines their
+// addresses; the veths are made already (makeVeths).
 func (l Lab) createMachines(c card.Card, binary string) error {
 	m, _ := card.MachinesOf(c.Kind)
 	for _, d := range []string{filepath.Dir(l.HostMntPath()), l.hostStash()} {
@@ -106,7 +106,10 @@ func (l Lab) createMachines(c card.Card, binary string) error {
 			return fmt.Errorf("lab %s: %s: %w", l.Name, a.Machine, err)
 		}
 	}
-	return l.startInit(binary, machineHost)
+	if err := l.startInit(binary, machineHost); err != nil {
+		return err
+	}
+	return l.startPortsOn(binary, machineHost)
 }
 
 func addAddress(ns, dev, cidr string) error {

@@ -38,11 +38,26 @@ func PortState(adminUp, carrier bool) (state, phys string) {
 // netdevs there and keeps each one's RDMA port state in the card tree as
 // mlx5 would (PortState), so `ip link set enp59s0f1np1 up` inside a lab
 // (or rig's rdma step) makes mlx5_1 ACTIVE, as on the card. It runs until
-// killed (lab down, power cycle) or ctx ends.
-func FollowPorts(ctx context.Context, name string) error {
+// killed (lab down, power cycle) or ctx ends. With machine "host" (`rig
+// lab __ports NAME host`, in the host's network namespace) it keeps the
+// host card's RDMA ports (mlx5_0 follows the host's PF0 netdev) in the
+// host's tree; it runs until lab down.
+func FollowPorts(ctx context.Context, name, machine string) error {
 	l, c, err := opened(name)
 	if err != nil {
 		return err
+	}
+	root := l.CardRoot()
+	switch machine {
+	case machineArm:
+	case machineHost:
+		m, ok := card.MachinesOf(c.Kind)
+		if !ok {
+			return fmt.Errorf("lab %s: a %s has no host", name, c.Kind)
+		}
+		c, root = m.Host, l.HostCardRoot()
+	default:
+		return fmt.Errorf("lab %s: no port keeper for machine %q (arm, host)", name, machine)
 	}
 	updates, done := make(chan netlink.LinkUpdate, 64), make(chan struct{})
 	defer close(done)
@@ -63,7 +78,7 @@ func FollowPorts(ctx context.Context, name string) error {
 				continue
 			}
 			state, phys := PortState(a.Flags&net.FlagUp != 0, a.RawFlags&unix.IFF_LOWER_UP != 0)
-			pd := c.PortDir(l.CardRoot(), ib)
+			pd := c.PortDir(root, ib)
 			if _, err := os.Stat(pd); err != nil {
 				continue // a VF's RDMA device, gone with its VF (sriov_numvfs 0)
 			}
@@ -87,11 +102,19 @@ func writeIfDiffers(p, v string) error {
 // startPorts starts the port keeper in the lab's network namespace, in
 // its own session, and leaves it running (lab down and power cycle end it
 // with the lab's other processes).
-func (l Lab) startPorts(binary string) error {
-	cmd := exec.Command(binary, "lab", "__ports", l.Name)
+func (l Lab) startPorts(binary string) error { return l.startPortsOn(binary, machineArm) }
+
+// startPortsOn starts the port keeper of a machine (the Arm, the host)
+// in its network namespace; the host's runs until lab down.
+func (l Lab) startPortsOn(binary, machine string) error {
+	cmd := exec.Command(binary, "lab", "__ports", l.Name, machine)
 	cmd.SysProcAttr = &unix.SysProcAttr{Setsid: true}
-	if err := host.InNetNS(l.NetNSPath(), cmd.Start); err != nil {
-		return fmt.Errorf("lab %s: start the port keeper: %w", l.Name, err)
+	ns := l.NetNSPath()
+	if machine == machineHost {
+		ns = l.HostNetNSPath()
+	}
+	if err := host.InNetNS(ns, cmd.Start); err != nil {
+		return fmt.Errorf("lab %s: start the %s's port keeper: %w", l.Name, machine, err)
 	}
 	return cmd.Process.Release()
 }

@@ -100,8 +100,14 @@ func newLabInternalCmds(a *app) []*cobra.Command {
 		},
 	}
 	portsCmd := &cobra.Command{
-		Use: "__ports NAME", Hidden: true, Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return lab.FollowPorts(cmd.Context(), args[0]) },
+		Use: "__ports NAME [MACHINE]", Hidden: true, Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			machine := "arm"
+			if len(args) == 2 {
+				machine = args[1]
+			}
+			return lab.FollowPorts(cmd.Context(), args[0], machine)
+		},
 	}
 	kernelCmd := &cobra.Command{
 		Use: "__kernel NAME", Hidden: true, Args: cobra.ExactArgs(1),
