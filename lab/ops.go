@@ -137,7 +137,8 @@ type PowerCycleReport struct {
 }
 
 // PowerCycle does to the lab what a power cycle does to the card and the
-// Arm OS on it: Next Boot firmware configuration becomes current, every
+// Arm OS on it (the x86 host's and the peer's processes, other machines,
+// keep running: a serve there answers again once the Arm is back): Next Boot firmware configuration becomes current, every
 // process in the lab ends (OvS included), and the OS's services start
 // again: ovsdb-server and ovs-vswitchd, from the lab's existing conf.db (as
 // /etc/openvswitch/conf.db survives a reboot), so vswitchd reads its DPDK
