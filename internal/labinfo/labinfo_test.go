@@ -22,7 +22,8 @@ func TestWriteRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Info{Name: "a", Kind: "bf2-dpu", NetNS: "rig-lab-a", WireNetNS: "rig-lab-a-wire",
-		FirmwareState: "/run/rig/fw.json", Substitutions: map[string]string{"mlx5": "net_af_packet"}}
+		FirmwareState: "/run/rig/fw.json", Substitutions: map[string]string{"mlx5": "net_af_packet"},
+		Machine: MachineArm, HostNetNS: "rig-lab-a-host", PeerNetNS: "rig-lab-a-peer"}
 	if err := Write(dir, want); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,8 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name != "a" || got.WireNetNS != "rig-lab-a-wire" || got.Substitutions["mlx5"] != "net_af_packet" || got.SchemaVersion != SchemaVersion {
+	if got.Name != "a" || got.WireNetNS != "rig-lab-a-wire" || got.Substitutions["mlx5"] != "net_af_packet" || got.SchemaVersion != SchemaVersion ||
+		got.Machine != "arm" || got.HostNetNS != "rig-lab-a-host" || got.PeerNetNS != "rig-lab-a-peer" {
 		t.Fatalf("Read = %+v", got)
 	}
 }
