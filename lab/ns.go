@@ -164,7 +164,7 @@ func (l Lab) ExecOn(machine string, argv []string) error {
 		}
 		if !rec.machines() {
 			return &Error{Lab: l.Name, Err: fmt.Errorf("no machine %s: its far ends are %q (the lab is the card's machine only)", machine, rec.FarEnds),
-				FixText: "run it on the Arm (--on arm); a DPU kind's lab has a host and a peer when made with `rig lab up KIND` without --far-ends wire"}
+				FixText: "run it on the card's machine (--on arm, the default); a DPU kind's lab (bf2-dpu, bf3-dpu) has a host and a peer when made without --far-ends wire"}
 		}
 		env = l.farEnv(os.Environ(), machine)
 	}
