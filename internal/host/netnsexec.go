@@ -18,9 +18,8 @@ import (
 // The child inherits the netns of the thread that forks it, and the death
 // signal follows that thread, not the process: so the start runs on a
 // goroutine that locks its thread, joins the netns, forks, and then keeps
-// the thread until the caller calls release (after cmd.Wait). It never
-// unlocks: when it returns, Go ends the thread and the namespace change
-// goes with it (no other goroutine ever runs on it).
+// the thread until the caller calls release (after cmd.Wait). Then the
+// thread goes back to rig's netns (lockedIn).
 func StartTied(cmd *exec.Cmd, nsName string) (release func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -29,12 +28,15 @@ func StartTied(cmd *exec.Cmd, nsName string) (release func(), err error) {
 	errc := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		ns := ""
 		if nsName != "" {
-			if err := joinNetNS(nsName); err != nil {
-				errc <- err
-				return
-			}
+			ns = filepath.Join("/run/netns", nsName)
+		}
+		leave, err := lockedIn(ns)
+		defer leave()
+		if err != nil {
+			errc <- fmt.Errorf("netns %s: %w (is it created? `ip netns list`)", nsName, err)
+			return
 		}
 		errc <- cmd.Start()
 		<-done
@@ -45,11 +47,34 @@ func StartTied(cmd *exec.Cmd, nsName string) (release func(), err error) {
 	return func() { close(done) }, nil
 }
 
-func joinNetNS(nsName string) error {
-	if err := setnsPath(filepath.Join("/run/netns", nsName)); err != nil {
-		return fmt.Errorf("netns %s: %w (is it created? `ip netns list`)", nsName, err)
+// lockedIn locks the calling goroutine to its thread and moves the thread
+// into the network namespace nsPath names ("" = stay). leave, which the
+// goroutine defers, moves the thread back and unlocks it; when the way
+// back fails the thread stays locked, and Go ends it with the goroutine.
+// The way back matters: Go never ends a process's main thread, it parks
+// it, and /proc/PID/ns/net is the main thread's, so a main thread left in
+// a lab's netns made the whole process look like one of the lab's (and
+// rig lab down ends those).
+func lockedIn(nsPath string) (leave func(), err error) {
+	runtime.LockOSThread()
+	if nsPath == "" {
+		return runtime.UnlockOSThread, nil
 	}
-	return nil
+	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return func() {}, err // locked: the thread ends with the goroutine
+	}
+	back := func() {
+		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		unix.Close(orig)
+	}
+	if err := setnsPath(nsPath); err != nil {
+		back()
+		return func() {}, err
+	}
+	return back, nil
 }
 
 // setnsPath moves the calling thread into the network namespace that the
@@ -68,14 +93,15 @@ func setnsPath(nsPath string) error {
 
 // InNetNS runs fn on a thread of its own inside the network namespace
 // nsPath names: a process fn starts is born there, a /proc/sys/net file fn
-// writes is that namespace's. The thread is locked and never unlocked, so
-// Go ends it when fn returns and no other goroutine ever runs in the
-// namespace (lab-notes.md: threads and setns).
+// writes is that namespace's. The thread is locked while fn runs and goes
+// back to this process's netns after (lockedIn), so no other goroutine
+// ever runs in the namespace (lab-notes.md: threads and setns).
 func InNetNS(nsPath string, fn func() error) error {
 	done := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread()
-		if err := setnsPath(nsPath); err != nil {
+		leave, err := lockedIn(nsPath)
+		defer leave()
+		if err != nil {
 			done <- fmt.Errorf("netns %s: %w", nsPath, err)
 			return
 		}
