@@ -24,19 +24,22 @@ const stateLockWait = 30 * time.Second
 // through a symbolic link, created 0600 by rig, one link, rig's user's,
 // in a directory others cannot change) and held with flock until release:
 // how is unix.LOCK_EX for an update, unix.LOCK_SH for a read (a read
-// never sees the file between two writers' renames).
+// never sees the file between two writers' renames; it creates nothing).
 func lockState(sf StateStore, how int) (release func(), err error) {
 	p, dir := sf.Path+".lock", filepath.Dir(sf.Path)
 	obj := "rig state lock " + p
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && how == unix.LOCK_SH {
-		return func() {}, nil // nothing to read yet
+	trust := host.Trust{Flags: unix.O_RDWR, Forbidden: 0o077, OneLink: true, CheckDir: true, EUID: os.Geteuid()}
+	if how == unix.LOCK_EX {
+		trust.Create = 0o600
+		if err := os.MkdirAll(dir, 0o755); err != nil { // as SaveState makes it
+			return nil, &Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err), FixText: "give another place with --state-file FILE"}
+		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil { // as SaveState makes it
-		return nil, &Problem{Object: obj, Err: fmt.Errorf("%w; nothing was written", err), FixText: "give another place with --state-file FILE"}
-	}
-	f, err := host.OpenTrusted(p, host.Trust{Flags: unix.O_RDWR, Create: 0o600, Forbidden: 0o077, OneLink: true, CheckDir: true, EUID: os.Geteuid()})
+	f, err := host.OpenTrusted(p, trust)
 	var u *host.Untrusted
 	switch {
+	case how == unix.LOCK_SH && errors.Is(err, fs.ErrNotExist):
+		return func() {}, nil // no update yet made it: a read creates nothing
 	case errors.As(err, &u) && u.Path == dir:
 		// the state file's directory: worded as the state file's own refusal
 		return nil, untrustedStateFile("rig state "+sf.Path, sf.Path, dir, os.Geteuid(), u)
