@@ -33,6 +33,8 @@ type ovsStep struct {
 	// the re-check reports a DPDK init failure instead of asking for
 	// another restart.
 	restarted bool
+	// applied names the writes this apply made so far (reset by Check)
+	applied []string
 	// fixture is --root when it names a fixture and no instance was given
 	// (--rundir, --db): the system OvS is this machine's, not the
 	// fixture's, so the step plans against an empty database and refuses
@@ -75,7 +77,10 @@ func (s *ovsStep) op(a ovsAction) provision.Op {
 	c := a.changes[len(a.changes)-1]
 	do := func(ctx context.Context) error {
 		if err := a.do(ctx); err != nil {
-			return fmt.Errorf("%s: %s: %w", c.Object, c.Action, err)
+			return s.opFailed(c.Object, c.Action, err)
+		}
+		for _, ch := range a.changes {
+			s.applied = append(s.applied, ch.Object+": "+ch.Action)
 		}
 		if a.phase == phaseRestart {
 			s.restarted = true
@@ -97,6 +102,7 @@ const (
 )
 
 func (s *ovsStep) Check(ctx context.Context) (provision.Plan, error) {
+	s.applied = nil
 	return s.diff(ctx)
 }
 
