@@ -322,10 +322,21 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 		// the log may lag the database: wait (bounded) for the line
 		// that ends DPDK's init before reading the cause from it
 		dd := diagnose.DiagnoseDPDK(st, diagnose.EvidenceLog(ctx, s.c, st))
-		if s.restarted || len(dd.Evidence) > 0 {
+		switch {
+		case dd.Kind == diagnose.ProblemNoHugepages && !s.restarted:
+			// DPDK takes its memory only at start: once the pages
+			// are free again, a restart is the fix
+			ok, have := s.pagesFree(st)
+			if !ok {
+				dd.Fix = "free hugepages (" + have + "): stop what holds them (`rig hugepages status`), reserve more (hugepages section of the playbook) or lower ovs.config.dpdk-socket-mem; then `rig up` restarts ovs-vswitchd (DPDK takes its memory only at start)"
+				return diagProblem(dd)
+			}
+			d.restart = "DPDK found too few free hugepages at ovs-vswitchd's last start; now " + have + ": a restart initialises DPDK"
+		case s.restarted || len(dd.Evidence) > 0:
 			return diagProblem(dd)
+		default:
+			d.restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
 		}
-		d.restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
 	}
 	if d.restart != "" {
 		how := "systemctl restart openvswitch-switch"
