@@ -112,6 +112,9 @@ func (l Lab) status() Status {
 	if st.Processes == nil {
 		st.Processes = []Proc{}
 	}
+	if st.Up {
+		st.Problems = append(st.Problems, liveProblems(l.Name, st.Processes, procCmdline)...)
+	}
 	return st
 }
 
