@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -161,6 +162,9 @@ func classifyRuntimeDir(fs RuntimeFS, rd RuntimeDir, locks map[string]int, users
 				return RuntimeAlive, fmt.Sprintf("pid %d holds a lock on %s (a DPDK process is attached)", pid, f.Name())
 			}
 		}
+		if p := path.Join(rd.Path, f.Name()); users[p] {
+			return RuntimeAlive, "a live process holds " + p
+		}
 	}
 	for p := range users {
 		if b := path.Base(p); strings.HasPrefix(b, rd.Prefix+"map_") && isDPDKHugeFile(b) {
@@ -171,6 +175,13 @@ func classifyRuntimeDir(fs RuntimeFS, rd RuntimeDir, locks map[string]int, users
 		return RuntimeDead, "empty: nothing of its process is left"
 	}
 	if errors.Is(err, os.ErrNotExist) {
+		if pid, ok := rigPrefixPID(rd.Prefix); ok {
+			// rig's dataplane runs --in-memory: no config file to lock
+			if fs.Exists(fmt.Sprintf("/proc/%d", pid)) {
+				return RuntimeAlive, fmt.Sprintf("rig's own prefix (rig<pid>) and pid %d runs", pid)
+			}
+			return RuntimeDead, fmt.Sprintf("rig's own prefix (rig<pid>) and pid %d is gone (killed or crashed); no process holds or maps its files", pid)
+		}
 		return RuntimeUnknown, "no config file (an --in-memory run, or not a DPDK runtime dir); left alone"
 	}
 	return RuntimeDead, "no process holds the config lock: its DPDK process is gone"
@@ -237,6 +248,9 @@ func RemoveDeadRuntimeDir(full string) error {
 // removeRuntimeDir removes runtime dir dir (a host path under fs's root).
 func removeRuntimeDir(fs RuntimeFS, dir string) error {
 	f, err := fs.OpenFile(dir+"/config", os.O_RDWR, 0)
+	if _, rig := rigPrefixPID(path.Base(dir)); errors.Is(err, os.ErrNotExist) && rig {
+		return removeRigRuntimeDir(fs, dir)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return fs.Remove(dir) // an empty dir (rmdir fails if a process filled it meanwhile)
 	}
@@ -267,6 +281,38 @@ func removeRuntimeDir(fs RuntimeFS, dir string) error {
 	}
 	if err := fs.Remove(dir + "/config"); err != nil {
 		return err
+	}
+	return fs.Remove(dir)
+}
+
+// rigPrefixPID reads the pid out of rig's own --file-prefix, rig<pid>
+// (bench.DefaultFilePrefix; this package cannot import bench).
+func rigPrefixPID(prefix string) (int, bool) {
+	n, ok := strings.CutPrefix(prefix, "rig")
+	if !ok || n == "" || n[0] == '0' || len(n) > 9 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(n)
+	return pid, err == nil && pid > 0
+}
+
+// removeRigRuntimeDir removes the runtime dir of a dead rig process (no
+// config file: --in-memory): its files, then the dir. A subdirectory is
+// not what DPDK leaves: then nothing is removed.
+func removeRigRuntimeDir(fs RuntimeFS, dir string) error {
+	ents, err := fs.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			return fmt.Errorf("holds a subdirectory %s, not what DPDK leaves; remove it by hand if it is yours", e.Name())
+		}
+	}
+	for _, e := range ents {
+		if err := fs.Remove(dir + "/" + e.Name()); err != nil {
+			return err
+		}
 	}
 	return fs.Remove(dir)
 }

@@ -44,6 +44,9 @@ type poolRecord struct {
 	SchemaVersion string         `json:"schemaVersion"`
 	Lab           string         `json:"lab"`   // the lab whose up wrote it
 	Pools         map[string]int `json:"pools"` // hugepages-2048kB -> nr_hugepages
+	// Host: a rig run on the host moved Pools by what it changed
+	// (NoteHostPools), so they are not quite the first lab's sizes.
+	Host bool `json:"host,omitempty"`
 }
 
 // readPools returns every size's nr_hugepages under sysDir.
@@ -124,6 +127,9 @@ func restorePools(sysDir, recPath string, settle time.Duration) ([]string, error
 	var errs []error
 	for _, size := range slices.Sorted(maps.Keys(rec.Pools)) {
 		line, err := restorePool(filepath.Join(sysDir, size), size, rec.Pools[size], rec.Lab, settle)
+		if rec.Host && strings.HasSuffix(line, ", as when lab "+rec.Lab+" came up") {
+			line += " (and as the host's own rig left it since)"
+		}
 		if line != "" {
 			out = append(out, line)
 		}

@@ -124,6 +124,9 @@ func (l Lab) status() Status {
 	if st.Processes == nil {
 		st.Processes = []Proc{}
 	}
+	if st.Up {
+		st.Problems = append(st.Problems, liveProblems(l.Name, st.Processes, procCmdline)...)
+	}
 	st.Machines = l.machinesStatus(rec, st.Processes, &st.Problems)
 	return st
 }

@@ -570,8 +570,10 @@ func (c *Client) RestartVswitchd(ctx context.Context) error {
 		d := &Daemon{Dir: c.Target.RunDir, host: c.host}
 		return d.RestartVswitchd(ctx)
 	}
-	if _, err := c.host.Run(ctx, "systemctl", "restart", "openvswitch-switch"); err != nil {
-		return fmt.Errorf("ovs: restart ovs-vswitchd: %w", err)
+	rctx, cancel := context.WithTimeout(ctx, DefaultStartWait) // bounded as a private start is
+	defer cancel()
+	if _, err := c.host.Run(rctx, "systemctl", "restart", "openvswitch-switch"); err != nil {
+		return fmt.Errorf("ovs: restart ovs-vswitchd (bounded by %v): %w; see `systemctl status ovsdb-server ovs-vswitchd`", DefaultStartWait, err)
 	}
 	return nil
 }

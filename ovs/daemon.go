@@ -24,11 +24,12 @@ const (
 // point there too, so bridge .mgmt sockets and vhost-user sockets land in
 // Dir). Processes are started through the exec seam and stopped by pid.
 type Daemon struct {
-	Dir      string
-	host     Host
-	Vswitchd string        // "" = DefaultVswitchd
-	Schema   string        // "" = DefaultSchema
-	StopWait time.Duration // how long SIGTERM gets before SIGKILL; 0 = 5s
+	Dir       string
+	host      Host
+	Vswitchd  string        // "" = DefaultVswitchd
+	Schema    string        // "" = DefaultSchema
+	StopWait  time.Duration // how long SIGTERM gets before SIGKILL; 0 = 5s
+	StartWait time.Duration // bounds a daemon's start (--detach); 0 = DefaultStartWait
 }
 
 // NewDaemon returns the private instance in dir (made absolute).
@@ -200,12 +201,12 @@ func (d *Daemon) StartDB(ctx context.Context) error {
 		}
 	}
 	_ = os.Remove(d.path("db.sock")) // a stale socket from a killed server
-	_, err := d.host.Run(ctx, "env", append(d.env(), "ovsdb-server", d.path("conf.db"),
+	err := d.startDetached(ctx, "ovsdb-server", append(d.env(), "ovsdb-server", d.path("conf.db"),
 		"--remote=punix:"+d.path("db.sock"),
 		"--pidfile="+d.path("ovsdb-server.pid"),
 		"--log-file="+d.path("ovsdb-server.log"),
 		"--unixctl="+d.path("ovsdb-server.ctl"),
-		"--detach", "--no-chdir", "-vconsole:off")...)
+		"--detach", "--no-chdir", "-vconsole:off"))
 	if err != nil {
 		return fmt.Errorf("ovs daemon: start ovsdb-server in %s: %w (log: %s)", d.Dir, err, d.path("ovsdb-server.log"))
 	}
@@ -230,12 +231,15 @@ func (d *Daemon) StartVswitchd(ctx context.Context) error {
 	for _, n := range []string{"ovs-vswitchd.ctl"} {
 		_ = os.Remove(d.path(n))
 	}
-	_, err := d.host.Run(ctx, "env", append(d.env(), d.vswitchdBin(), d.DB(),
+	err := d.startDetached(ctx, "ovs-vswitchd", append(d.env(), d.vswitchdBin(), d.DB(),
 		"--pidfile="+d.path("ovs-vswitchd.pid"),
 		"--log-file="+d.path("ovs-vswitchd.log"),
 		"--unixctl="+d.path("ovs-vswitchd.ctl"),
-		"--detach", "--no-chdir", "-vconsole:off")...)
-	if err != nil {
+		"--detach", "--no-chdir", "-vconsole:off"))
+	var se *StartError
+	if errors.As(err, &se) {
+		return err
+	} else if err != nil {
 		tail := strings.Join(LastStartLines(d.host, d.Target(), 5, isProblemLine), " | ")
 		return fmt.Errorf("ovs daemon: start ovs-vswitchd in %s: %w (log %s: %s)", d.Dir, err, d.path("ovs-vswitchd.log"), tail)
 	}
@@ -244,6 +248,66 @@ func (d *Daemon) StartVswitchd(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DefaultStartWait bounds a daemon's start: --detach returns once the
+// daemon is ready, and ovs-vswitchd is ready once it has read its
+// configuration from ovsdb-server (DPDK's init included).
+const DefaultStartWait = 2 * time.Minute
+
+// StartError is a start that did not finish: ovsdb-server died while
+// ovs-vswitchd waited for it (it waits for ever), or the bound ran out.
+// The half-started daemon was stopped.
+type StartError struct{ Msg, CauseText, FixText string }
+
+func (e *StartError) Error() string { return e.Msg }
+func (e *StartError) Cause() string { return e.CauseText }
+func (e *StartError) Fix() string   { return e.FixText }
+
+// startDetached runs a --detach start of daemon name, bounded by
+// StartWait; ovs-vswitchd's start ends early when ovsdb-server dies.
+func (d *Daemon) startDetached(ctx context.Context, name string, argv []string) error {
+	wait := d.StartWait
+	if wait == 0 {
+		wait = DefaultStartWait
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timeout := fmt.Errorf("%s did not finish starting within %v", name, wait)
+	t := time.AfterFunc(wait, func() { cancel(timeout) })
+	defer t.Stop()
+	var db ProcStatus
+	if name == "ovs-vswitchd" {
+		go func() {
+			for sctx.Err() == nil {
+				if db = ProcessStatus(d.host, d.Target(), "ovsdb-server"); !db.Alive {
+					cancel(errDBDied)
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+	}
+	_, err := d.host.Run(sctx, "env", argv...)
+	why := context.Cause(sctx)
+	if err == nil || ctx.Err() != nil || why == nil {
+		return err
+	}
+	// its pidfile is written at fork: stop the half-started daemon
+	sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	_, _ = d.stopProc(sctx, name)
+	e := &StartError{Msg: fmt.Sprintf("ovs daemon: start %s in %s: %v; stopped the half-started %s", name, d.Dir, timeout, name),
+		CauseText: "see " + d.path(name+".log") + " for what it waited on",
+		FixText:   "rig ovs daemon stop --rundir " + d.Dir + ", then rig ovs daemon start --rundir " + d.Dir}
+	if why == errDBDied {
+		e.Msg = fmt.Sprintf("ovs daemon: start %s in %s: ovsdb-server died while %s waited for its configuration (%s: %s); stopped the half-started %s", name, d.Dir, name, db.Pidfile, db.Note, name)
+		e.CauseText = "ovsdb-server crashed or was killed (see " + d.path("ovsdb-server.log") + "); ovs-vswitchd cannot start without it"
+		e.FixText = "rig ovs daemon start --rundir " + d.Dir + " starts both; then rig up again"
+	}
+	return e
+}
+
+var errDBDied = errors.New("ovsdb-server died")
 
 // RestartMarker is the file, in the rundir, that says rig stopped
 // ovs-vswitchd to restart it. It is written before the stop and removed

@@ -256,6 +256,16 @@ func LoadState(sf StateStore) (RigState, error) {
 	if err := sf.ready(); err != nil {
 		return RigState{}, err
 	}
+	release, err := lockState(sf, unix.LOCK_SH)
+	if err != nil {
+		return RigState{}, err
+	}
+	defer release()
+	return loadState(sf)
+}
+
+// loadState is LoadState under the state file's lock.
+func loadState(sf StateStore) (RigState, error) {
 	b, err := readStateFile(sf.Path, os.Geteuid())
 	if errors.Is(err, fs.ErrNotExist) {
 		return RigState{Version: stateVersion}, nil
@@ -396,8 +406,17 @@ func (st *RigState) RecordBind(b BoundDevice) {
 }
 
 // UpdateState loads the state, lets change edit it, and saves it.
+// It holds the state file's own lock (lockState) throughout.
 func UpdateState(sf StateStore, change func(st *RigState)) error {
-	st, err := LoadState(sf)
+	if err := sf.ready(); err != nil {
+		return err
+	}
+	release, err := lockState(sf, unix.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer release()
+	st, err := loadState(sf)
 	if err != nil {
 		return err
 	}

@@ -294,7 +294,7 @@ func decodeChild(object string, stdout []byte, waitErr error, stderrTail string)
 		var xe *exec.ExitError
 		if errors.As(waitErr, &xe) {
 			if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				why = fmt.Sprintf("it was killed by %v", ws.Signal())
+				why = "it was killed by " + SignalText(ws.Signal())
 			} else {
 				why += fmt.Sprintf(" and exited %d", xe.ExitCode())
 			}
@@ -349,3 +349,12 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 }
 
 func (t *tailWriter) String() string { return string(t.b) }
+
+// SignalText names a signal for a message: "SIGABRT (aborted)" (Go's own
+// string for it alone reads "killed by aborted").
+func SignalText(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n + " (" + sig.String() + ")"
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}

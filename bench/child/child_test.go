@@ -27,8 +27,14 @@ func TestDecodeChild(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "kill -SEGV $$")
 	werr := cmd.Run()
 	_, err = decodeChild("child", nil, werr, "EAL: x\nmemif: y\n")
-	if !errors.As(err, &be) || !strings.Contains(be.Cause(), "killed by segmentation fault") || !strings.Contains(be.Cause(), "EAL: x | memif: y") || be.Fix() == "" {
+	if !errors.As(err, &be) || !strings.Contains(be.Cause(), "killed by SIGSEGV (segmentation fault)") || !strings.Contains(be.Cause(), "EAL: x | memif: y") || be.Fix() == "" {
 		t.Errorf("crash: %v (cause %q)", err, be.Cause())
+	}
+	// the signal by its name, then Go's words for it (not "killed by aborted")
+	werr = exec.Command("sh", "-c", "kill -ABRT $$").Run()
+	_, err = decodeChild("child", nil, werr, "")
+	if !errors.As(err, &be) || !strings.Contains(be.Cause(), "it was killed by SIGABRT (aborted)") {
+		t.Errorf("abort: %v (cause %q)", err, be.Cause())
 	}
 	_, err = decodeChild("child", []byte("not json"), nil, "")
 	if !errors.As(err, &be) || !strings.Contains(be.Cause(), "no rig.bench/v1 JSON document") {

@@ -205,11 +205,15 @@ func (p *Peer) refused(m peerMsg, sealed bool) error {
 	if m.Code == PeerCodeRun {
 		what = "the far run failed"
 	}
-	msg := strings.TrimPrefix(e.Error, "bench: ")
+	msg, cause, fix := farText(strings.TrimPrefix(e.Error, "bench: ")), farText(e.Cause), farText(e.Fix)
 	if !sealed {
-		msg += " (an unauthenticated answer)"
+		// anyone on the path could have sent it: its text is shown
+		// escaped, and its fix is not given as rig's advice
+		msg += " (an unauthenticated answer, shown escaped)"
+		cause = "an unauthenticated answer (the far side had not proven it holds the token); it says: " + orDefault(cause, msg) + "; its fix: " + orDefault(fix, "none")
+		fix = "check that " + p.Addr + " is your `rig bench serve` and that both hosts use the same token file"
 	}
-	return &PeerError{Addr: p.Addr, Code: m.Code, Err: fmt.Errorf("%s (%s): %s", what, m.Code, msg), cause: e.Cause, fix: e.Fix}
+	return &PeerError{Addr: p.Addr, Code: farText(m.Code), Err: fmt.Errorf("%s (%s): %s", what, farText(m.Code), msg), cause: cause, fix: fix}
 }
 
 // PeerError is what the far side answered instead of a result.

@@ -470,6 +470,28 @@ func TestPrivilegedLabKilledAndTaken(t *testing.T) {
 	if len(st.Processes) == 0 {
 		t.Fatal("no lab processes to kill")
 	}
+	if len(st.Problems) != 0 {
+		t.Errorf("status of a healthy lab: problems %q", st.Problems)
+	}
+	// the port keeper and the lab's OvS die: status names each
+	for _, p := range st.Processes {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+		if strings.HasPrefix(p.Comm, "ovs") || strings.HasSuffix(string(cmd), "\x00__ports\x00"+name+"\x00") {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+			for deadline := time.Now().Add(5 * time.Second); pidAlive(p.PID) && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	probs := strings.Join(labStatus(t, bin, name).Problems, "\n")
+	for _, want := range []string{"the port keeper (rig lab __ports " + name + ") is not running", "the lab's ovsdb-server is not running", "the lab's ovs-vswitchd is not running", "`rig lab power-cycle " + name + "` starts it again"} {
+		if !strings.Contains(probs, want) {
+			t.Errorf("status after the port keeper and OvS died lacks %q:\n%s", want, probs)
+		}
+	}
+	if strings.Contains(probs, "lab kernel") {
+		t.Errorf("the lab kernel runs, status says otherwise:\n%s", probs)
+	}
 	for _, p := range st.Processes {
 		_ = syscall.Kill(p.PID, syscall.SIGKILL)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/internal/host"
+	"rig/lab"
 	"rig/playbooks"
 	"rig/provision"
 	"rig/provision/steps"
@@ -314,7 +316,14 @@ func (a *app) executeReportThen(ctx context.Context, runner *provision.Runner, m
 		}
 		defer lock.Release()
 	}
+	var hostPools map[string]int // the labs' hugepage accounting (lab.NoteHostPools)
+	if mode == provision.RunApply && (a.root == "" || filepath.Clean(a.root) == "/") {
+		hostPools = lab.HostPools()
+	}
 	rep, err := runner.Execute(ctx, mode, sel)
+	if nerr := lab.NoteHostPools(hostPools); nerr != nil {
+		fmt.Fprintf(a.errOut, "warning: %v\n", nerr)
+	}
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

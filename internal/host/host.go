@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -57,6 +58,9 @@ func (e *ToolError) NotFound() bool { return errors.Is(e.Err, exec.ErrNotFound) 
 // RealExec runs the tool with no shell in between.
 func RealExec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	// a tool killed at ctx's end may leave a child holding its output
+	// (a --detach daemon's half-started child): stop waiting for it
+	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

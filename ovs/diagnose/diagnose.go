@@ -122,7 +122,7 @@ func DiagnoseDPDK(st *ovs.State, log ovs.LogTail) ovs.Diagnosis {
 		} else {
 			d.Cause = "dpdk-socket-mem asks for more hugepage memory than is free"
 		}
-		d.Fix = "reserve more hugepages (hugepages section, e.g. 2M x 512) or lower ovs.config.dpdk-socket-mem, then `rig up`"
+		d.Fix = "free hugepages (stop what holds them: `rig hugepages status`), reserve more (hugepages section, e.g. 2M x 512) or lower ovs.config.dpdk-socket-mem; then `rig up` restarts ovs-vswitchd (DPDK takes its memory only at start)"
 		return d
 	}
 	if m := matching(log, 2, "EAL:", "hugepage"); len(m) > 0 && len(matching(log, 1, "Cannot init memory")) > 0 ||
@@ -130,7 +130,7 @@ func DiagnoseDPDK(st *ovs.State, log ovs.LogTail) ovs.Diagnosis {
 		d.Kind = ProblemNoHugepages
 		d.Evidence = append(matching(log, 2, "hugepage"), matching(log, 1, "Cannot init memory")...)
 		d.Cause = "no free hugepages for DPDK (none reserved, or all in use)"
-		d.Fix = "reserve hugepages (hugepages section of the playbook; `rig up -p hugepages-2m`), then restart ovs-vswitchd with `rig up`"
+		d.Fix = "reserve hugepages (hugepages section of the playbook; `rig up -p hugepages-2m`) or free those in use (`rig hugepages status`); then `rig up` restarts ovs-vswitchd (DPDK takes its memory only at start)"
 		return d
 	}
 	if m := matching(log, 3, "|dpdk|"); len(m) > 0 {

@@ -29,7 +29,7 @@ func (s *ovsStep) record(change func(r *provision.OVSRecord)) error {
 		st.OVS = append(st.OVS, r)
 	})
 	if err != nil {
-		return &provision.Problem{Object: "ovs", Err: fmt.Errorf("%w; nothing was written", err)}
+		return s.recordFailed(err)
 	}
 	return nil
 }

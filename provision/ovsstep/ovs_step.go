@@ -33,6 +33,8 @@ type ovsStep struct {
 	// the re-check reports a DPDK init failure instead of asking for
 	// another restart.
 	restarted bool
+	// applied names the writes this apply made so far (reset by Check)
+	applied []string
 	// fixture is --root when it names a fixture and no instance was given
 	// (--rundir, --db): the system OvS is this machine's, not the
 	// fixture's, so the step plans against an empty database and refuses
@@ -75,7 +77,10 @@ func (s *ovsStep) op(a ovsAction) provision.Op {
 	c := a.changes[len(a.changes)-1]
 	do := func(ctx context.Context) error {
 		if err := a.do(ctx); err != nil {
-			return fmt.Errorf("%s: %s: %w", c.Object, c.Action, err)
+			return s.opFailed(c.Object, c.Action, err)
+		}
+		for _, ch := range a.changes {
+			s.applied = append(s.applied, ch.Object+": "+ch.Action)
 		}
 		if a.phase == phaseRestart {
 			s.restarted = true
@@ -97,6 +102,7 @@ const (
 )
 
 func (s *ovsStep) Check(ctx context.Context) (provision.Plan, error) {
+	s.applied = nil
 	return s.diff(ctx)
 }
 
@@ -316,10 +322,21 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 		// the log may lag the database: wait (bounded) for the line
 		// that ends DPDK's init before reading the cause from it
 		dd := diagnose.DiagnoseDPDK(st, diagnose.EvidenceLog(ctx, s.c, st))
-		if s.restarted || len(dd.Evidence) > 0 {
+		switch {
+		case dd.Kind == diagnose.ProblemNoHugepages && !s.restarted:
+			// DPDK takes its memory only at start: once the pages
+			// are free again, a restart is the fix
+			ok, have := s.pagesFree(st)
+			if !ok {
+				dd.Fix = "free hugepages (" + have + "): stop what holds them (`rig hugepages status`), reserve more (hugepages section of the playbook) or lower ovs.config.dpdk-socket-mem; then `rig up` restarts ovs-vswitchd (DPDK takes its memory only at start)"
+				return diagProblem(dd)
+			}
+			d.restart = "DPDK found too few free hugepages at ovs-vswitchd's last start; now " + have + ": a restart initialises DPDK"
+		case s.restarted || len(dd.Evidence) > 0:
 			return diagProblem(dd)
+		default:
+			d.restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
 		}
-		d.restart = "dpdk_initialized is false; ovs-vswitchd started before dpdk-init was set"
 	}
 	if d.restart != "" {
 		how := "systemctl restart openvswitch-switch"

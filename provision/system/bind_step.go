@@ -197,12 +197,10 @@ func (s *bindStep) modprobe(ctx context.Context) error {
 // bind records the original driver, then moves the function: override,
 // unbind, bind (the sequence dpdk-devbind.py uses).
 func (s *bindStep) bind(fn pciFn) error {
-	st, err := provision.LoadState(s.state)
+	err := provision.UpdateState(s.state, func(st *provision.RigState) {
+		st.RecordBind(provision.BoundDevice{BDF: fn.bdf, Netdev: fn.netdev, Original: fn.driver, Driver: s.driver})
+	})
 	if err != nil {
-		return &provision.Problem{Object: fn.object(), Err: err}
-	}
-	st.RecordBind(provision.BoundDevice{BDF: fn.bdf, Netdev: fn.netdev, Original: fn.driver, Driver: s.driver})
-	if err := provision.SaveState(s.state, st); err != nil {
 		return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("%w; nothing was bound", err)}
 	}
 	base := "/sys/bus/pci/devices/" + fn.bdf

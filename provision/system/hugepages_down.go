@@ -186,6 +186,10 @@ func (d *hugepagesDown) vet(rec *provision.HugeRecord, hs *hugepages.State) erro
 			c.Refuse(field+".existed", "true for the link %s, which the step makes only where there is none", f.Path)
 		case len(f.Content) > provision.MaxRecordedContent:
 			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), provision.MaxRecordedContent)
+		case f.Existed && !f.Link:
+			if why := hugepagesBeforeWhy(f.Path, f.Content, hs.Sizes, mounts); why != "" {
+				c.Refuse(field+".content", "the content before rig of %s: %s; rig restores into its own drop-in only what it could have written there", f.Path, why)
+			}
 		}
 	}
 	var paths []string

@@ -190,6 +190,10 @@ func (d *kernelDown) vet(rec *provision.KernelRecord) error {
 			c.Refuse(field+".link", "true for %s, which the kernel step writes as a regular file", f.Path)
 		case len(f.Content) > provision.MaxRecordedContent:
 			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), provision.MaxRecordedContent)
+		case f.Existed:
+			if why := kernelBeforeWhy(f.Path, f.Content); why != "" {
+				c.Refuse(field+".content", "the content before rig of %s: %s; rig restores into its own drop-in only what it could have written there", f.Path, why)
+			}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(rec.Sysctl)) {
