@@ -13,7 +13,8 @@ TEST_TIMEOUT ?= 25m
 # needs CGO_LDFLAGS_ALLOW for -Wl,--whole-archive, which keeps the PMDs'
 # (and rdma-core's mlx5 provider's) registration constructors. GO_TAGS=
 # builds against the shared libraries instead (what plain `go build` does).
-# make release (mk/release.mk): static amd64 and arm64 binaries in dist/.
+# make release (mk/release.mk): fully static amd64 and arm64 binaries in
+# dist/ (glibc linked in too: no glibc version floor).
 GO_TAGS   ?= dpdkstatic
 export CGO_LDFLAGS_ALLOW := -Wl,--(no-)?whole-archive
 GOTAGS    := $(if $(GO_TAGS),-tags $(GO_TAGS),)

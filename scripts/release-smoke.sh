@@ -2,14 +2,16 @@
 # release-smoke.sh GOARCH BIN [RUNNER...]: smoke test of a release rig
 # built for GOARCH on the BlueField fixtures, run as RUNNER BIN ... (make
 # release: the amd64 binary natively, the arm64 one under
-# qemu-aarch64-static -L /usr/aarch64-linux-gnu, Debian's arm64 C library
-# from libc6-arm64-cross). Each step prints what it ran and
+# qemu-aarch64-static; both are static, so qemu needs no arm64 C library;
+# qemu-user has no openat2, so there the fixtures are read through rig's
+# own in-tree resolution, internal/host/inroot.go). Each step prints what it ran and
 # fails with the output when rig's answer is not the expected one:
 #   version   linux/GOARCH, DPDK 22.11 linked static, mlx5_eth among the
 #             PMDs read from the binary itself
 #   inventory the BlueField-2 and BlueField-3 Arm-side fixtures
 #   plan      bf2-dpu's mst, mode and rdma steps against the firmware
 #             simulator (mode would change: separated -> DPU), bf3-dpu's rdma
+#   linerate  the line-rate table (pure arithmetic, no EAL)
 #   bench     a net_ring loop in one process, --no-huge (needs root: EAL's
 #             runtime directory is /var/run/dpdk)
 set -eu
@@ -58,6 +60,7 @@ step plan-bf2 "mode 0000:03:00.0: set INTERNAL_CPU_MODEL (next boot) SEPARATED_H
 	"plan: 2 ok, 0 changed, 1 would change, 0 pending reboot, 0 failed" -- \
 	"$@" "$bin" plan -p bf2-dpu --only mst,mode,rdma --root "$fixtures/bf2-dpu-arm" --fw-sim "$work/fw.json"
 step plan-bf3 "rdma mlx5_0/1 (p0): ACTIVE / LINK_UP" "plan: 1 ok, 0 changed, 0 would change, 0 pending reboot, 0 failed" -- "$@" "$bin" plan -p bf3-dpu --only rdma --root "$fixtures/bf3-dpu-arm"
+step linerate "      64      84    37.202" "    1518    1538     2.032" -- "$@" "$bin" bench linerate --link-speed 25G
 if [ "$(id -u)" != 0 ]; then
 	echo "smoke bench: skipped: EAL needs root for /var/run/dpdk (run make release as root)"
 	exit 0

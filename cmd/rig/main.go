@@ -166,8 +166,12 @@ func (a *app) checkRoot() error {
 	case !st.IsDir():
 		return withCode(exitUsage, fmt.Errorf("--root %s: not a directory", a.root))
 	}
-	if err := host.New(a.root).CheckRoot(); err != nil {
+	h := host.New(a.root)
+	if err := h.CheckRoot(); err != nil {
 		return withCode(exitFailure, fmt.Errorf("--root %s: %w", a.root, err))
+	}
+	if note := h.RootNote(); note != "" {
+		fmt.Fprintf(a.errOut, "note: %s\n", note)
 	}
 	return nil
 }

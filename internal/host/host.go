@@ -97,15 +97,16 @@ func (h *Host) Path(p string) string {
 // IsRealRoot reports whether paths resolve to the live system.
 func (h *Host) IsRealRoot() bool { return h.Root == "" || filepath.Clean(h.Root) == "/" }
 
-// CheckRoot says whether rig can work under the root: for a root other
+// CheckRoot says whether rig can read under the root: for a root other
 // than "/" it opens the root and resolves "." inside it the way every read
-// and write will, so a kernel without openat2(2) is refused before anything
-// is read (errors.Is ErrNoOpenat2), never worked around.
+// will. A kernel without openat2(2) passes (reads fall back to rig's own
+// resolution, inroot.go); RootNote says so, and each write under the root
+// is refused there (errors.Is ErrNoOpenat2).
 func (h *Host) CheckRoot() error {
 	if h.IsRealRoot() {
 		return nil
 	}
-	r, err := h.openRoot()
+	r, err := h.openRootRead()
 	if err != nil {
 		return err
 	}
@@ -116,6 +117,29 @@ func (h *Host) CheckRoot() error {
 	}
 	unix.Close(fd)
 	return nil
+}
+
+// RootNote is "" where the kernel resolves lookups under the root
+// (openat2(2)) or the root is "/"; without openat2 it says what works
+// (reads) and what is refused (writes under the root), for the user.
+func (h *Host) RootNote() string {
+	if h.IsRealRoot() {
+		return ""
+	}
+	r, err := h.openRoot()
+	if err != nil {
+		return ""
+	}
+	defer r.close()
+	fd, err := r.open("open", "/", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err == nil {
+		unix.Close(fd)
+		return ""
+	}
+	if !errors.Is(err, ErrNoOpenat2) {
+		return ""
+	}
+	return fmt.Sprintf("--root %s: %v; rig resolves reads inside the tree itself and refuses every write under it (Linux 5.6 or newer writes there)", h.Root, ErrNoOpenat2)
 }
 
 // ReadFile reads a host path under the root: a regular file (a FIFO or a
@@ -320,7 +344,11 @@ func (h *Host) OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) 
 	if h.IsRealRoot() {
 		return os.OpenFile(h.Path(p), flag, perm)
 	}
-	r, err := h.openRoot()
+	open := h.openRoot
+	if !isWrite(flag) {
+		open = h.openRootRead
+	}
+	r, err := open()
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,19 @@ import (
 // so /proc/self/fd-style links cannot leave it either. What changes a
 // directory entry (mkdir, unlink, symlink, rename) runs as the *at call on
 // the descriptor of the parent directory resolved that way, so its last
-// component is never followed. There is no fallback: without openat2
-// (Linux < 5.6) rig refuses to read or write under such a root.
+// component is never followed.
+//
+// Without openat2 (Linux < 5.6, as on BlueField images with a 5.4 kernel,
+// or under qemu-user, which does not emulate it) reads under the tree
+// still work: rig resolves the path itself, one component at a time, each
+// opened with O_NOFOLLOW from the descriptor of the directory before it; a
+// symlink's target is resolved inside the tree (absolute from the root,
+// ".." never above it) as RESOLVE_IN_ROOT would. What it cannot promise is
+// what only the kernel can: that a directory renamed out of the tree while
+// a lookup walks through it takes the lookup along. That is acceptable for
+// reading a fixture, not for writing into one: every write under the tree
+// (open for writing, create, mkdir, rename, unlink, symlink) needs openat2
+// and is refused without it (ErrNoOpenat2), naming the reason.
 
 // resolveInRoot are the openat2 RESOLVE_ flags of every lookup under a tree.
 const resolveInRoot = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS
@@ -58,15 +69,28 @@ var ErrTooLarge = errors.New("file too large")
 type rootDir struct {
 	h  *Host
 	fd int
+	// read: only reads go through this descriptor, so a lookup may fall
+	// back to rig's own resolution where openat2 is missing
+	read bool
 }
 
-// openRoot opens the fixture root. The caller closes it.
+// openRoot opens the fixture root for reads and writes. The caller closes it.
 func (h *Host) openRoot() (*rootDir, error) {
 	fd, err := unix.Open(h.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("host root %s: %w", h.Root, &fs.PathError{Op: "open", Path: h.Root, Err: err})
 	}
 	return &rootDir{h: h, fd: fd}, nil
+}
+
+// openRootRead opens the fixture root for reads only (see the fallback
+// above). The caller closes it.
+func (h *Host) openRootRead() (*rootDir, error) {
+	r, err := h.openRoot()
+	if err == nil {
+		r.read = true
+	}
+	return r, err
 }
 
 func (r *rootDir) close() { unix.Close(r.fd) }
@@ -95,11 +119,111 @@ func (r *rootDir) open(op, p string, flags int, mode uint32) (int, error) {
 		case err == unix.EINTR || err == unix.EAGAIN && i < 16:
 			// EAGAIN: a rename or mount raced the lookup; the kernel asks to retry
 			continue
+		case err == unix.ENOSYS && r.read && !isWrite(flags):
+			return r.openWalk(op, p, flags)
 		case err == unix.ENOSYS:
-			return -1, fmt.Errorf("%s: %w: rig cannot keep reads and writes inside --root %s without it; run rig on Linux 5.6 or newer, or without --root", r.h.Path(p), ErrNoOpenat2, r.h.Root)
+			return -1, fmt.Errorf("%s: %w: rig writes inside --root %s only where the kernel keeps the write in the tree (reads work without it); run rig on Linux 5.6 or newer, or without --root", r.h.Path(p), ErrNoOpenat2, r.h.Root)
 		}
 		return -1, r.pathError(op, p, err)
 	}
+}
+
+// writeFlags are the open flags that make an open a write (O_TMPFILE
+// too, whose bits include O_DIRECTORY's: see isWrite).
+const writeFlags = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC | unix.O_APPEND
+
+// isWrite reports whether open flags write.
+func isWrite(flags int) bool {
+	return flags&writeFlags != 0 || flags&unix.O_TMPFILE == unix.O_TMPFILE
+}
+
+// maxLinks is how many symlinks one lookup follows before ELOOP (the
+// kernel's limit, 40).
+const maxLinks = 40
+
+// openWalk is open for reading where openat2 is missing: p resolved inside
+// the root by rig, one component at a time (see the comment at the top).
+// Each component is opened O_PATH|O_NOFOLLOW from its parent's descriptor;
+// a symlink is read and its target walked instead (from the root when
+// absolute), ".." goes back to the directory before (never above the
+// root); the last component is opened with flags and O_NOFOLLOW (so a
+// symlink swapped in after the check fails with ELOOP, not followed), or,
+// with O_NOFOLLOW in flags, a final symlink is opened itself.
+func (r *rootDir) openWalk(op, p string, flags int) (int, error) {
+	root, err := unix.Dup(r.fd)
+	if err != nil {
+		return -1, r.pathError(op, p, err)
+	}
+	stack := []int{root} // the directories walked, the root first
+	defer func() {
+		for _, fd := range stack {
+			unix.Close(fd)
+		}
+	}()
+	todo := strings.Split(rel(p), "/")
+	links := 0
+	for len(todo) > 0 {
+		name := todo[0]
+		todo = todo[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				unix.Close(stack[len(stack)-1])
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		dir := stack[len(stack)-1]
+		last := len(todo) == 0
+		fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, r.pathError(op, p, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, r.pathError(op, p, err)
+		}
+		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK && !(last && flags&unix.O_NOFOLLOW != 0):
+			unix.Close(fd)
+			if links++; links > maxLinks {
+				return -1, r.pathError(op, p, unix.ELOOP)
+			}
+			target, err := readlinkat(dir, name)
+			if err != nil {
+				return -1, r.pathError(op, p, err)
+			}
+			if filepath.IsAbs(target) {
+				for _, d := range stack[1:] {
+					unix.Close(d)
+				}
+				stack = stack[:1]
+			}
+			todo = append(strings.Split(target, "/"), todo...)
+		case last:
+			unix.Close(fd)
+			nfd, err := unix.Openat(dir, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return -1, r.pathError(op, p, err)
+			}
+			return nfd, nil
+		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			unix.Close(fd)
+			return -1, r.pathError(op, p, unix.ENOTDIR)
+		default:
+			stack = append(stack, fd)
+		}
+	}
+	// p names a directory already walked (the root, or a path ending in
+	// "." or ".."): open it again with flags
+	nfd, err := unix.Openat(stack[len(stack)-1], ".", flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, r.pathError(op, p, err)
+	}
+	return nfd, nil
 }
 
 // parent opens the directory holding p (resolved inside the root) and
@@ -353,7 +477,7 @@ func (h *Host) openRead(p string) (*os.File, error) {
 			return nil, &fs.PathError{Op: "open", Path: h.Path(p), Err: err}
 		}
 	} else {
-		r, err := h.openRoot()
+		r, err := h.openRootRead()
 		if err != nil {
 			return nil, err
 		}
@@ -506,7 +630,7 @@ func (h *Host) symlinkIn(target, p string) error {
 // statIn stats p inside the fixture root; follow=false stats a final
 // symlink itself.
 func (h *Host) statIn(p string, follow bool) (os.FileInfo, error) {
-	r, err := h.openRoot()
+	r, err := h.openRootRead()
 	if err != nil {
 		return nil, err
 	}
@@ -532,21 +656,27 @@ func (h *Host) statIn(p string, follow bool) (os.FileInfo, error) {
 
 // readlinkIn reads the symlink p inside the fixture root.
 func (h *Host) readlinkIn(p string) (string, error) {
-	var t string
-	err := h.inDir("readlink", p, false, func(r *rootDir, dfd int, base string) error {
-		var err error
-		if t, err = readlinkat(dfd, base); err != nil {
-			return r.pathError("readlink", p, err)
-		}
-		return nil
-	})
-	return t, err
+	r, err := h.openRootRead()
+	if err != nil {
+		return "", err
+	}
+	defer r.close()
+	dfd, base, err := r.parent("readlink", p)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dfd)
+	t, err := readlinkat(dfd, base)
+	if err != nil {
+		return "", r.pathError("readlink", p, err)
+	}
+	return t, nil
 }
 
 // readDirIn lists directory p inside the fixture root, sorted by name.
 // The entries' Info stats inside the root too.
 func (h *Host) readDirIn(p string) ([]os.DirEntry, error) {
-	r, err := h.openRoot()
+	r, err := h.openRootRead()
 	if err != nil {
 		return nil, err
 	}
