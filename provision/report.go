@@ -21,7 +21,9 @@ type StepResult struct {
 	DurationMS float64       `json:"durationMs"`
 	Changes    []Change      `json:"changes,omitempty"`
 	Pending    string        `json:"pending,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
+	// Resets: what makes Pending take effect (status pending-reboot).
+	Resets []Reset  `json:"resets,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
 	// Substitutions: hardware a virtual lab stood in for (see Substitution).
 	Substitutions []Substitution `json:"substitutions,omitempty"`
 	Phase         string         `json:"phase,omitempty"` // failed steps: check, apply or verify (Apply succeeded)
@@ -63,6 +65,9 @@ type Summary struct {
 	NotRun         int  `json:"notRun"`
 	Changes        int  `json:"changes"`
 	Success        bool `json:"success"`
+	// Resets: every reset the run's pending steps need (exit 3), the one
+	// to do first first.
+	Resets []Reset `json:"resets,omitempty"`
 }
 
 // Report is the result of one run.
@@ -102,6 +107,9 @@ func (r *Report) summarize() {
 			s.NotRun++
 		}
 		s.Changes += len(st.Changes)
+		for _, r := range st.Resets {
+			s.Resets = addReset(s.Resets, r)
+		}
 	}
 	s.Success = s.Failed == 0
 	r.Summary = s
@@ -157,6 +165,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if st.Pending != "" {
 			fmt.Fprintf(w, "  ! pending: %s\n", st.Pending)
+			if len(st.Resets) > 0 {
+				fmt.Fprintf(w, "  ! reset needed: %s\n", ResetActions(st.Resets))
+			}
 		}
 		if err := writeResult(w, st.Result); err != nil {
 			return err

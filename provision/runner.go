@@ -15,7 +15,7 @@ const (
 	StatusOK            Status = "ok"             // satisfied, nothing to do
 	StatusChanged       Status = "changed"        // applied and verified
 	StatusWouldChange   Status = "would-change"   // plan only: Apply would change things
-	StatusPendingReboot Status = "pending-reboot" // nothing to write; a reboot/power cycle is needed
+	StatusPendingReboot Status = "pending-reboot" // nothing to write; a reset is needed (StepResult.Resets: a reboot, a power cycle)
 	StatusFailed        Status = "failed"         // check, apply or re-check failed
 	StatusNotRun        Status = "not-run"        // an earlier step failed; or a measuring step after one pending a reboot
 )
@@ -147,7 +147,7 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		rep.summarize()
 		return rep, nil
 	}
-	failed, pending := false, ""
+	failed, pending, pendingAction := false, "", ""
 	for _, s := range steps {
 		res := StepResult{Name: s.Name()}
 		if failed {
@@ -157,7 +157,7 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		}
 		if _, ok := s.(measurer); ok && pending != "" && mode == RunApply {
 			res.Status = StatusNotRun
-			res.Notes = []string{fmt.Sprintf("not run: step %s needs a power cycle or reboot first, and what this step measures changes with it; power-cycle (or reboot), then `rig up` again", pending)}
+			res.Notes = []string{fmt.Sprintf("not run: step %s needs a reset first, and what this step measures changes with it; %s, then `rig up` again", pending, pendingAction)}
 			rep.Steps = append(rep.Steps, res)
 			continue
 		}
@@ -177,7 +177,10 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 			failed = true
 		}
 		if res.Status == StatusPendingReboot && pending == "" {
-			pending = s.Name()
+			pending, pendingAction = s.Name(), ResetActions(res.Resets)
+			if pendingAction == "" {
+				pendingAction = "reset as its pending note says (reboot or power-cycle)"
+			}
 		}
 		rep.Steps = append(rep.Steps, res)
 	}
@@ -229,7 +232,7 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 	}
 	res.Notes, res.Substitutions = plan.Notes, plan.Substitutions
 	if plan.Satisfied() {
-		res.Pending = plan.Pending
+		res.Pending, res.Resets = plan.Pending, plan.Resets
 		if plan.Pending != "" {
 			res.Status = StatusPendingReboot
 		} else {
@@ -241,7 +244,7 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 	res.Changes = plan.Changes()
 	if mode == RunPlan {
 		res.Status = StatusWouldChange
-		res.Pending = plan.Pending
+		res.Pending, res.Resets = plan.Pending, plan.Resets
 		return
 	}
 	if err := plan.Apply(ctx); err != nil {
@@ -271,7 +274,7 @@ func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult
 	res.Notes, res.Substitutions = after.Notes, after.Substitutions // what the verifying check saw, not the stale pre-apply facts
 	if after.Pending != "" {
 		res.Status = StatusPendingReboot
-		res.Pending = after.Pending
+		res.Pending, res.Resets = after.Pending, after.Resets
 		return
 	}
 	res.Status = StatusChanged

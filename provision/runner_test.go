@@ -460,7 +460,7 @@ func (m *measuringStep) Measure(context.Context) (any, error) { m.measured++; re
 // would measure changes with the power cycle; exit 3 stays the verdict),
 // and runs once nothing is pending; a plan never measures.
 func TestRunnerMeasureWaitsForPowerCycle(t *testing.T) {
-	mode := &fakeStep{name: "mode", plans: []Plan{{Pending: "power cycle required"}}}
+	mode := &fakeStep{name: "mode", plans: []Plan{{Pending: "power cycle required", Resets: []Reset{ResetHostPowerCycle}}}}
 	chk := &measuringStep{fakeStep: fakeStep{name: "check", plans: []Plan{{}}}}
 	r := &Runner{Steps: []Step{mode, chk}}
 	rep, err := r.Execute(context.Background(), RunApply, Selection{})
@@ -470,7 +470,7 @@ func TestRunnerMeasureWaitsForPowerCycle(t *testing.T) {
 	if got := statuses(rep); !reflect.DeepEqual(got, []Status{StatusPendingReboot, StatusNotRun}) || chk.measured != 0 || chk.checks != 0 {
 		t.Fatalf("statuses %v, measured %d, checks %d", got, chk.measured, chk.checks)
 	}
-	if n := rep.Steps[1].Notes; len(n) != 1 || !strings.Contains(n[0], "step mode needs a power cycle or reboot") {
+	if n := rep.Steps[1].Notes; len(n) != 1 || !strings.Contains(n[0], "step mode needs a reset first, and what this step measures changes with it; power-cycle the server (cold") {
 		t.Fatalf("notes %q", n)
 	}
 	if s := rep.Summary; s.PendingReboot != 1 || s.NotRun != 1 || s.Failed != 0 {

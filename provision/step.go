@@ -50,6 +50,9 @@ type Op struct {
 type Plan struct {
 	Ops     []Op
 	Pending string
+	// Resets: what makes Pending take effect, one entry per class (see
+	// Reset); set with Pending by AddPending.
+	Resets []Reset
 	// Notes are facts worth showing that are not changes (e.g. "mst: MFT not
 	// installed; mstflint addresses devices by PCI BDF").
 	Notes []string
@@ -88,8 +91,10 @@ func (p *Plan) Add(do func(ctx context.Context) error, changes ...Change) {
 	p.Ops = append(p.Ops, Op{Changes: changes, Do: do})
 }
 
-// AddPending adds one reason for a pending power cycle or reboot.
-func (p *Plan) AddPending(msg string) {
+// AddPending adds one reason for a pending reset (a reboot, a power
+// cycle): the reset it needs, and why.
+func (p *Plan) AddPending(r Reset, msg string) {
+	p.Resets = addReset(p.Resets, r)
 	if p.Pending == "" {
 		p.Pending = msg
 	} else {

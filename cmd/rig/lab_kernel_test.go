@@ -39,7 +39,8 @@ type labUpReport struct {
 		Error   string            `json:"error"`
 	} `json:"steps"`
 	Summary struct {
-		Changes int `json:"changes"`
+		Changes int      `json:"changes"`
+		Resets  []string `json:"resets"`
 	} `json:"summary"`
 }
 
@@ -149,8 +150,8 @@ func TestPrivilegedLabKernelBootParams(t *testing.T) {
 		t.Fatalf("the lab's /proc/cmdline at up: %q, want the host's", out)
 	}
 	code, rep, out := labRig(t, bin, name, "up", "-p", pb)
-	if code != exitPowerCycle || rep.stepStatus("kernel") != "pending-reboot" || rep.Summary.Changes == 0 {
-		t.Fatalf("first up: exit %d, want 3 (reboot pending)\n%s", code, out)
+	if code != exitPowerCycle || rep.stepStatus("kernel") != "pending-reboot" || rep.Summary.Changes == 0 || strings.Join(rep.Summary.Resets, ",") != "host-reboot" {
+		t.Fatalf("first up: exit %d, want 3 (reboot pending; summary.resets [host-reboot], got %v)\n%s", code, rep.Summary.Resets, out)
 	}
 	dropIn, _ := labFile(t, name, "/etc/default/grub.d/rig.cfg")
 	if !strings.Contains(dropIn, kernelLabTokens) || !strings.Contains(labDefaultArgs(t, name), kernelLabTokens) {
@@ -283,7 +284,8 @@ func TestPrivilegedLabFirmwareAndKernel(t *testing.T) {
 	labUp(t, bin, "bf2-dpu", name)
 	code, rep, out := labRig(t, bin, name, "up", "-p", pb)
 	if code != exitPowerCycle || rep.stepStatus("firmware") != "pending-reboot" || rep.stepStatus("kernel") != "pending-reboot" ||
-		rep.stepStatus("sriov") != "changed" || rep.stepStatus("bind") != "ok" || !strings.Contains(out, "left on mlx5_core") {
+		rep.stepStatus("sriov") != "changed" || rep.stepStatus("bind") != "ok" || !strings.Contains(out, "left on mlx5_core") ||
+		strings.Join(rep.Summary.Resets, ",") != "host-power-cycle,host-reboot" {
 		t.Fatalf("first up: exit %d, want 3 with firmware and kernel pending, sriov changed, bind ok (p0 left on mlx5_core)\n%s", code, out)
 	}
 	if got := inLab(t, bin, name, "cat /sys/bus/pci/devices/0000:03:00.0/sriov_numvfs; ls /sys/bus/pci/devices/0000:03:00.0/ | grep -c '^virtfn'"); got != "2\n2" {

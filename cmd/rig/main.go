@@ -38,7 +38,7 @@ const exitCodesHelp = `Exit codes:
   0  ok: every step satisfied or changed and verified
   1  failure: a step, check or command failed (the output names it and why)
   2  usage: bad flags, unknown command or step name, bad playbook, missing --root
-  3  power cycle / reboot required: firmware or boot config written, not yet live
+  3  reset required (a host reboot, a server power cycle: the report's resets name it): firmware or boot config written, not yet live
   4  throughput check below threshold
   5  invalid measurement: the numbers cannot be right (received more than sent,
      frames without rig's stamp, the asked rate not reached, a link lost)

@@ -350,11 +350,20 @@ func (a *app) executeReportThen(ctx context.Context, runner *provision.Runner, m
 	}
 	if err := reportExit(rep); err != nil {
 		if rep.Summary.Failed == 0 && !a.json() {
-			fmt.Fprintln(a.errOut, "rig: power cycle required for the pending changes to take effect")
+			fmt.Fprintln(a.errOut, pendingResetLine(rep))
 		}
 		return err
 	}
 	return nil
+}
+
+// pendingResetLine is exit 3's line: the resets the pending changes need,
+// by name (the report's summary.resets), the one to do first first.
+func pendingResetLine(rep *provision.Report) string {
+	if len(rep.Summary.Resets) == 0 {
+		return "rig: a reset is required for the pending changes to take effect (see the pending steps above)"
+	}
+	return "rig: the pending changes take effect after a reset: " + provision.ResetActions(rep.Summary.Resets) + "; then `rig up` again"
 }
 
 // reportExit maps a report to rig's exit codes: a check with an invalid

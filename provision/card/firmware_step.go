@@ -117,12 +117,12 @@ func firmwareDevice(bdf string, params map[string]string) fwDevice {
 type firmwareWords struct{}
 
 func (firmwareWords) written(r *fwRead, plan *provision.Plan) error {
-	plan.AddPending(fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", r.Dev.BDF, powerCycleNote))
+	plan.AddPending(provision.ResetHostPowerCycle, fmt.Sprintf("power cycle required after writing %s (firmware parameters take effect at the next power cycle; %s)", r.Dev.BDF, powerCycleNote))
 	return nil
 }
 
 func (firmwareWords) pending(r *fwRead, plan *provision.Plan) error {
-	plan.AddPending(fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", r.Dev.BDF, strings.Join(r.Pending, ", "), powerCycleNote))
+	plan.AddPending(provision.ResetHostPowerCycle, fmt.Sprintf("power cycle required: %s next boot holds the wanted values but the running firmware has %s; %s", r.Dev.BDF, strings.Join(r.Pending, ", "), powerCycleNote))
 	return nil
 }
 

@@ -129,7 +129,7 @@ func (w modeWords) written(r *fwRead, plan *provision.Plan) error {
 		return err
 	}
 	plan.Notes = append(plan.Notes, fmt.Sprintf("%s (%s): running %s mode, next boot %s mode; want %s", w.dev.BDF, w.dev.Generation, st.Current, st.Next, w.want))
-	plan.AddPending(fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", w.dev.BDF, w.want, powerCycleNote))
+	plan.AddPending(provision.ResetHostPowerCycle, fmt.Sprintf("power cycle required after writing %s (%s mode takes effect at the next power cycle; %s)", w.dev.BDF, w.want, powerCycleNote))
 	return nil
 }
 
@@ -138,7 +138,7 @@ func (w modeWords) pending(r *fwRead, plan *provision.Plan) error {
 	if err != nil {
 		return err
 	}
-	plan.AddPending(fmt.Sprintf("power cycle required: %s next boot holds %s mode but the running firmware is in %s mode (%s); %s",
+	plan.AddPending(provision.ResetHostPowerCycle, fmt.Sprintf("power cycle required: %s next boot holds %s mode but the running firmware is in %s mode (%s); %s",
 		w.dev.BDF, w.want, st.Current, mlxconfig.Describe(st.CurrentVal), powerCycleNote))
 	return nil
 }

@@ -85,7 +85,7 @@ func (d *kernelDown) Check(ctx context.Context) (provision.Plan, error) {
 	d.planSysctlRestore(rec, &plan)
 	leaving := d.bootLeaving(rec, dropIn, &plan)
 	if len(leaving) > 0 {
-		plan.AddPending(fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) still has %s from rig's %s; they leave at the next boot",
+		plan.AddPending(provision.ResetHostReboot, fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) still has %s from rig's %s; they leave at the next boot",
 			strings.Join(leaving, " "), grubDropIn))
 	}
 	switch {

@@ -133,7 +133,7 @@ func (s *kernelStep) planBoot(plan *provision.Plan) error {
 		s.planGrubCfg(tokens, plan)
 	}
 	if len(notLive) > 0 {
-		plan.AddPending(fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) lacks %s; they are in %s and take effect at the next boot",
+		plan.AddPending(provision.ResetHostReboot, fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) lacks %s; they are in %s and take effect at the next boot",
 			strings.Join(notLive, ", "), grubDropIn))
 	}
 	return nil

@@ -133,6 +133,9 @@ func TestKernelApplyRebootApply(t *testing.T) {
 	if st.Status != provision.StatusPendingReboot || !strings.Contains(st.Pending, "reboot required") || !strings.Contains(st.Pending, "hugepagesz=1G hugepages=8") {
 		t.Fatalf("first apply: status %s pending %q err %v", st.Status, st.Pending, st.Err)
 	}
+	if want := []provision.Reset{provision.ResetHostReboot}; !reflect.DeepEqual(st.Resets, want) || !reflect.DeepEqual(rep.Summary.Resets, want) {
+		t.Fatalf("first apply: resets %v, summary %v, want %v (a reboot, not a power cycle)", st.Resets, rep.Summary.Resets, want)
+	}
 	if got := rec.Lines(); !reflect.DeepEqual(got, []string{"update-grub"}) {
 		t.Fatalf("first apply ran %q, want one update-grub", got)
 	}
