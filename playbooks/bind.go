@@ -14,7 +14,7 @@ import (
 //	bind:
 //	  driver: vfio-pci          # vfio-pci (default) or uio_pci_generic
 //	  devices: [0000:00:04.0, ens5]   # PCI addresses or netdev names
-//	  force: false              # bind a netdev that carries routes (default: refuse, as dpdk-devbind does)
+//	  force: false              # bind a function whose netdevs (or a bond/bridge/VLAN on them) carry the default route, other routes, an established TCP session's address, or are a BlueField management port (default: refuse, however the function is named)
 //
 // An mlx5 function is never rebound: ConnectX/BlueField ports are
 // bifurcated, DPDK's mlx5 PMD works through mlx5_core and rdma-core.

@@ -73,6 +73,19 @@ func (s *bindStep) Check(ctx context.Context) (provision.Plan, error) {
 		case fn.driver == s.driver:
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: on %s", fn.object(), s.driver))
 		default:
+			reasons, err := s.cutReasons(fn)
+			if err != nil {
+				return provision.Plan{}, &provision.Problem{Object: fn.object(), Err: err}
+			}
+			if len(reasons) > 0 && !s.force {
+				return provision.Plan{}, &provision.Problem{Object: fn.object(),
+					Err:       fmt.Errorf("binding it to %s would take it from the kernel, and this host may lose its network: %s; nothing was written", s.driver, strings.Join(reasons, "; ")),
+					CauseText: "it is (or is stacked under) the port this host is reached through, or still configured for the kernel",
+					FixText:   "name another function, or remove its addresses/routes first (and move the session to another port); `force: true` in the bind section binds it anyway"}
+			}
+			if len(reasons) > 0 {
+				plan.Notes = append(plan.Notes, fmt.Sprintf("%s: force: true binds it although %s", fn.object(), strings.Join(reasons, "; ")))
+			}
 			if err := s.canBind(fn); err != nil {
 				return provision.Plan{}, err
 			}
@@ -131,19 +144,9 @@ func (s *bindStep) resolve(dev string, st provision.RigState) (pciFn, error) {
 	return fn, nil
 }
 
-// canBind refuses, before any write, what would cut the host off or cannot
-// work: a netdev carrying routes (dpdk-devbind refuses the same), vfio-pci
-// without an IOMMU group.
+// canBind refuses, before any write, what cannot work: vfio-pci without
+// an IOMMU group. What would cut the host off is cutReasons' (bind_guard.go).
 func (s *bindStep) canBind(fn pciFn) error {
-	if fn.netdev != "" && !s.force {
-		if has, err := s.hasRoutes(fn.netdev); err != nil {
-			return &provision.Problem{Object: fn.object(), Err: err}
-		} else if has {
-			return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("%s carries routes (/proc/net/route); binding it to %s would take them away; nothing was written", fn.netdev, s.driver),
-				CauseText: "it is the port this host is reached through, or still configured for the kernel",
-				FixText:   "remove its addresses/routes first, or set `force: true` in the bind section"}
-		}
-	}
 	if s.driver != "vfio-pci" || s.h.Exists("/sys/bus/pci/devices/"+fn.bdf+"/iommu_group") {
 		return nil
 	}
@@ -153,29 +156,6 @@ func (s *bindStep) canBind(fn pciFn) error {
 	return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("no IOMMU group (/sys/bus/pci/devices/%s/iommu_group): vfio-pci cannot take it; nothing was written", fn.bdf),
 		CauseText: "the IOMMU is off (firmware VT-d/AMD-Vi disabled, or no intel_iommu=on / amd_iommu=on on the kernel command line)",
 		FixText:   "enable the IOMMU (kernel section: args [intel_iommu=on, iommu=pt], then reboot), or for a VM without one use driver uio_pci_generic / vfio's enable_unsafe_noiommu_mode"}
-}
-
-// hasRoutes reads /proc/net/route and /proc/net/ipv6_route for the netdev
-// (the iface column), as dpdk-devbind.py checks `ip route`.
-func (s *bindStep) hasRoutes(netdev string) (bool, error) {
-	for _, f := range []struct {
-		file string
-		col  int
-	}{{"/proc/net/route", 0}, {"/proc/net/ipv6_route", 9}} {
-		text, err := s.h.ReadString(f.file)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		for _, line := range strings.Split(text, "\n") {
-			if fl := strings.Fields(line); len(fl) > f.col && fl[f.col] == netdev {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
 }
 
 func (s *bindStep) refuse(what string) error {

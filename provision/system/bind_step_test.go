@@ -184,8 +184,8 @@ func TestBindRefusals(t *testing.T) {
 		want string
 	}{
 		{"routes", func(root string) {
-			os.WriteFile(filepath.Join(root, "proc/net/route"), []byte("Iface\tDestination\nens5\t00000000\n"), 0o644)
-		}, playbooks.BindSpec{Devices: []string{"ens5"}}, "ens5 carries routes"},
+			os.WriteFile(filepath.Join(root, "proc/net/route"), []byte(route4Header+"ens5\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"), 0o644)
+		}, playbooks.BindSpec{Devices: []string{"ens5"}}, "ens5 carries routes (10.0.0.0/24)"},
 		{"no iommu", func(root string) {
 			os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:00:04.0/iommu_group"))
 		}, playbooks.BindSpec{Devices: []string{"0000:00:04.0"}}, "no IOMMU group"},
@@ -211,11 +211,14 @@ func TestBindRefusals(t *testing.T) {
 // no-IOMMU mode stands in for a group; uio_pci_generic needs none.
 func TestBindForceAndNoIOMMUMode(t *testing.T) {
 	root := bindRoot(t)
-	os.WriteFile(filepath.Join(root, "proc/net/route"), []byte("Iface\tDestination\nens5\t00000000\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "proc/net/route"), []byte(route4Header+defaultRoute4("ens5")), 0o644)
 	os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:00:04.0/iommu_group"))
 	os.MkdirAll(filepath.Join(root, "sys/module/vfio/parameters"), 0o755)
 	os.WriteFile(filepath.Join(root, "sys/module/vfio/parameters/enable_unsafe_noiommu_mode"), []byte("Y\n"), 0o644)
 	s, _, _ := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"ens5"}, Force: true}, "")
+	if plan, err := s.Check(t.Context()); err != nil || !strings.Contains(strings.Join(plan.Notes, "\n"), "pci 0000:00:04.0 (ens5): force: true binds it although ens5 carries the default route (0.0.0.0/0)") {
+		t.Fatalf("plan with force: %v notes %q", err, plan.Notes)
+	}
 	if res := steptest.RunStep(t, s); res.Status != provision.StatusChanged {
 		t.Fatalf("%s %s", res.Status, res.Error)
 	}
