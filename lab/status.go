@@ -20,7 +20,7 @@ import (
 	"rig/smartnic"
 )
 
-// StatusSchema names Status' and List's JSON shape.
+// StatusSchema names Status' JSON shape (rig lab list's is rig.lab.list/v1).
 const StatusSchema = labinfo.SchemaVersion
 
 // Status is one lab as the host sees it.

@@ -249,17 +249,10 @@ func newBenchLineRateCmd(a *app) *cobra.Command {
 				speeds = []float64{bps / 1e9}
 			}
 			if a.json() {
-				type row struct {
-					Frame int                `json:"frame"`
-					Mpps  map[string]float64 `json:"mpps"`
-				}
-				out := struct {
-					SchemaVersion string `json:"schemaVersion"`
-					Rows          []row  `json:"rows"`
-				}{SchemaVersion: bench.SchemaVersion}
+				out := lineRateReport{SchemaVersion: lineRateSchema}
 				tab := bench.LineRateTable(bench.LineRateFrames(), speeds)
 				for i, fr := range bench.LineRateFrames() {
-					r := row{Frame: fr, Mpps: map[string]float64{}}
+					r := lineRateRow{Frame: fr, Mpps: map[string]float64{}}
 					for j, s := range speeds {
 						r.Mpps[fmt.Sprintf("%gG", s)] = tab[i][j]
 					}

@@ -22,10 +22,7 @@ func newBenchProfilesCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ps := bench.Profiles()
 			if a.json() {
-				return a.emitJSON(struct {
-					SchemaVersion string          `json:"schemaVersion"`
-					Profiles      []bench.Profile `json:"profiles"`
-				}{benchProfilesSchema, ps})
+				return a.emitJSON(benchProfilesReport{benchProfilesSchema, ps})
 			}
 			for i, p := range ps {
 				if i > 0 {

@@ -27,7 +27,7 @@ func TestBenchLineRateTable(t *testing.T) {
 			Mpps  map[string]float64 `json:"mpps"`
 		} `json:"rows"`
 	}
-	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != "rig.bench/v1" || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.SchemaVersion != "rig.bench.linerate/v1" || len(v.Rows) != 7 || v.Rows[0].Mpps["25G"] < 37.20 || v.Rows[0].Mpps["25G"] > 37.21 {
 		t.Fatalf("linerate json: code %d %s", code, out)
 	}
 	if code, _, _ := rig(t, "bench", "linerate", "--link-speed", "fast"); code != exitUsage {

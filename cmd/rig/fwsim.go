@@ -103,7 +103,7 @@ func newFwSimPowerCycleCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.emitJSON(map[string]any{"schemaVersion": fwsimPowerCycleSchema, "changed": changed})
+				return a.emitJSON(fwsimPowerCycleReport{fwsimPowerCycleSchema, changed})
 			}
 			if len(changed) == 0 {
 				fmt.Fprintln(a.out, "power cycle: no pending firmware configuration")
@@ -131,7 +131,7 @@ func newFwSimRebootCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.emitJSON(map[string]any{"schemaVersion": fwsimRebootSchema, "nvAccessLost": stale})
+				return a.emitJSON(fwsimRebootReport{fwsimRebootSchema, stale})
 			}
 			if len(stale) == 0 {
 				fmt.Fprintln(a.out, "reboot: no pending mode change; the firmware kept running")

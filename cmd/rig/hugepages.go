@@ -43,12 +43,7 @@ open. ` + "`rig hugepages clean`" + ` removes those leftovers.`,
 			}
 			verify := st.VerifyMeminfo()
 			if a.json() {
-				out := struct {
-					SchemaVersion string `json:"schemaVersion"`
-					*hugepages.State
-					MeminfoMismatch  string `json:"meminfoMismatch,omitempty"`
-					RuntimeDirsError string `json:"runtimeDirsError,omitempty"`
-				}{SchemaVersion: hugepagesShowSchema, State: st}
+				out := hugepagesShowReport{SchemaVersion: hugepagesShowSchema, State: st}
 				if rdErr != nil {
 					out.RuntimeDirsError = rdErr.Error()
 				}
@@ -178,7 +173,7 @@ undecidable ones are never touched.
 			}
 			rep, cerr := hugepages.Clean(h, dead, st.Stale)
 			if a.json() {
-				if err := a.emitJSON(rep); err != nil {
+				if err := a.emitJSON(hugepagesCleanReport{hugepagesCleanSchema, rep}); err != nil {
 					return err
 				}
 				return cerr

@@ -58,11 +58,7 @@ func newMSTCmd(a *app) *cobra.Command {
 				if rows == nil {
 					rows = []smartnic.MSTRow{}
 				}
-				return a.emitJSON(struct {
-					SchemaVersion string              `json:"schemaVersion"`
-					Modules       smartnic.MSTModules `json:"modules"`
-					Devices       []smartnic.MSTRow   `json:"devices"`
-				}{mstStatusSchema, mods, rows})
+				return a.emitJSON(mstStatusReport{mstStatusSchema, mods, rows})
 			}
 			return smartnic.WriteMSTStatus(a.out, mods, rows)
 		},
@@ -88,10 +84,7 @@ func newRDMACmd(a *app) *cobra.Command {
 				if links == nil {
 					links = []smartnic.RDMALink{}
 				}
-				return a.emitJSON(struct {
-					SchemaVersion string              `json:"schemaVersion"`
-					Links         []smartnic.RDMALink `json:"links"`
-				}{rdmaLinksSchema, links})
+				return a.emitJSON(rdmaLinksReport{rdmaLinksSchema, links})
 			}
 			return smartnic.WriteRDMALinks(a.out, links)
 		},

@@ -15,9 +15,8 @@ import (
 	"rig/lab/card"
 )
 
-// JSON schema names of the lab commands (status and list share lab.StatusSchema).
+// JSON schema names of the lab commands (list: json_outputs.go).
 const (
-	labListSchema = lab.StatusSchema // the same document family: status of every lab
 	labDownSchema = "rig.lab.down/v1"
 )
 
@@ -165,7 +164,7 @@ func newLabDownCmd(a *app) *cobra.Command {
 				return labError(err)
 			}
 			if a.json() {
-				if jerr := a.emitJSON(map[string]any{"schemaVersion": labDownSchema, "name": rep.Name, "killed": rep.Killed, "removed": rep.Removed, "hugepages": rep.Hugepages}); jerr != nil {
+				if jerr := a.emitJSON(labDownReport{labDownSchema, rep.Name, rep.Killed, rep.Removed, rep.Hugepages}); jerr != nil {
 					return jerr
 				}
 			} else {
@@ -255,7 +254,7 @@ func (a *app) labList() error {
 		return err
 	}
 	if a.json() {
-		return a.emitJSON(map[string]any{"schemaVersion": labListSchema, "labs": labs})
+		return a.emitJSON(labListReport{labListSchema, labs})
 	}
 	if len(labs) == 0 {
 		fmt.Fprintln(a.out, "no labs (rig lab up KIND makes one)")

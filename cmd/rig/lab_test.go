@@ -44,6 +44,7 @@ func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
+	validateJSONOutput(t, args, o.String())
 	var xe *exec.ExitError
 	switch {
 	case errors.As(err, &xe):

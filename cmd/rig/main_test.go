@@ -25,6 +25,7 @@ func rig(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
+	validateJSONOutput(t, args, o.String())
 	return code, o.String(), e.String()
 }
 
@@ -108,7 +109,7 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 	_, out, _ := rig(t, "--help")
-	for _, s := range []string{"0  ok", "1  failure", "2  usage", "3  power cycle", "4  throughput check below threshold"} {
+	for _, s := range []string{"0  ok", "1  failure", "2  usage", "3  reset required (a host reboot, a server power cycle", "4  throughput check below threshold"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("--help lacks exit code line %q", s)
 		}

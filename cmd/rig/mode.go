@@ -30,7 +30,7 @@ func newModeCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.emitJSON(map[string]any{"schemaVersion": "rig.mode/v1", "devices": reps})
+				return a.emitJSON(modeReport{modeSchema, reps})
 			}
 			return printModes(a.out, reps)
 		},

@@ -398,7 +398,7 @@ func newPlaybooksCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.emitJSON(map[string]any{"schemaVersion": "rig.playbooks/v1", "playbooks": playbooks.Names()})
+				return a.emitJSON(playbooksReport{playbooksSchema, playbooks.Names()})
 			}
 			for _, n := range playbooks.Names() {
 				fmt.Fprintln(a.out, n)
