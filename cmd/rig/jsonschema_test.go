@@ -120,6 +120,9 @@ func allowNull(s *invopop.Schema, t reflect.Type, defs invopop.Definitions, seen
 		}
 		if f.Anonymous && name == "" {
 			allowNull(s, f.Type, defs, seen) // embedded: its fields are s's
+			if f.Type.Kind() == reflect.Pointer {
+				optional(s, f.Type.Elem()) // a nil embedded pointer prints none of them
+			}
 			continue
 		}
 		if name == "" {
@@ -138,6 +141,25 @@ func allowNull(s *invopop.Schema, t reflect.Type, defs invopop.Definitions, seen
 		}
 		nested(prop, ft, defs, seen)
 	}
+}
+
+// optional drops struct t's fields from s's required list.
+func optional(s *invopop.Schema, t reflect.Type) {
+	names := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		names[name] = true
+	}
+	var req []string
+	for _, r := range s.Required {
+		if !names[r] {
+			req = append(req, r)
+		}
+	}
+	s.Required = req
 }
 
 // nested patches the struct types inside a property: a named struct's

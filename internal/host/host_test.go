@@ -383,7 +383,7 @@ func TestNoOpenat2ReadsOnly(t *testing.T) {
 	}
 	for _, want := range []string{
 		"CheckRoot: <nil>",
-		"RootNote: --root " + root + ": openat2(2) is not available (Linux older than 5.6, or a seccomp filter refuses it); rig resolves reads inside the tree itself and refuses every write under it",
+		"RootNote: --root " + root + ": openat2(2) is not available (Linux older than 5.6, qemu-user, or a seccomp filter refuses it); rig resolves reads inside the tree itself and refuses every write under it",
 		"ReadFile: \"1\\n\" <nil>",
 		"ReadFile abs: \"fixture\\n\" <nil>",
 		"Glob: [/sys/abs /sys/x] <nil>",

@@ -54,7 +54,7 @@ const (
 
 // ErrNoOpenat2 is why a fixture root cannot be used on a kernel without
 // openat2(2).
-var ErrNoOpenat2 = errors.New("openat2(2) is not available (Linux older than 5.6, or a seccomp filter refuses it)")
+var ErrNoOpenat2 = errors.New("openat2(2) is not available (Linux older than 5.6, qemu-user, or a seccomp filter refuses it)")
 
 // ErrNotRegular marks a file rig refuses to read or write because it is
 // not a regular file (a FIFO would block rig, a device would be read for
