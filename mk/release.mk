@@ -29,8 +29,14 @@
 # Under qemu-user (which has no openat2) and on kernels before 5.6, --root
 # reads fall back to rig's own in-tree resolution and writes under --root
 # are refused (internal/host/inroot.go); the smoke runs the fixtures there.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
-COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+# evaluated once (:=), so both binaries of one make release carry the same
+# stamp even if HEAD moves while it builds
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+endif
+ifeq ($(origin COMMIT),undefined)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
+endif
 DIST    := dist
 ARM64   := build/arm64
 SYSROOT := $(CURDIR)/$(ARM64)/sysroot
