@@ -39,11 +39,15 @@ type Result struct {
 	SeqGaps         uint64      `json:"seqGaps"`   // frames missing in the sequence
 	Reordered       uint64      `json:"reordered"` // frames older than expected
 	Unstamped       uint64      `json:"unstamped"` // received frames without a rig stamp
-	Latency         *Latency    `json:"latency,omitempty"`
-	Samples         []Sample    `json:"samples,omitempty"`
-	Interrupted     bool        `json:"interrupted,omitempty"`
-	LatWarmupS      float64     `json:"-"`
-	Warnings        []string    `json:"warnings,omitempty"`
+	// Foreign: frames the receivers got that are not rig's (no rig
+	// signature: ARP, IPv6 ND, LLDP, STP a real link carries); not in
+	// Received, loss, order or latency, and no reason for Invalid.
+	Foreign     uint64   `json:"foreign,omitempty"`
+	Latency     *Latency `json:"latency,omitempty"`
+	Samples     []Sample `json:"samples,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+	LatWarmupS  float64  `json:"-"`
+	Warnings    []string `json:"warnings,omitempty"`
 	// Invalid says why the numbers cannot be right (received more than
 	// sent, frames without rig's stamp, the asked rate not reached, a link
 	// lost during the run); empty: a measurement. rig exits 5 when set.
@@ -179,6 +183,9 @@ func (r *Result) PrintSummary(w io.Writer) {
 	if r.Role == RoleLoop || r.Role == RoleRx || r.Peer != nil {
 		fmt.Fprintf(w, "sent %d, received %d, lost %d, sequence gaps %d, reordered %d, unstamped %d\n", r.Sent, r.Received, r.Lost, r.SeqGaps, r.Reordered, r.Unstamped)
 	}
+	if r.Foreign > 0 {
+		fmt.Fprintln(w, r.ForeignNote())
+	}
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(w, "latency us: min %.2f avg %.2f p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f (%d samples, %s; %s)\n",
 			l.MinUs, l.AvgUs, l.P50Us, l.P90Us, l.P99Us, l.P999Us, l.MaxUs, l.Samples, l.warmupNote(), l.loadNote())
@@ -242,4 +249,9 @@ func PortRates(ps []PortStats, secs, linkBps float64) {
 			p.RxLineRatePct = p.RxGbpsL1 * 1e9 / linkBps * 100
 		}
 	}
+}
+
+// ForeignNote says how many frames the receivers ignored as not rig's.
+func (r *Result) ForeignNote() string {
+	return fmt.Sprintf("%d foreign frames ignored (not rig's IPv4/UDP: ARP, IPv6 ND, LLDP, STP a link carries; not counted as received, nor in loss, order or latency)", r.Foreign)
 }

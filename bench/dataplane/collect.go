@@ -72,6 +72,7 @@ func collectRx(c *bench.Config, u workUnit, s dpdk.Counters, res *bench.Result, 
 	res.SeqGaps += s.Lost
 	res.Reordered += s.Reordered
 	res.Unstamped += s.RxPkts - s.Stamped
+	res.Foreign += s.Foreign
 	if lat.Hist == nil {
 		lat.Hist = make([]uint64, len(s.Hist))
 	}

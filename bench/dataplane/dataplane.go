@@ -254,6 +254,9 @@ func (d *dataplane) configure(u *dpdk.Unit, p bench.UnitPlan, frames [][]byte, l
 		}
 		d.releases = append(d.releases, rel)
 	case bench.KindRx:
+		if c.Pcap != "" {
+			u.KeepForeign() // a replay's own frames are whatever the file holds
+		}
 		if p.Capture {
 			return u.SetCapture(uint32(c.Capture), 2048)
 		}

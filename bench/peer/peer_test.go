@@ -353,6 +353,15 @@ func TestMergePeerValidity(t *testing.T) {
 		!strings.Contains(inv, "50 frames received on the far side carry no rig stamp") || math.Abs(r.Ports[1].RxMpps-0.00015) > 1e-12 {
 		t.Errorf("merged: %+v\n%s", r, inv)
 	}
+	// frames that are not rig's (a real link's ND, LLDP) on the far side:
+	// counted apart and said, never received, never a reason for invalid
+	far = &bench.Result{Role: bench.RoleRx, DurationS: 1, Received: 100, Foreign: 6, Ports: []bench.PortStats{{Name: "b", RxPkts: 100}}}
+	r = MergePeer(bench.Config{Role: bench.RoleGen}, near, far, "x:1")
+	var sum strings.Builder
+	r.PrintSummary(&sum)
+	if r.Foreign != 6 || r.Received != 100 || r.Lost != 0 || len(r.Invalid) != 0 || !strings.Contains(sum.String(), "6 foreign frames ignored") {
+		t.Errorf("far side with foreign frames: %+v\n%s", r, sum.String())
+	}
 	// loop: the near side's own receiver, its latency (one clock) kept
 	ln := &bench.Result{Role: bench.RoleLoop, DurationS: 1, Sent: 10, Received: 10, Latency: &bench.Latency{Samples: 10}}
 	if r := MergePeer(bench.Config{Role: bench.RoleLoop}, ln, &bench.Result{Role: bench.RoleFwd, DurationS: 1}, "x:1"); r.Latency == nil || r.Received != 10 || len(r.Invalid) != 0 {

@@ -57,7 +57,7 @@ func MergePeer(nearCfg bench.Config, near, far *bench.Result, addr string) *benc
 		r.Invalid = append(r.Invalid, "far side: "+why)
 	}
 	if near.Role == bench.RoleGen {
-		r.Received, r.SeqGaps, r.Reordered, r.Unstamped = far.Received, far.SeqGaps, far.Reordered, far.Unstamped
+		r.Received, r.SeqGaps, r.Reordered, r.Unstamped, r.Foreign = far.Received, far.SeqGaps, far.Reordered, far.Unstamped, far.Foreign
 		r.Lost = int64(r.Sent) - int64(r.Received)
 		r.Latency = nil
 		r.Warnings = append(r.Warnings, "no latency across hosts: the frames carry the near host's TSC, which the far host's clock does not share; measure it with loop --peer (the far side forwards back)")

@@ -99,7 +99,12 @@ func TestPrivilegedBenchChildHoldReleased(t *testing.T) {
 }
 
 // The child starts in a network namespace: a veth pair that exists only
-// there carries the generator's frames from one end to the other.
+// there carries the generator's frames from one end to the other. The
+// link also carries what a real one does: IPv6 is on (the kernel sends
+// ND and MLD as the fresh veths come up) and the test replays LLDP, ND,
+// ARP and STP frames on it while the run runs. Those are counted apart as
+// foreign frames, reported, and make neither the run invalid nor count as
+// received: received stays at most what was sent, and all of it stamped.
 func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	ns := fmt.Sprintf("rigdp%d", os.Getpid())
@@ -111,8 +116,8 @@ func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
 	}
 	ip("netns", "add", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	// no IPv6 router solicitations or ND on the wire: every frame is rig's
-	ip("netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+	// IPv6 on: the kernel sends router solicitations, DAD and MLD on the link
+	ip("netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=0")
 	ip("-n", ns, "link", "add", "dpa", "type", "veth", "peer", "name", "dpb")
 	ip("-n", ns, "link", "set", "dpa", "up")
 	ip("-n", ns, "link", "set", "dpb", "up")
@@ -124,16 +129,29 @@ func TestPrivilegedBenchChildNetNSAfPacket(t *testing.T) {
 	// even that may not be reached, which the run rightly calls invalid:
 	// the counts are what this test asserts, not the speed
 	const n = 20000
+	stop := make(chan struct{})
+	replayed := replayForeign(t, ns, "dpa", stop) // dpa -> dpb: the receiver's side
 	r, err := ch.Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: n, Rate: "100kpps",
 		VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}})
+	close(stop)
+	nForeign := replayed()
 	if err != nil || r.Sent != n || r.Received < n*99/100 || r.Received > n || r.Unstamped != 0 || r.Ports[1].RxPkts != r.Received {
 		t.Fatalf("af_packet over a veth in netns %s: %+v, %v", ns, r, err)
+	}
+	if r.Foreign == 0 || nForeign == 0 {
+		t.Fatalf("the test replayed %d foreign frames on the link while it ran, the receiver counted %d foreign: %+v", nForeign, r.Foreign, r)
 	}
 	for _, why := range r.Invalid {
 		if !strings.HasPrefix(why, "asked --rate") {
 			t.Errorf("invalid: %s", why)
 		}
 	}
+	var text strings.Builder
+	r.PrintSummary(&text)
+	if !strings.Contains(text.String(), fmt.Sprintf("%d foreign frames ignored", r.Foreign)) {
+		t.Errorf("the report does not say the foreign frames were ignored:\n%s", text.String())
+	}
+	t.Logf("replayed %d foreign frames; the receiver ignored %d (with the kernel's own ND/MLD)", nForeign, r.Foreign)
 	// the same run from our netns cannot find the interfaces
 	if _, err := childOfThisTest(t, "").Run(context.Background(), bench.Config{Role: bench.RoleLoop, NoHuge: true, Count: 10,
 		VDevs: []string{"net_af_packet0,iface=dpa", "net_af_packet1,iface=dpb"}}); err == nil {

@@ -60,6 +60,16 @@ const (
 // HistIndex is the C loop's bucket of v cycles (tests check Go's mirror).
 func HistIndex(v uint64) int { return int(C.rig_hist_idx(C.uint64_t(v))) }
 
+// IsRigFrame says whether the receiver takes frame for one of rig's
+// (Ethernet II, IPv4 without options, UDP: the signature shim_rx.c
+// checks); any other frame is foreign (Counters.Foreign).
+func IsRigFrame(frame []byte) bool {
+	if len(frame) == 0 {
+		return false
+	}
+	return C.rig_frame_is_rig((*C.uint8_t)(unsafe.Pointer(&frame[0])), C.uint32_t(len(frame))) != 0
+}
+
 func errnoErr(what string, r C.int) error {
 	if r >= 0 {
 		return nil
@@ -470,6 +480,11 @@ const MaxKickFDs = C.RIG_MAX_KICK_FDS
 // SetTxFirst makes a fwd unit send n frames before forwarding (testpmd --tx-first).
 func (u *Unit) SetTxFirst(n uint16) { C.rig_unit_txfirst(u.u, C.uint16_t(n)) }
 
+// KeepForeign makes an rx unit count every frame as received, rig's or
+// not (a pcap replay sends frames of any kind); by default a frame without
+// rig's signature is only counted in Counters.Foreign.
+func (u *Unit) KeepForeign() { C.rig_unit_keep_foreign(u.u, 1) }
+
 // SetCapture makes an rx unit keep the first n frames (snap bytes each).
 func (u *Unit) SetCapture(n, snap uint32) error {
 	return errnoErr("capture", C.rig_unit_capture(u.u, C.uint32_t(n), C.uint32_t(snap)))
@@ -508,6 +523,7 @@ type Counters struct {
 	LatN                                    uint64 // latency samples since the last LatReset
 	TxFirstTSC, TxLastTSC                   uint64 // gen: TSC of the first and last accepted burst (0: none)
 	TxKicks                                 uint64 // af_packet tx: idle kicks that sent frames the PMD's own kick left queued
+	Foreign                                 uint64 // rx: frames without rig's signature (not in RxPkts unless KeepForeign)
 	Done                                    bool
 	Hist                                    []uint64 // rx: the latency histogram (HistN buckets), only when asked
 }
@@ -522,7 +538,7 @@ func (u *Unit) Snapshot(withHist bool) Counters {
 		Stamped: uint64(c.stamped), Lost: uint64(c.lost), Reordered: uint64(c.reordered),
 		LatMin: uint64(c.lat_min), LatMax: uint64(c.lat_max), LatSum: uint64(c.lat_sum), LatN: uint64(c.lat_n),
 		TxFirstTSC: uint64(c.tx_first_tsc), TxLastTSC: uint64(c.tx_last_tsc), TxKicks: uint64(c.tx_kicks),
-		Done: c.done != 0,
+		Foreign: uint64(c.foreign), Done: c.done != 0,
 	}
 	if withHist {
 		out.Hist = make([]uint64, HistN)

@@ -46,6 +46,8 @@ struct rig_counters {
 	uint64_t done;           /* gen: count reached */
 	uint64_t tx_first_tsc, tx_last_tsc; /* gen: TSC of the first and the last accepted burst */
 	uint64_t tx_kicks;       /* af_packet tx: idle kicks that sent frames left queued (shim_kick.c) */
+	uint64_t foreign;        /* rx: frames without rig's signature (not IPv4/UDP: ARP, IPv6 ND, LLDP, STP),
+				  * not in rx_pkts/rx_bytes (rig_unit_keep_foreign: counted in them too) */
 };
 
 struct rig_gen_conf {
@@ -101,10 +103,12 @@ void rig_unit_police(struct rig_unit *u, double pps, uint32_t depth, uint32_t re
 int rig_unit_capture(struct rig_unit *u, uint32_t n, uint32_t snap);
 uint32_t rig_unit_captured(struct rig_unit *u, uint8_t **data, uint32_t **lens, uint32_t *snap);
 void rig_unit_txfirst(struct rig_unit *u, uint16_t n);
+void rig_unit_keep_foreign(struct rig_unit *u, int on); /* rx: count every frame as received (pcap replay) */
 void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out);
 /* rx: copies the latency histogram (RIG_HIST_N buckets) into out. */
 void rig_unit_hist(const struct rig_unit *u, uint64_t *out);
 uint32_t rig_hist_idx(uint64_t v); /* the bucket of v (for Go's tests) */
+int rig_frame_is_rig(const uint8_t *d, uint32_t len); /* rig_signature (for Go's tests) */
 void rig_unit_free(struct rig_unit *u);
 /* tx: the tx port's AF_PACKET sockets (net_af_packet), kicked while the
  * unit is idle after a tx until nothing is left queued (shim_kick.c). */

@@ -67,6 +67,7 @@ struct rig_unit {
 	uint64_t kick_tsc, kick_gap;
 	/* rx */
 	uint64_t expect[RIG_MAX_STREAMS];
+	uint8_t keep_foreign;    /* 1: frames without rig's signature count as received (pcap replay) */
 	uint8_t cap_on;
 	uint32_t cap_max, cap_snap, cap_n;
 	uint8_t *cap_data;

@@ -1,15 +1,31 @@
 /* shim_rx.c: the receiver: counts, sequence loss/reorder, latency
- * (min/max/sum and the histogram, per stamped frame), capture. */
+ * (min/max/sum and the histogram, per stamped frame), capture. Frames
+ * without rig's signature (rig_signature) are counted apart as foreign
+ * and are not received: a real link carries ARP, IPv6 ND/MLD, LLDP, STP
+ * besides rig's frames. A frame with the signature but no stamp is
+ * received and unstamped (the run is invalid: another IPv4/UDP sender, or
+ * a rig frame whose stamp was damaged). */
 #include <string.h>
 
 #include <rte_cycles.h>
 
 #include "shim_internal.h"
 
+/* rig_signature: the frame is what rig's generator sends (Ethernet II,
+ * IPv4 without options, UDP), read from the first segment. */
+static inline int rig_signature(const uint8_t *d, uint32_t seg_len)
+{
+	if (seg_len < RIG_HDR_LEN)
+		return 0;
+	return d[12] == 0x08 && d[13] == 0x00 && d[14] == 0x45 && d[23] == 17 /* UDP */;
+}
+
+int rig_frame_is_rig(const uint8_t *d, uint32_t len) { return rig_signature(d, len); }
+
 static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	struct rig_counters *c = &u->c;
-	uint64_t bytes = 0, stamped = 0, lost = 0, reord = 0, lsum = 0;
+	uint64_t bytes = 0, stamped = 0, lost = 0, reord = 0, lsum = 0, foreign = 0;
 	uint64_t lmin, lmax;
 	if (unlikely(GET_FLAG(u->lat_reset))) {
 		/* end of warm-up: latency stats restart (only this lcore writes them) */
@@ -27,6 +43,10 @@ static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16
 		struct rte_mbuf *m = pkts[i];
 		uint32_t len = rte_pktmbuf_pkt_len(m);
 		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+		if (!u->keep_foreign && !rig_signature(d, m->data_len)) {
+			foreign++;
+			continue;
+		}
 		bytes += len;
 		if (u->cap_on && u->cap_n < u->cap_max) {
 			uint32_t sl = len < u->cap_snap ? len : u->cap_snap;
@@ -66,7 +86,9 @@ static inline void rx_account(struct rig_unit *u, struct rte_mbuf **pkts, uint16
 		uint32_t h = hist_idx(lat);
 		ST(u->hist[h], u->hist[h] + 1);
 	}
-	ST(c->rx_pkts, c->rx_pkts + n);
+	if (foreign)
+		ST(c->foreign, c->foreign + foreign);
+	ST(c->rx_pkts, c->rx_pkts + (n - foreign));
 	ST(c->rx_bytes, c->rx_bytes + bytes);
 	if (stamped) {
 		ST(c->stamped, c->stamped + stamped);

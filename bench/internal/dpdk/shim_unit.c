@@ -38,6 +38,8 @@ void rig_unit_fwd(struct rig_unit *u, int mode, const uint8_t *dst_mac, const ui
 
 void rig_unit_txfirst(struct rig_unit *u, uint16_t n) { u->txfirst = n; }
 
+void rig_unit_keep_foreign(struct rig_unit *u, int on) { u->keep_foreign = on != 0; }
+
 int rig_unit_capture(struct rig_unit *u, uint32_t n, uint32_t snap)
 {
 	u->cap_data = rte_zmalloc("rig_cap", (size_t)n * snap, 0);
@@ -77,6 +79,7 @@ void rig_unit_snapshot(const struct rig_unit *u, struct rig_counters *out)
 	out->tx_first_tsc = LD(c->tx_first_tsc);
 	out->tx_last_tsc = LD(c->tx_last_tsc);
 	out->tx_kicks = LD(c->tx_kicks);
+	out->foreign = LD(c->foreign);
 	out->done = GET_FLAG(c->done);
 }
 
