@@ -68,8 +68,11 @@ func (s *bindStep) Check(ctx context.Context) (provision.Plan, error) {
 		}
 		switch {
 		case fn.vendor == "0x15b3":
-			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: Mellanox (%s) left on %s: mlx5 is bifurcated, DPDK's mlx5 PMD drives it through mlx5_core and rdma-core; binding it to %s would only take the port away",
-				fn.object(), fn.vendor, orNone(fn.driver), s.driver))
+			note, err := mlx5Function(fn, s.driver)
+			if err != nil {
+				return provision.Plan{}, err
+			}
+			plan.Notes = append(plan.Notes, note)
 		case fn.driver == s.driver:
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: on %s", fn.object(), s.driver))
 		default:

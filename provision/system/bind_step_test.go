@@ -287,3 +287,42 @@ func TestBindDown(t *testing.T) {
 		t.Fatalf("second down: %s writes %q notes %q", res.Status, k.writes, res.Notes)
 	}
 }
+
+// A ConnectX/BlueField function the playbook names that someone bound to
+// a UIO driver is an error telling to bind it back to mlx5_core (nothing
+// written); on vfio-pci (a VF passed to a VM) it is a note saying the PMD
+// here cannot drive it; on mlx5_core it is left alone.
+func TestBindMlx5OnUIO(t *testing.T) {
+	for _, tc := range []struct{ driver, wantErr, wantNote string }{
+		{"uio_pci_generic", "bound to the UIO driver uio_pci_generic", ""},
+		{"igb_uio", "bound to the UIO driver igb_uio", ""},
+		{"vfio-pci", "", "Mellanox (0x15b3) on vfio-pci: passed through to a VM, or a mistake"},
+		{"mlx5_core", "", "Mellanox (0x15b3) left on mlx5_core"},
+	} {
+		t.Run(tc.driver, func(t *testing.T) {
+			root := bindRoot(t)
+			dev := filepath.Join(root, "sys/devices/pci0000:00/0000:03:00.0")
+			if err := os.Remove(dev + "/driver"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../../../bus/pci/drivers/"+tc.driver, dev+"/driver"); err != nil {
+				t.Fatal(err)
+			}
+			s, k, rec := bindStepFor(t, root, &playbooks.BindSpec{Devices: []string{"0000:03:00.0"}}, "")
+			res := steptest.RunStep(t, s)
+			if len(k.writes) != 0 || len(rec.Lines()) != 0 {
+				t.Fatalf("wrote %q ran %q", k.writes, rec.Lines())
+			}
+			if tc.wantErr != "" {
+				if res.Status != provision.StatusFailed || !strings.Contains(res.Error, tc.wantErr) || !strings.Contains(res.Error, "bind it back to mlx5_core") ||
+					!strings.Contains(res.Error, "echo 0000:03:00.0 > /sys/bus/pci/drivers/"+tc.driver+"/unbind") {
+					t.Fatalf("status %s error %q", res.Status, res.Error)
+				}
+				return
+			}
+			if res.Status != provision.StatusOK || !strings.Contains(strings.Join(res.Notes, "\n"), tc.wantNote) {
+				t.Fatalf("status %s %s notes %q", res.Status, res.Error, res.Notes)
+			}
+		})
+	}
+}

@@ -123,6 +123,10 @@ func parseCmdline(s string, archDefaultKB int64) cmdline {
 type bootItem struct {
 	tokens []string
 	live   func(c cmdline) bool
+	// poolKB, poolCount: a hugepage pool's page size and count (0: not
+	// a pool), to compare with what the kernel reserved (bootPoolShort)
+	poolKB    int64
+	poolCount int
 }
 
 func (b bootItem) String() string { return strings.Join(b.tokens, " ") }
@@ -139,7 +143,7 @@ func poolItem(sizeKB int64, size string, count int) bootItem {
 	return bootItem{tokens: []string{"hugepagesz=" + size, "hugepages=" + strconv.Itoa(count)}, live: func(c cmdline) bool {
 		n, ok := c.pools[sizeKB]
 		return ok && n == count
-	}}
+	}, poolKB: sizeKB, poolCount: count}
 }
 
 func defaultSizeItem(kb int64, size string) bootItem {

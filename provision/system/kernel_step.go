@@ -115,8 +115,17 @@ func (s *kernelStep) planBoot(plan *provision.Plan) error {
 	var tokens, notLive []string
 	for _, it := range s.items {
 		live := it.live(cl)
+		short := ""
+		if live {
+			short = s.bootPoolShort(it)
+		}
+		if short != "" {
+			plan.Notes = append(plan.Notes, short)
+		}
 		if live && !allIn(it.tokens, written) {
-			plan.Notes = append(plan.Notes, fmt.Sprintf("kernel cmdline: %s already on the running kernel's command line (not from rig's drop-in); left alone", it))
+			if short == "" {
+				plan.Notes = append(plan.Notes, fmt.Sprintf("kernel cmdline: %s already on the running kernel's command line (not from rig's drop-in); left alone", it))
+			}
 			continue
 		}
 		tokens = append(tokens, it.tokens...)

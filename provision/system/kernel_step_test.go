@@ -400,3 +400,38 @@ func TestKernelDown(t *testing.T) {
 		t.Fatalf("second down: %s %v ran %q", res.Status, res.Changes, rec.Lines()[n:])
 	}
 }
+
+// A boot-time 1G pool the kernel did not fully grant: the command line has
+// hugepagesz=1G hugepages=4 but the pool holds 2: the plan says "boot
+// asked 4, kernel reserved 2" (whether the line came from rig's drop-in or
+// from elsewhere), never "already on the command line"; fully granted,
+// the usual note.
+func TestKernelBootPoolNotGranted(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		reserved string
+		want     string
+		not      string
+	}{
+		{"short", "2\n", "boot asked 4, kernel reserved 2 (/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages is 2)", "already on the running kernel's command line"},
+		{"granted", "4\n", "hugepagesz=1G hugepages=4 already on the running kernel's command line", "boot asked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := kernelRoot(t, "BOOT_IMAGE=/vmlinuz root=UUID=1234 ro default_hugepagesz=1G hugepagesz=1G hugepages=4 quiet")
+			p := filepath.Join(root, "sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(tc.reserved), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rec := fakeUpdateGrub(t, root)
+			spec := &playbooks.KernelSpec{Hugepages: []playbooks.BootHugepages{{Size: "1G", Count: 4}}}
+			rep := runKernel(t, &host.Host{Root: root, Exec: rec.Exec}, spec, provision.Env{})
+			notes := strings.Join(rep.Steps[0].Notes, "\n")
+			if !strings.Contains(notes, tc.want) || strings.Contains(notes, tc.not) {
+				t.Fatalf("notes:\n%s\nwant %q, not %q", notes, tc.want, tc.not)
+			}
+		})
+	}
+}

@@ -286,9 +286,7 @@ func (s *sriovStep) setNumVFs(st pfState, n int) func(context.Context) error {
 	return func(context.Context) error {
 		p := "/sys/bus/pci/devices/" + st.bdf + "/sriov_numvfs"
 		if err := s.write(p, []byte(strconv.Itoa(n))); err != nil {
-			return &provision.Problem{Object: st.object(), Err: fmt.Errorf("write %d to %s: %w", n, p, err),
-				CauseText: "the kernel refused: VFs still in use (assigned to a VM, bound to vfio-pci), or the PF driver failed to enable SR-IOV",
-				FixText:   "see dmesg; release the VFs and `rig up` again"}
+			return numVFsProblem(st, p, n, err)
 		}
 		return nil
 	}
