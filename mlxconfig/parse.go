@@ -48,6 +48,30 @@ type Param struct {
 	Current  Value  `json:"current"`
 	Next     Value  `json:"next"`
 	New      Value  `json:"new"`
+	// Unreadable: the row names a parameter but its values do not fill
+	// the table's columns (a value the tool printed blank or with spaces,
+	// or none at all): the parameter is present, its values are not read
+	// (each present column holds UnreadableText, NA).
+	Unreadable bool   `json:"unreadable,omitempty"`
+	Raw        string `json:"raw,omitempty"` // the row as printed, when Unreadable
+}
+
+// UnreadableText is the Text of a value in an Unreadable row.
+const UnreadableText = "(unreadable)"
+
+// UnreadWhy says why the value v of row p was not read: "present,
+// pending, unreadable" for a row marked '*' whose values cannot be read or
+// are N/A (it exists, and its next value differs: a change is pending),
+// "present, unreadable" for an Unreadable row without the '*', else what
+// the tool printed (e.g. "N/A").
+func (p Param) UnreadWhy(v Value) string {
+	switch {
+	case (p.Unreadable || v.NA) && p.Modified:
+		return "present, pending, unreadable"
+	case p.Unreadable:
+		return "present, unreadable"
+	}
+	return fmt.Sprintf("printed %q", v.Text)
 }
 
 // Value is one printed value: NAME(n), a bare number, Array[a..b] or N/A.
@@ -219,10 +243,30 @@ func parseRow(line string, cols []string) (Param, bool) {
 		rest = rest[2:]
 	}
 	f := strings.Fields(rest)
-	if len(f) < 2 || !reName.MatchString(f[0]) || len(f)-1 != len(cols) {
+	if len(f) < 1 || !reName.MatchString(f[0]) {
 		return Param{}, false
 	}
 	p.Name = f[0]
+	if len(f)-1 != len(cols) {
+		if len(f) == 1 && !p.Modified && !p.ReadOnly && !strings.HasPrefix(line, " ") {
+			return Param{}, false // a bare word at the line's start is no row
+		}
+		p.Unreadable, p.Raw = true, strings.TrimSpace(line)
+		na := Value{Present: true, Text: UnreadableText, NA: true}
+		for _, c := range cols {
+			switch c {
+			case "Default":
+				p.Default = na
+			case "Current":
+				p.Current = na
+			case "Next Boot":
+				p.Next = na
+			case "New":
+				p.New = na
+			}
+		}
+		return p, true
+	}
 	for i, c := range cols {
 		v := ParseValue(f[i+1])
 		switch c {

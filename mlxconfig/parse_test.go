@@ -141,6 +141,48 @@ func TestParseRowPrefixes(t *testing.T) {
 	}
 }
 
+// A row marked pending ('*') whose values cannot be read (blank, or too
+// few for the columns) is the parameter present, pending, unreadable, not
+// a missing row; its values are N/A, never numbers. A row of N/A values
+// marked '*' reads the same; an unmarked N/A is what was printed.
+func TestParseUnreadablePendingRow(t *testing.T) {
+	real := sample(t, "q-e-sriov-operator.txt")
+	row := "*       NUM_OF_VFS                                  8                    0                    0                  "
+	if !strings.Contains(real, row) {
+		t.Fatal("the sample changed")
+	}
+	for name, repl := range map[string]string{
+		"blank":     "*       NUM_OF_VFS                                                                                   ",
+		"too few":   "*       NUM_OF_VFS                                  8                                                 ",
+		"spaced":    "*       NUM_OF_VFS                                  8                    not read             0",
+		"all N/A":   "*       NUM_OF_VFS                                  N/A                  N/A                  N/A",
+		"RO, blank": "*RO     NUM_OF_VFS",
+	} {
+		q, err := ParseQuery(strings.Replace(real, row, repl, 1))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p, ok := q.Param("NUM_OF_VFS")
+		if !ok || !p.Modified || p.Next.HasNum || !p.Next.NA || !p.Next.Present || p.UnreadWhy(p.Next) != "present, pending, unreadable" {
+			t.Errorf("%s: %+v (%q)", name, p, p.UnreadWhy(p.Next))
+		}
+		if name != "all N/A" && (!p.Unreadable || p.Raw != strings.TrimSpace(repl)) {
+			t.Errorf("%s: not marked unreadable with its row: %+v", name, p)
+		}
+		if got := len(q.Params); got != 9 {
+			t.Errorf("%s: %d rows, want the sample's 9", name, got)
+		}
+	}
+	q, _ := ParseQuery(strings.Replace(real, row, "        NUM_OF_VFS                                  N/A                  N/A                  N/A", 1))
+	if p, _ := q.Param("NUM_OF_VFS"); p.UnreadWhy(p.Next) != `printed "N/A"` {
+		t.Errorf("unmarked N/A: %q", p.UnreadWhy(p.Next))
+	}
+	q, _ = ParseQuery(strings.Replace(real, row, "        NUM_OF_VFS", 1))
+	if p, _ := q.Param("NUM_OF_VFS"); !p.Unreadable || p.UnreadWhy(p.Next) != "present, unreadable" {
+		t.Errorf("unmarked blank row: %+v", p)
+	}
+}
+
 func TestParseQueryNoTable(t *testing.T) {
 	_, err := ParseQuery("-E- Failed to open the device\n-E- Failed to open the device\n")
 	if err == nil || !strings.Contains(err.Error(), "Failed to open the device") {
@@ -231,6 +273,8 @@ func FuzzParseQuery(f *testing.F) {
 		f.Add(sample(f, n))
 	}
 	f.Add("Configurations: Next Boot\n RO     X  1\n*       Y  Array[0..3]\n")
+	// pending rows whose values cannot be read: blank, too few, spaced, N/A
+	f.Add("Configurations:      Default   Current   Next Boot\n*       NUM_OF_VFS\n*RO     SRIOV_EN   True(1)\n*       X   a b c d\n*       Y   N/A   N/A   N/A\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		q, err := ParseQuery(s)
 		if q == nil {

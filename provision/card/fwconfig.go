@@ -180,7 +180,11 @@ func (p *fwPlanner) read(ctx context.Context, dev fwDevice) (*fwRead, error) {
 			continue
 		}
 		if !readable(w.Name, pr.Next) {
-			unread = append(unread, fmt.Sprintf("%s (Next Boot %q)", w.Name, pr.Next.Text))
+			if pr.Unreadable || pr.Modified {
+				unread = append(unread, fmt.Sprintf("%s (%s)", w.Name, pr.UnreadWhy(pr.Next)))
+			} else {
+				unread = append(unread, fmt.Sprintf("%s (Next Boot %q)", w.Name, pr.Next.Text))
+			}
 			continue
 		}
 		if pr.ReadOnly {

@@ -126,5 +126,5 @@ func unreadWhy(q *mlxconfig.Query, name string, col mlxconfig.Column) string {
 	if col == mlxconfig.ColCurrent {
 		v = p.Current
 	}
-	return fmt.Sprintf("printed %q", v.Text)
+	return p.UnreadWhy(v)
 }

@@ -525,6 +525,14 @@ func TestModeIncompleteQuery(t *testing.T) {
 			t.Errorf("%s: applied %v, writes %v", want, err, r.writes())
 		}
 	}
+	// a row marked pending whose values cannot be read is present,
+	// pending, unreadable: not "(no row)"
+	r0 := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
+	r0.answerQuery(strings.Replace(real, "        INTERNAL_CPU_OFFLOAD_ENGINE                 ENABLED(0)      ", "*       INTERNAL_CPU_OFFLOAD_ENGINE", 1), false)
+	if _, err := modeStepFor(t, r0, "dpu").Check(ctx); err == nil || !strings.Contains(err.Error(), "INTERNAL_CPU_OFFLOAD_ENGINE (present, pending, unreadable)") ||
+		strings.Contains(err.Error(), "no row") || len(r0.writes()) != 0 {
+		t.Errorf("pending, unreadable: %v", err)
+	}
 	// an N/A value is not read either
 	r := newModeRig(t, map[string]string{"0000:03:00.0": "a2dc:dpu"})
 	r.answerQuery(strings.Replace(real, "ENABLED(0)      ", "N/A             ", 1), false)
