@@ -141,11 +141,29 @@ func diagnosePCIAttach(h ovs.Host, st *ovs.State, d *ovs.Diagnosis, bdf string, 
 		d.Fix = "remove that option from ovs.config.dpdk-extra (or allow " + bdf + " with -a), then `rig up` (it restarts ovs-vswitchd)"
 		return
 	}
+	drv := pciDriver(h, dir)
 	if vendor, _ := ovs.ReadString(h, dir+"/vendor"); vendor == "0x15b3" {
-		diagnoseMlx5Attach(h, d, bdf, dir, log)
+		if !diagnoseMlx5Driver(d, bdf, drv) {
+			diagnoseMlx5Attach(h, d, bdf, dir, log)
+		}
 		return
 	}
-	drv := pciDriver(h, dir)
+	// EAL's own stage before what sysfs suggests
+	switch ealStage(log, bdf) {
+	case "iommu":
+		if drv == "vfio-pci" { // EAL sets up VFIO only for a device on vfio-pci
+			diagnoseVFIO(h, d, bdf, dir, log)
+			return
+		}
+	case "bus":
+		diagnoseNotScanned(d, bdf, drv)
+		return
+	case "probe":
+		if drv != "vfio-pci" && drv != "igb_uio" && drv != "uio_pci_generic" {
+			diagnoseProbeOnKernelDriver(h, d, bdf, dir, drv, log)
+			return
+		}
+	}
 	switch drv {
 	case "vfio-pci":
 		diagnoseVFIO(h, d, bdf, dir, log)
@@ -235,13 +253,13 @@ func diagnoseVFIO(h ovs.Host, d *ovs.Diagnosis, bdf, dir string, log ovs.LogTail
 		d.Fix = "raise ovs-vswitchd's locked-memory limit (systemd LimitMEMLOCK=infinity) and look for IOMMU faults in dmesg; then `rig up`"
 	case len(ev("Expecting 'VA' IOVA mode but current mode is 'PA'")) > 0:
 		d.Cause = fmt.Sprintf("the driver needs IOVA as VA, but EAL chose PA because it found no usable IOMMU (%s)", facts)
-		d.Fix = iommuFix
+		d.Fix = iommuFixFor(h)
 	case !hasGroup || len(ev(bdf+" cannot get IOMMU group")) > 0 || len(ev(bdf+" not managed by VFIO driver")) > 0:
 		d.Cause = fmt.Sprintf("%s is on vfio-pci but VFIO cannot use it: %s; the IOMMU is off and vfio is not in no-IOMMU mode", bdf, facts)
-		d.Fix = iommuFix
+		d.Fix = iommuFixFor(h)
 	default:
 		d.Cause = fmt.Sprintf("%s is already bound to vfio-pci, so the driver binding is not the problem; with vfio-pci the usual cause is the IOMMU setup (%s)", bdf, facts)
-		d.Fix = iommuFix + "; and read the evidence lines"
+		d.Fix = iommuFixFor(h) + "; and read the evidence lines"
 	}
 }
 

@@ -178,8 +178,9 @@ func TestDiagnoseAttachCauses(t *testing.T) {
 		{"--no-pci keeps a present device out", "no-pci", iommuOn, noPCI, port("pcireal", "0000:00:01.0"), ProblemPCIExcluded,
 			`PCI device 0000:00:01.0 exists, but DPDK never scanned it ("Cannot find device"): other_config:dpdk-extra has --no-pci`,
 			"remove that option from ovs.config.dpdk-extra", "Cannot find device (0000:00:01.0)"},
-		{"kernel driver, named", "kernel-driver", iommuOn, up, port("vnet", "0000:00:03.0"), ProblemWrongDriver,
-			"DPDK could not attach PCI device 0000:00:03.0: it is bound to the kernel driver virtio-pci, which DPDK cannot use",
+		{"kernel driver, named after EAL's probe stage", "kernel-driver", iommuOn, up, port("vnet", "0000:00:03.0"), ProblemWrongDriver,
+			"DPDK's net_virtio driver took PCI device 0000:00:03.0 (EAL: Probe PCI driver) and its probe failed: eth_virtio_pci_init(): Failed to init PCI device; " +
+				"it is bound to the kernel driver virtio-pci, which DPDK cannot use",
 			"dpdk-devbind.py --bind=vfio-pci 0000:00:03.0 (modprobe vfio-pci first), then `rig up`; its kernel netdev eth0 goes away when you do",
 			"eth_virtio_pci_init(): Failed to init PCI device"},
 		{"vfio-pci, group not viable", "vfio-not-viable", iommuOn, up, port("dpdk0", "0000:01:00.1"), ProblemIOMMU,
@@ -190,7 +191,7 @@ func TestDiagnoseAttachCauses(t *testing.T) {
 		{"vfio-pci, IOMMU set up: the IOMMU is the suspect", "vfio-plain", iommuOn, up, port("d5", "0000:05:00.0"), ProblemIOMMU,
 			"0000:05:00.0 is already bound to vfio-pci, so the driver binding is not the problem; with vfio-pci the usual cause is the IOMMU setup " +
 				"(IOMMU group 12, 2 IOMMU groups on the host, vfio no-IOMMU mode off, kernel command line: intel_iommu=on iommu=pt)",
-			"intel_iommu=on iommu=pt", "Driver cannot attach the device (0000:05:00.0)"},
+			"the kernel command line already has intel_iommu=on iommu=pt, so it is not the missing piece: enable the IOMMU in the firmware setup", "Driver cannot attach the device (0000:05:00.0)"},
 		{"vfio-pci, no IOMMU at all", "vfio-plain", iommuOff, up, port("d5", "0000:05:00.0"), ProblemIOMMU,
 			"0000:05:00.0 is on vfio-pci but VFIO cannot use it: no iommu_group link for the device, no IOMMU groups on the host (/sys/kernel/iommu_groups is empty), " +
 				"vfio no-IOMMU mode off, no intel_iommu=/amd_iommu=/iommu= option on the kernel command line; the IOMMU is off and vfio is not in no-IOMMU mode",
@@ -204,6 +205,10 @@ func TestDiagnoseAttachCauses(t *testing.T) {
 			// a device already on vfio-pci is never told to bind to vfio-pci
 			if c.kind == ProblemIOMMU && strings.Contains(d.Fix, "--bind=vfio-pci "+c.ifc.Devargs()) {
 				t.Errorf("vfio-pci device sent to vfio-pci: %s", d.Fix)
+			}
+			// never advice to add kernel options the command line has
+			if c.h == iommuOn && strings.Contains(d.Fix, "add intel_iommu=on") {
+				t.Errorf("advises adding intel_iommu=on, which is on the command line: %s", d.Fix)
 			}
 		})
 	}
@@ -313,6 +318,9 @@ func FuzzDiagnose(f *testing.F) {
 	f.Add("x|1|dpdk|ERR|Frame size (9018) > device max frame size (1518) for port_id 0\nx|2|netdev_dpdk|ERR|Interface p MTU (9000) setup error: Invalid argument",
 		"could not add network device p to ofproto (Invalid argument)", "-b")
 	f.Add("|||||", "'p' is missing 'options:dpdk-devargs'", "--allow=")
+	// EAL's stages: not seen by the bus, seen and unusable, probe, IOMMU
+	f.Add("x|1|dpdk|ERR|EAL: Cannot find device (0000:00:03.0)\nx|2|dpdk|INFO|EAL: Requested device 0000:01:00.1 cannot be used", "Error attaching device '0000:00:03.0' to DPDK", "")
+	f.Add("x|1|dpdk|INFO|EAL: Probe PCI driver: net_ixgbe (8086:10fb) device: 0000:01:00.1 (socket 0)\nx|2|dpdk|ERR|EAL: 0000:05:00.0 VFIO group is not viable! Not all devices in IOMMU group bound to VFIO or unbound", "Error attaching device '0000:01:00.1' to DPDK", "")
 	h := attachHost(f, "intel_iommu=on", true)
 	f.Fuzz(func(t *testing.T, log, ifErr, extra string) {
 		st := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try", "dpdk-extra": extra, "doca-init": "true"}}
@@ -324,4 +332,49 @@ func FuzzDiagnose(f *testing.F) {
 			}
 		}
 	})
+}
+
+// EAL's own stage before sysfs guesses, and kernel options already on the
+// command line never advised: a device EAL's bus did not see with nothing
+// in dpdk-extra keeping it out; a ConnectX function on a UIO driver or
+// vfio-pci (bind it back to mlx5_core, whatever EAL logged); vfio-pci
+// with no IOMMU group while the command line already has intel_iommu=on
+// (the firmware's VT-d is what is left), or only iommu=pt (add the
+// vendor's option, not iommu=pt again).
+func TestDiagnoseAttachEALStage(t *testing.T) {
+	up := &ovs.State{DPDKInitialized: true, OtherConfig: map[string]string{"dpdk-init": "try"}}
+	port := func(devargs string) ovs.Interface {
+		return ovs.Interface{Name: "p", Type: "dpdk", OFPort: -1, Error: "Error attaching device '" + devargs + "' to DPDK", Options: map[string]string{"dpdk-devargs": devargs}}
+	}
+	// not seen by the PCI bus, no EAL argument to blame
+	d := Diagnose(attachHost(t, "intel_iommu=on", true), up, port("0000:00:01.0"), recordedAttach["no-pci"])
+	if d.Kind != ProblemPCINotScanned || !strings.Contains(d.Cause, `EAL's PCI bus did not see 0000:00:01.0 ("Cannot find device"), though sysfs has it (no driver)`) ||
+		!strings.Contains(d.Fix, "restart ovs-vswitchd") {
+		t.Errorf("not scanned: %+v", d)
+	}
+	// mlx5 on a UIO driver or vfio-pci
+	for _, drv := range []string{"uio_pci_generic", "igb_uio", "vfio-pci"} {
+		h := sysfstree.FakeRoot(t, map[string]string{"/sys/bus/pci/devices/0000:03:00.0/vendor": "0x15b3\n", "/proc/cmdline": "intel_iommu=on\n"})
+		link(t, h, "../../../../bus/pci/drivers/"+drv, "/sys/bus/pci/devices/0000:03:00.0/driver")
+		lines := []string{
+			"2026-12-02T02:00:00.000Z|00091|dpdk|ERR|EAL: Driver cannot attach the device (0000:03:00.0)",
+			"2026-12-02T02:00:00.000Z|00093|netdev_dpdk|WARN|Error attaching device '0000:03:00.0' to DPDK",
+		}
+		d := Diagnose(h, up, port("0000:03:00.0"), ovs.LogTail(lines))
+		if d.Kind != ProblemMlx5NotMlx5Core || !strings.Contains(d.Cause, "ConnectX/BlueField function 0000:03:00.0 is bound to "+drv) ||
+			!strings.Contains(d.Fix, "bind it back to mlx5_core: echo 0000:03:00.0 > /sys/bus/pci/drivers/"+drv+"/unbind") {
+			t.Errorf("mlx5 on %s: %+v", drv, d)
+		}
+	}
+	// vfio-pci without an IOMMU group: the fix follows the command line
+	for _, c := range []struct{ cmdline, want, not string }{
+		{"root=/dev/sda1 intel_iommu=on iommu=pt", "the kernel command line already has intel_iommu=on iommu=pt, so it is not the missing piece: enable the IOMMU in the firmware setup (Intel VT-d / AMD-Vi", "add intel_iommu"},
+		{"root=/dev/sda1 iommu=pt", "the kernel command line has iommu=pt but no intel_iommu=on (Intel) or amd_iommu=on (AMD): add the one for this CPU", "intel_iommu=on iommu=pt"},
+		{"root=/dev/sda1 quiet", "add intel_iommu=on iommu=pt (Intel) or amd_iommu=on iommu=pt (AMD)", "already has"},
+	} {
+		d := Diagnose(attachHost(t, c.cmdline, false), up, port("0000:05:00.0"), recordedAttach["vfio-plain"])
+		if d.Kind != ProblemIOMMU || !strings.Contains(d.Fix, c.want) || strings.Contains(d.Fix, c.not) {
+			t.Errorf("%s: %+v\nwant fix with %q, without %q", c.cmdline, d, c.want, c.not)
+		}
+	}
 }
