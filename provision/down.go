@@ -92,7 +92,7 @@ func (c *RecordCheck) Err() error {
 	}
 	return &Problem{Object: "rig state " + c.State.String(),
 		Err:       fmt.Errorf("%w: %s; rig down acts on none of them, nothing was written", ErrStateRecord, strings.Join(c.bad, "; ")),
-		CauseText: "the state file was edited or damaged: rig's own steps could not have written these records for this playbook on this host",
+		CauseText: "the state file was edited or damaged: rig's own steps could not have written these records (" + c.State.PlaybookName() + ") for this playbook on this host",
 		FixText:   "remove those entries (or the file " + c.State.String() + ") and restore those settings by hand; then rig down again"}
 }
 

@@ -31,6 +31,10 @@ type Env struct {
 	// machine whatever Host.Root is: StateFileFor's answer. "" resolves
 	// it from Host.Root and the environment (StateFileFor with no flag).
 	StateFile string
+	// Playbook is the name of the playbook the steps run for: rig's state
+	// file keeps each playbook's records apart (StateStore.Playbook), so
+	// `rig down -p X` undoes exactly what X changed.
+	Playbook string
 	// Now and Sleep are the clock (nil = the real one); tests pass fakes.
 	Now   func() time.Time
 	Sleep func(time.Duration)

@@ -148,6 +148,7 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 		return rep, nil
 	}
 	failed, pending, pendingAction := false, "", ""
+	var restarts []string // in a plan: what earlier steps stop or restart (RestartsBefore)
 	for _, s := range steps {
 		res := StepResult{Name: s.Name()}
 		if failed {
@@ -170,7 +171,11 @@ func (r *Runner) Execute(ctx context.Context, mode RunMode, sel Selection) (*Rep
 			continue
 		}
 		t0 := now()
-		checkApplyVerify(ctx, s, mode, &res)
+		for _, what := range checkApplyVerify(withRestarts(ctx, restarts), s, mode, &res) {
+			if mode == RunPlan {
+				restarts = append(restarts, "the "+s.Name()+" step's "+what)
+			}
+		}
 		res.Duration = now().Sub(t0)
 		res.DurationMS = float64(res.Duration.Microseconds()) / 1000
 		if res.Status == StatusFailed && mode == RunApply {
@@ -221,15 +226,21 @@ func vetRecords(ctx context.Context, steps []Step) []StepResult {
 }
 
 // checkApplyVerify is one step's turn: check; in an apply, run the plan's
-// operations and check again, which must find nothing left to write.
-func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult) {
+// operations and check again, which must find nothing left to write. It
+// returns what the plan stops or restarts (Plan.Restarts).
+func checkApplyVerify(ctx context.Context, s Step, mode RunMode, res *StepResult) []string {
 	plan, err := s.Check(ctx)
 	if err != nil {
 		res.Status = StatusFailed
 		res.Phase = PhaseCheck
 		res.setErr(&StepError{Step: s.Name(), Phase: "check", Err: err})
-		return
+		return nil
 	}
+	verifyApply(ctx, s, mode, res, plan)
+	return plan.Restarts
+}
+
+func verifyApply(ctx context.Context, s Step, mode RunMode, res *StepResult, plan Plan) {
 	res.Notes, res.Substitutions = plan.Notes, plan.Substitutions
 	if plan.Satisfied() {
 		res.Pending, res.Resets = plan.Pending, plan.Resets

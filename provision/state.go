@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -128,7 +127,12 @@ func StateKey(root string) (string, error) {
 // this machine (never under the host root), or why there is none.
 type StateStore struct {
 	Path string
-	err  error
+	// Playbook names the playbook whose records this store reads and
+	// writes (state_layers.go): rig's state keeps each playbook's records
+	// apart, so `rig down -p X` undoes exactly X's. "" is a run without a
+	// playbook name (tests), and the records of a version-1 file.
+	Playbook string
+	err      error
 }
 
 // State is the Env's state file: Env.StateFile, or, when that is
@@ -136,14 +140,14 @@ type StateStore struct {
 // process's environment.
 func (e *Env) State() StateStore {
 	if e.StateFile != "" {
-		return StateStore{Path: e.StateFile}
+		return StateStore{Path: e.StateFile, Playbook: e.Playbook}
 	}
 	root := "/"
 	if e.Host != nil && e.Host.Root != "" {
 		root = e.Host.Root
 	}
 	sf, err := StateFileFor(root, "", os.Geteuid(), os.Getenv)
-	return StateStore{Path: sf.Path, err: err}
+	return StateStore{Path: sf.Path, Playbook: e.Playbook, err: err}
 }
 
 // String is the file's path, for notes and changes.
@@ -165,10 +169,12 @@ func (s StateStore) ready() error {
 }
 
 // stateVersion is the file's schema version; a newer one is refused.
-const stateVersion = 1
+// Version 1 held one set of records; version 2 holds one per playbook
+// (stateDoc). A version-1 file reads as the records of playbook "".
+const stateVersion = 2
 
-// RigState is the state file's content: what rig's steps changed, and
-// what was there before, for rig down to restore.
+// RigState is one playbook's records in the state file: what rig's steps
+// changed for it, and what was there before, for rig down to restore.
 type RigState struct {
 	Version   int           `json:"version"`
 	Bound     []BoundDevice `json:"bound,omitempty"`
@@ -215,6 +221,9 @@ type HugeRecord struct {
 type MountRecord struct {
 	Path    string `json:"path"`
 	Created bool   `json:"created"` // rig made the directory too
+	// Mounted: it was mounted before this playbook, by another playbook
+	// of rig's this one relies on (provision.Layers): down leaves it.
+	Mounted bool `json:"mounted,omitempty"`
 }
 
 type PoolRecord struct {
@@ -248,10 +257,10 @@ type BoundDevice struct {
 	Driver   string `json:"driver"`
 }
 
-// LoadState reads the state file on this machine (whatever the host
-// root); none yet is an empty record. The file must be one only rig's
-// user could have written (readStateFile); a file or directory another
-// user could have planted or changed is refused.
+// LoadState reads the records of sf.Playbook from the state file on this
+// machine (whatever the host root); none yet is an empty record. The file
+// must be one only rig's user could have written (readStateFile); a file or
+// directory another user could have planted or changed is refused.
 func LoadState(sf StateStore) (RigState, error) {
 	if err := sf.ready(); err != nil {
 		return RigState{}, err
@@ -266,20 +275,11 @@ func LoadState(sf StateStore) (RigState, error) {
 
 // loadState is LoadState under the state file's lock.
 func loadState(sf StateStore) (RigState, error) {
-	b, err := readStateFile(sf.Path, os.Geteuid())
-	if errors.Is(err, fs.ErrNotExist) {
-		return RigState{Version: stateVersion}, nil
-	}
+	doc, err := loadDoc(sf)
 	if err != nil {
 		return RigState{}, err
 	}
-	var st RigState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return RigState{}, fmt.Errorf("rig state %s: %w (fix or remove the file; it only records what `rig down` restores)", sf.Path, err)
-	}
-	if st.Version > stateVersion {
-		return RigState{}, fmt.Errorf("rig state %s: version %d is newer than this rig's %d; use the rig that wrote it", sf.Path, st.Version, stateVersion)
-	}
+	st, _ := doc.of(sf.Playbook)
 	st.Version = stateVersion
 	return st, nil
 }
@@ -362,20 +362,25 @@ func untrustedState(obj, what, fix string) error {
 		FixText:   fix}
 }
 
-// SaveState writes the state file atomically on this machine (the real
-// root's ReplaceFile), making its directory.
+// SaveState writes st as sf.Playbook's records into the state file,
+// atomically on this machine (the real root's ReplaceFile), making its
+// directory; the other playbooks' records stay as they are. It holds the
+// state file's own lock (lockState).
 func SaveState(sf StateStore, st RigState) error {
 	if err := sf.ready(); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
+	release, err := lockState(sf, unix.LOCK_EX)
 	if err != nil {
 		return err
 	}
-	if err := host.New("/").ReplaceFile(sf.Path, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("rig state %s: %w (give another place with --state-file FILE)", sf.Path, err)
+	defer release()
+	doc, err := loadDoc(sf)
+	if err != nil {
+		return err
 	}
-	return nil
+	doc.set(sf.Playbook, st)
+	return saveDoc(sf, doc)
 }
 
 // BoundRecord returns the record of a function rig bound, by BDF or by
@@ -405,8 +410,9 @@ func (st *RigState) RecordBind(b BoundDevice) {
 	st.Bound = append(st.Bound, b)
 }
 
-// UpdateState loads the state, lets change edit it, and saves it.
-// It holds the state file's own lock (lockState) throughout.
+// UpdateState loads sf.Playbook's records, lets change edit them, and
+// saves them (the other playbooks' records as they were read). It holds
+// the state file's own lock (lockState) throughout.
 func UpdateState(sf StateStore, change func(st *RigState)) error {
 	if err := sf.ready(); err != nil {
 		return err
@@ -416,12 +422,14 @@ func UpdateState(sf StateStore, change func(st *RigState)) error {
 		return err
 	}
 	defer release()
-	st, err := loadState(sf)
+	doc, err := loadDoc(sf)
 	if err != nil {
 		return err
 	}
+	st, _ := doc.of(sf.Playbook)
 	change(&st)
-	return SaveState(sf, st)
+	doc.set(sf.Playbook, st)
+	return saveDoc(sf, doc)
 }
 
 // RecordFile adds a file's before-state unless it is recorded already

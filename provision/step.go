@@ -59,6 +59,11 @@ type Plan struct {
 	// Substitutions are what the step put in place of hardware that cannot
 	// exist here (a virtual lab); each is also one of Notes.
 	Substitutions []Substitution
+	// Restarts names what the plan's ops stop or restart ("ovs-vswitchd"):
+	// in a plan, the checks of later steps learn it (RestartsBefore), so
+	// what rig down frees first (pages ovs-vswitchd holds) is predicted,
+	// not a failure.
+	Restarts []string
 }
 
 // Substitution is one thing a step uses in place of what the playbook
@@ -200,4 +205,23 @@ func RefuseLiveWrite(object, root, what, orFix string) error {
 	}
 	return &Problem{Object: object, Err: fmt.Errorf("refused: --root %s reads a fixture, and this %s", root, what),
 		CauseText: "--root is for read-only work on a fixture tree (inventory, mst status, rdma links, plan)", FixText: fix}
+}
+
+// restartsKey is the context key of the restarts earlier steps plan.
+type restartsKey struct{}
+
+// RestartsBefore lists, in a plan (rig plan, rig plan --down), what the
+// steps before this one plan to stop or restart ("the ovs step's restart
+// of ovs-vswitchd"): a check can count on what that frees. In an apply it
+// is empty: those steps ran, and the host shows what they freed.
+func RestartsBefore(ctx context.Context) []string {
+	r, _ := ctx.Value(restartsKey{}).([]string)
+	return r
+}
+
+func withRestarts(ctx context.Context, r []string) context.Context {
+	if len(r) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, restartsKey{}, append([]string(nil), r...))
 }

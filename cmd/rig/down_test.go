@@ -58,7 +58,7 @@ func (l *checkLab) downSnapshot(mountDir string) string {
 	}
 	st, _ := os.ReadFile(sf.Path)
 	rec := strings.Join(strings.Fields(string(st)), "")
-	fmt.Fprintf(&b, "records %v\n", rec != "" && rec != `{"version":1}`)
+	fmt.Fprintf(&b, "records %v\n", rec != "" && rec != `{"version":1}` && rec != `{"version":2}`)
 	return b.String()
 }
 
@@ -66,7 +66,8 @@ func (l *checkLab) downSnapshot(mountDir string) string {
 // changes the host (OvS settings and bridge, a bigger hugepage pool, a
 // mount directory, rig's records); rig down returns every one of them to
 // its state before up; a second down changes nothing; plan --down after
-// that plans nothing.
+// that plans nothing. Then the same with ovs-vdev up too, in both orders
+// (twoPlaybooksAnyOrder).
 func TestPrivilegedDownAfterUpRestoresHost(t *testing.T) {
 	dir := t.TempDir()
 	mountDir := filepath.Join(dir, "huge")
@@ -102,5 +103,48 @@ func TestPrivilegedDownAfterUpRestoresHost(t *testing.T) {
 	}
 	if code, out, errOut := l.rig(append([]string{"plan", "--down"}, args...)...); code != 0 || !strings.Contains(out, "0 would change") {
 		t.Fatalf("plan --down: %d\n%s%s", code, out, errOut)
+	}
+	l.twoPlaybooksAnyOrder(args[1], mountDir, before, lock)
+}
+
+// twoPlaybooksAnyOrder is the README's sequence: `rig up -p ovs-vdev` and
+// the check's playbook (pb: its hugepages, OvS settings that overlap
+// ovs-vdev's, its bridge) on one --rundir, up in both orders, each brought
+// down first once while the other is still up; `rig plan --down` predicts
+// each down (never FAILED), the playbook still up keeps its bridge and the
+// DPDK settings it shares, and the host ends as it was (before).
+func (l *checkLab) twoPlaybooksAnyOrder(pb, mountDir, before string, lock []string) {
+	t := l.t
+	run := func(what string, args ...string) string {
+		t.Helper()
+		code, out, errOut := l.rig(append(append(args, "--rundir", l.rundir), lock...)...)
+		if code != 0 || strings.Contains(out, "FAILED") {
+			t.Fatalf("%s: exit %d\n%s%s", what, code, out, errOut)
+		}
+		return out
+	}
+	for _, order := range [][2]string{{"ovs-vdev", pb}, {pb, "ovs-vdev"}} {
+		for _, p := range order {
+			run("up -p "+p, "up", "-p", p, "--skip", "check")
+		}
+		first, second := order[0], order[1]
+		if code, out, errOut := l.rig("plan", "--down", "-p", first, "--rundir", l.rundir); code != 0 || strings.Contains(out, "FAILED") {
+			t.Fatalf("plan --down -p %s with %s up: exit %d\n%s%s", first, second, code, out, errOut)
+		}
+		out := run("down -p "+first, "down", "-p", first)
+		still := map[string]string{"ovs-vdev": "br-vdev", pb: "br-down"}[second]
+		if br := l.vsctl("list-br"); !strings.Contains(br, still) || strings.Contains(br, map[string]string{"ovs-vdev": "br-vdev", pb: "br-down"}[first]) {
+			t.Fatalf("after down -p %s with %s up, bridges %q\n%s", first, second, br, out)
+		}
+		if init := l.vsctl("get", "Open_vSwitch", ".", "other_config:dpdk-init"); !strings.Contains(init, "try") {
+			t.Fatalf("after down -p %s, %s (still up) lost dpdk-init: %q\n%s", first, second, init, out)
+		}
+		if code, out, errOut := l.rig("plan", "--down", "-p", second, "--rundir", l.rundir); code != 0 || strings.Contains(out, "FAILED") {
+			t.Fatalf("plan --down -p %s: exit %d\n%s%s", second, code, out, errOut)
+		}
+		out = run("down -p "+second, "down", "-p", second)
+		if got := l.downSnapshot(mountDir); got != before {
+			t.Fatalf("up %s then %s, down %s then %s:\n%s\nbefore:\n%s\nlast down:\n%s", first, second, first, second, got, before, out)
+		}
 	}
 }

@@ -106,6 +106,16 @@ func (d *ovsDown) Check(ctx context.Context) (provision.Plan, error) {
 	if err != nil {
 		return provision.Plan{}, s.unreachable(err)
 	}
+	l, err := s.layers()
+	if err != nil {
+		return provision.Plan{}, err
+	}
+	handOp := len(plan.Ops) // the op that hands values to later playbooks writes only rig's state
+	own := d.hand(l, *rec, &plan)
+	rec = &own
+	if len(plan.Ops) == handOp {
+		handOp = -1
+	}
 	for _, p := range rec.Ports {
 		p := p
 		if br, ok := st.PortBridge(p.Name); ok {
@@ -134,7 +144,7 @@ func (d *ovsDown) Check(ctx context.Context) (provision.Plan, error) {
 		})
 	}, provision.Change{Object: "rig state", Action: "forget the ovs record", From: s.state.String()})
 	for i := range plan.Ops {
-		if s.fixture != "" && plan.Ops[i].Changes[0].Object != "rig state" {
+		if s.fixture != "" && plan.Ops[i].Changes[0].Object != "rig state" && i != handOp {
 			plan.Ops[i].Refused = s.refuseFixture(plan.Ops[i].Changes[0])
 		}
 	}
@@ -176,6 +186,7 @@ func (d *ovsDown) planConfig(cur map[string]string, before map[string]*string, p
 		how = "private instance in " + s.c.Target.RunDir
 	}
 	plan.Add(s.c.RestartVswitchd, provision.Change{Object: "ovs-vswitchd", Action: "restart (" + how + ")", To: "DPDK settings back to before rig (read only at start)"})
+	plan.Restarts = append(plan.Restarts, "restart of ovs-vswitchd")
 }
 
 // VetRecords implements RecordVetter.

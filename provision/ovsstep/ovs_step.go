@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -303,13 +304,22 @@ func (s *ovsStep) planConfig(ctx context.Context, d *ovsDiff, resume string) err
 			changes = append(changes, provision.Change{Object: "ovs other_config", Action: "set " + k, From: cur, To: want[k]})
 		}
 	}
+	relied, relyChanges, err := s.reliedKeys(st.OtherConfig, keys, kv)
+	if err != nil {
+		return err
+	}
 	if len(kv) > 0 {
+		maps.Copy(before, relied)
 		d.add(phaseConfig, func(ctx context.Context) error {
 			if err := s.record(func(r *provision.OVSRecord) { recordConfig(r, before) }); err != nil {
 				return err
 			}
 			return s.c.SetOtherConfig(ctx, kv)
-		}, changes...)
+		}, append(changes, relyChanges...)...)
+	} else if len(relied) > 0 {
+		d.add(phaseConfig, func(context.Context) error {
+			return s.record(func(r *provision.OVSRecord) { recordConfig(r, relied) })
+		}, relyChanges...)
 	}
 	if resume != "" {
 		d.restart = resume

@@ -83,6 +83,9 @@ func AllStepNames() []string {
 
 // NewRunnerFor builds the runner for a playbook: one step per present section, in order.
 func NewRunnerFor(pb *playbooks.Playbook, env *Env) (*provision.Runner, error) {
+	if env.Playbook == "" {
+		env.Playbook = pb.Name // the state file keeps this playbook's records apart
+	}
 	r := &provision.Runner{Now: env.Now, StateFile: env.State().Path}
 	for _, d := range Steps() {
 		s, err := d.build(pb, env)

@@ -74,16 +74,27 @@ func (d *hugepagesDown) Check(ctx context.Context) (provision.Plan, error) {
 	if err := d.vet(rec, hs); err != nil {
 		return provision.Plan{}, err
 	}
+	l, err := s.layers()
+	if err != nil {
+		return provision.Plan{}, err
+	}
 	for _, m := range rec.Mounts {
-		d.planUnmount(hs, m, &plan)
+		if !d.handMount(l, m, &plan) {
+			d.planUnmount(hs, m, &plan)
+		}
 	}
 	for _, p := range rec.Pools {
-		if err := d.planPool(hs, p, &plan); err != nil {
+		if d.handPool(l, hs, p, &plan) {
+			continue
+		}
+		if err := d.planPool(ctx, hs, p, &plan); err != nil {
 			return provision.Plan{}, err
 		}
 	}
 	for _, f := range rec.Files {
-		provision.PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
+		if !d.handFile(l, f, &plan) {
+			provision.PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
+		}
 	}
 	plan.Add(func(context.Context) error {
 		return provision.UpdateState(s.state, func(st *provision.RigState) { st.Hugepages = nil })
@@ -98,6 +109,9 @@ func (d *hugepagesDown) Check(ctx context.Context) (provision.Plan, error) {
 func (d *hugepagesDown) planUnmount(hs *hugepages.State, m provision.MountRecord, plan *provision.Plan) {
 	s := d.s
 	obj := "hugetlbfs " + m.Path
+	if m.Mounted { // mounted before this playbook, by another one of rig's
+		return
+	}
 	_, mounted := hugepages.MountAt(hs.Mounts, m.Path)
 	if mounted {
 		plan.Add(func(context.Context) error { return s.mounter.UnmountHugetlbfs(m.Path) },
@@ -220,13 +234,22 @@ func (d *hugepagesDown) vet(rec *provision.HugeRecord, hs *hugepages.State) erro
 	return c.Err()
 }
 
-func (d *hugepagesDown) planPool(hs *hugepages.State, p provision.PoolRecord, plan *provision.Plan) error {
+func (d *hugepagesDown) planPool(ctx context.Context, hs *hugepages.State, p provision.PoolRecord, plan *provision.Plan) error {
 	obj := "hugepages " + hugepages.PoolName(p.SizeKB, p.Node)
 	cur, ok := hs.Pool(p.SizeKB, p.Node)
 	if !ok || cur.Total == p.Before {
 		return nil
 	}
 	if p.Before < cur.InUse() {
+		if first := provision.RestartsBefore(ctx); len(first) > 0 {
+			// a plan: an earlier step of this down stops or restarts what
+			// holds pages (ovs-vswitchd); rig down checks again after it
+			r := hugepages.Reservation{SizeKB: p.SizeKB, Node: p.Node, Count: p.Before, Exact: true}
+			plan.Add(func(context.Context) error { return d.s.setPages(r) },
+				provision.Change{Object: obj, Action: fmt.Sprintf("set nr_hugepages (back to before rig) once %s frees the %d pages in use now", strings.Join(first, " and "), cur.InUse()),
+					From: fmt.Sprint(cur.Total), To: fmt.Sprint(p.Before)})
+			return nil
+		}
 		return &provision.Problem{Object: obj, Err: fmt.Errorf("restoring %d pages (the count before rig) would free pages in use (%d of %d); nothing was written", p.Before, cur.InUse(), cur.Total),
 			FixText: "stop what uses them (DPDK applications, ovs-vswitchd; `rig hugepages show`), then `rig down` again"}
 	}

@@ -123,6 +123,9 @@ func (s *HugepagesStep) Check(ctx context.Context) (provision.Plan, error) {
 	if err := s.planMounts(st, mounts, &plan); err != nil {
 		return provision.Plan{}, err
 	}
+	if err := s.planReliance(st, mounts, &plan); err != nil {
+		return provision.Plan{}, err
+	}
 	if s.persist {
 		if err := s.planPersist(mounts, &plan); err != nil {
 			return provision.Plan{}, err
