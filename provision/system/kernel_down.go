@@ -63,6 +63,10 @@ func (d *kernelDown) Check(ctx context.Context) (provision.Plan, error) {
 	if err := d.vet(rec); err != nil {
 		return provision.Plan{}, err
 	}
+	full := rec
+	if rec, err = d.handLater(rec, &plan); err != nil {
+		return provision.Plan{}, err
+	}
 	var dropIn *provision.FileRecord
 	for _, f := range rec.Files {
 		n := len(plan.Ops)
@@ -93,7 +97,7 @@ func (d *kernelDown) Check(ctx context.Context) (provision.Plan, error) {
 		plan.Add(func(context.Context) error {
 			return provision.UpdateState(s.state, func(st *provision.RigState) { st.Kernel = nil })
 		}, provision.Change{Object: "rig state", Action: "forget the kernel record", From: s.state.String()})
-	case len(rec.Files) > 0 || len(rec.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
+	case len(full.Files) > 0 || len(full.Sysctl) > 0 || strings.Join(rec.Leaving, " ") != strings.Join(leaving, " "):
 		plan.Add(func(context.Context) error {
 			return provision.UpdateState(s.state, func(st *provision.RigState) { st.Kernel = &provision.KernelRecord{Leaving: leaving} })
 		}, provision.Change{Object: "rig state", Action: "keep only the boot parameters still on the running command line (until the next boot)", To: strings.Join(leaving, " ")})

@@ -435,3 +435,45 @@ func TestKernelBootPoolNotGranted(t *testing.T) {
 		})
 	}
 }
+
+// Two playbooks set one sysctl (A: 60 -> 10, then B: 10 -> 5) and write
+// rig's sysctl drop-in: brought down in either order, the live value and
+// the drop-in end as before the first up; while B is up after A's down,
+// B's value stays.
+func TestKernelDownTwoPlaybooksAnyOrder(t *testing.T) {
+	specs := map[string]*playbooks.KernelSpec{"A": {Sysctl: map[string]string{"vm.swappiness": "10"}}, "B": {Sysctl: map[string]string{"vm.swappiness": "5"}}}
+	for _, order := range [][2]string{{"A", "B"}, {"B", "A"}} {
+		t.Run("down "+order[0]+" then "+order[1], func(t *testing.T) {
+			root := kernelRoot(t, "BOOT_IMAGE=/vmlinuz root=UUID=1234 ro quiet")
+			h := &host.Host{Root: root, Exec: fakeUpdateGrub(t, root).Exec}
+			snap := func() string {
+				_, err := os.Stat(filepath.Join(root, sysctlDropIn))
+				return fmt.Sprintf("swappiness %q drop-in %v", readRoot(t, root, "/proc/sys/vm/swappiness"), err == nil)
+			}
+			before := snap()
+			for _, pb := range []string{"A", "B"} {
+				if rep := runKernel(t, h, specs[pb], provision.Env{Playbook: pb}); rep.Steps[0].Status != provision.StatusChanged {
+					t.Fatalf("up %s: %+v", pb, rep.Steps[0])
+				}
+			}
+			down := func(pb string) {
+				t.Helper()
+				s, err := NewKernelStep(&provision.Env{Host: h, Playbook: pb}, specs[pb])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res := steptest.RunStep(t, s.(provision.Downer).Down(provision.DownOptions{})); res.Status != provision.StatusChanged {
+					t.Fatalf("down %s: %s %s", pb, res.Status, res.Error)
+				}
+			}
+			down(order[0])
+			if want := map[string]string{"A": "5\n", "B": "10\n"}[order[0]]; readRoot(t, root, "/proc/sys/vm/swappiness") != want {
+				t.Fatalf("after down %s: swappiness %q, want %q", order[0], readRoot(t, root, "/proc/sys/vm/swappiness"), want)
+			}
+			down(order[1])
+			if got := snap(); got != before {
+				t.Fatalf("after both downs %s, before %s", got, before)
+			}
+		})
+	}
+}
