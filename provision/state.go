@@ -194,6 +194,10 @@ type OVSRecord struct {
 	Config  map[string]*string `json:"config,omitempty"` // key -> value before rig (null: absent)
 	Bridges []string           `json:"bridges,omitempty"`
 	Ports   []OVSPortRecord    `json:"ports,omitempty"` // ports rig added to bridges it did not make
+	// Relied: bridges this playbook wants that another playbook of rig's
+	// made before it (provision.Layers): down leaves them, unless that one
+	// came down first and handed its record over (then in Bridges).
+	Relied []string `json:"relied,omitempty"`
 }
 
 type OVSPortRecord struct {

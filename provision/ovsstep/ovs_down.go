@@ -220,8 +220,11 @@ func (d *ovsDown) vet(rs provision.RigState) error {
 			continue
 		}
 		field := fmt.Sprintf("ovs[%d]", i)
-		for j, b := range r.Bridges {
+		for j, b := range append(append([]string(nil), r.Bridges...), r.Relied...) {
 			f := fmt.Sprintf("%s.bridges[%d]", field, j)
+			if j >= len(r.Bridges) {
+				f = fmt.Sprintf("%s.relied[%d]", field, j-len(r.Bridges))
+			}
 			if err := ovs.CheckBridgeName(b); err != nil {
 				c.Refuse(f, "%v", err)
 			} else if !slices.Contains(bridges, b) {

@@ -57,9 +57,13 @@ func (d *ovsDown) hand(l ovsLayers, rec provision.OVSRecord, plan *provision.Pla
 		}
 		own.Ports = append(own.Ports, p)
 	}
+	bridges := map[string][]string{} // playbook -> bridges it now owns
 	for _, b := range rec.Bridges {
-		if n := l.next(func(r *provision.OVSRecord) bool { return slices.Contains(r.Bridges, b) }); n != "" {
-			changes = append(changes, provision.Change{Object: "ovs bridge " + b, Action: "left: playbook " + n + " made it too; its record now deletes it"})
+		if n := l.next(func(r *provision.OVSRecord) bool {
+			return slices.Contains(r.Bridges, b) || slices.Contains(r.Relied, b)
+		}); n != "" {
+			bridges[n] = append(bridges[n], b)
+			changes = append(changes, provision.Change{Object: "ovs bridge " + b, Action: "left: playbook " + n + " uses it too; its record now deletes it"})
 			continue
 		}
 		own.Bridges = append(own.Bridges, b)
@@ -81,11 +85,28 @@ func (d *ovsDown) hand(l ovsLayers, rec provision.OVSRecord, plan *provision.Pla
 	}
 	sf, target := d.s.state, l.target
 	plan.Add(func(context.Context) error {
-		for pb, keys := range handed {
+		for _, pb := range slices.Sorted(maps.Keys(handed)) {
 			err := provision.UpdateState(sf.For(pb), func(st *provision.RigState) {
 				for i := range st.OVS {
 					if st.OVS[i].Target == target {
-						maps.Copy(st.OVS[i].Config, keys)
+						maps.Copy(st.OVS[i].Config, handed[pb])
+					}
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for _, pb := range slices.Sorted(maps.Keys(bridges)) {
+			err := provision.UpdateState(sf.For(pb), func(st *provision.RigState) {
+				for i := range st.OVS {
+					if st.OVS[i].Target != target {
+						continue
+					}
+					r := &st.OVS[i]
+					for _, b := range bridges[pb] {
+						r.Relied = slices.DeleteFunc(r.Relied, func(x string) bool { return x == b })
+						r.Bridges = appendNew(r.Bridges, b)
 					}
 				}
 			})
@@ -135,4 +156,32 @@ func (s *ovsStep) reliedKeys(cur map[string]string, keys []string, changing map[
 		}
 	}
 	return out, changes, nil
+}
+
+// reliedBridge says which other playbook of rig's made bridge name (its
+// record has it) when this playbook's record lacks it ("" otherwise): this
+// up records it as relied on, so that playbook's down leaves it.
+func (s *ovsStep) reliedBridge(name string) (string, error) {
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return "", &provision.Problem{Object: "ovs", Err: err}
+	}
+	target := s.target()
+	has := func(st provision.RigState) bool {
+		for _, r := range st.OVS {
+			if r.Target == target && (slices.Contains(r.Bridges, name) || slices.Contains(r.Relied, name)) {
+				return true
+			}
+		}
+		return false
+	}
+	if self >= 0 && has(ls[self].Records) {
+		return "", nil
+	}
+	for i, l := range ls {
+		if i != self && has(l.Records) {
+			return l.Playbook, nil
+		}
+	}
+	return "", nil
 }

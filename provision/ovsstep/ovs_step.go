@@ -376,6 +376,12 @@ func (s *ovsStep) planBridges(d *ovsDiff) {
 		case orDefault(cur.DatapathType, "system") != b.Datapath():
 			d.add(phaseBridge, func(ctx context.Context) error { return s.c.SetBridgeDatapath(ctx, b.Name, b.Datapath()) },
 				provision.Change{Object: obj, Action: "set datapath_type", From: orDefault(cur.DatapathType, "system"), To: b.Datapath()})
+		default:
+			if pb, _ := s.reliedBridge(b.Name); pb != "" {
+				d.add(phaseBridge, func(context.Context) error {
+					return s.record(func(r *provision.OVSRecord) { r.Relied = appendNew(r.Relied, b.Name) })
+				}, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (made by playbook %s)", s.state.PlaybookName(), obj, pb)})
+			}
 		}
 		for _, p := range b.Ports {
 			s.planPort(d, b.Name, p)
