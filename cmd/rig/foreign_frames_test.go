@@ -102,8 +102,6 @@ func replayForeign(t *testing.T, ns, ifname string, stop <-chan struct{}) func()
 	return func() int { wg.Wait(); return sent }
 }
 
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
 // enterNetNS moves the calling (locked) thread into netns ns.
 func enterNetNS(ns string) (int, error) {
 	fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
