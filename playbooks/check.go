@@ -19,6 +19,9 @@ import (
 //	  transport: vhost-user        # through-bridge: vhost-user (default) | memif
 //	  ports: [p0, pf0hpf]          # through-ports: ingress, egress (bridge port names)
 //	  far_end_netns: wire          # through-ports: netns holding the cables' far ends
+//	  far_ends:                    # through-ports: per port, a netns or another machine's
+//	    p0: {serve: 10.0.0.2:7400, netdev: ens1f0np0, token_file: /etc/rig/peer.token}
+//	  direction: one               # one (in at ports[0], out at ports[1]) | both (and back)
 //	  frame_size: 64               # or frame_sizes: [64, 1518] (one run per size)
 //	  duration: 5s
 //	  warmup: 1s                   # traffic before the measured interval, not counted
@@ -33,24 +36,26 @@ import (
 //	                               # exit 4, with the cause, unless every one was)
 //	  ndr: {resolution: 0.5%, max_trials: 20, pdr_loss_pct: 0.5, max: 1Mpps, loss_retries: 0}
 type CheckSpec struct {
-	Topology    string          `yaml:"topology"`
-	Bridge      string          `yaml:"bridge"`
-	Transport   string          `yaml:"transport"`
-	Ports       []string        `yaml:"ports"`
-	FarEndNetNS string          `yaml:"far_end_netns"`
-	FrameSize   int             `yaml:"frame_size"`
-	FrameSizes  []int           `yaml:"frame_sizes"`
-	Duration    string          `yaml:"duration"`
-	Warmup      string          `yaml:"warmup"`
-	Rate        string          `yaml:"rate"`
-	Flows       int             `yaml:"flows"`
-	Cores       int             `yaml:"cores"`
-	Thresholds  CheckThresholds `yaml:"thresholds"`
-	Search      string          `yaml:"search"`
-	NDR         CheckNDR        `yaml:"ndr"`
-	Offload     string          `yaml:"offload"`
-	LatencyLoad string          `yaml:"latency_load"`
-	Lab         *CheckLab       `yaml:"lab"`
+	Topology    string            `yaml:"topology"`
+	Bridge      string            `yaml:"bridge"`
+	Transport   string            `yaml:"transport"`
+	Ports       []string          `yaml:"ports"`
+	FarEndNetNS string            `yaml:"far_end_netns"`
+	FarEnds     map[string]FarEnd `yaml:"far_ends"`
+	Direction   string            `yaml:"direction"`
+	FrameSize   int               `yaml:"frame_size"`
+	FrameSizes  []int             `yaml:"frame_sizes"`
+	Duration    string            `yaml:"duration"`
+	Warmup      string            `yaml:"warmup"`
+	Rate        string            `yaml:"rate"`
+	Flows       int               `yaml:"flows"`
+	Cores       int               `yaml:"cores"`
+	Thresholds  CheckThresholds   `yaml:"thresholds"`
+	Search      string            `yaml:"search"`
+	NDR         CheckNDR          `yaml:"ndr"`
+	Offload     string            `yaml:"offload"`
+	LatencyLoad string            `yaml:"latency_load"`
+	Lab         *CheckLab         `yaml:"lab"`
 }
 
 // What the check does with hardware offload (CheckSpec.Offload): after
@@ -203,6 +208,9 @@ func (v *checkValidator) topology(s *CheckSpec, o *OVSSpec) {
 		if s.FarEndNetNS != "" {
 			v.add("far_end_netns", "only through-ports takes far_end_netns; remove it or set topology: through-ports")
 		}
+		if len(s.FarEnds) > 0 || s.Direction != "" {
+			v.add("far_ends", "only through-ports takes far_ends and direction; remove them or set topology: through-ports")
+		}
 		return
 	}
 	if topo != TopologyThroughPorts {
@@ -212,6 +220,7 @@ func (v *checkValidator) topology(s *CheckSpec, o *OVSSpec) {
 		v.add("transport", "only through-bridge takes a transport (through-ports uses the bridge's own ports); remove it")
 	}
 	v.ports(s, o)
+	v.farEnds(s)
 	if s.FarEndNetNS != "" && (len(s.FarEndNetNS) > MaxNameLen*4 || !netnsRe.MatchString(s.FarEndNetNS)) {
 		v.add("far_end_netns", "want a network namespace name (a file under /run/netns: letters, digits, '_', '.', '-'), got %s", shortValue(s.FarEndNetNS))
 	}

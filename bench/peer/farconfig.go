@@ -28,6 +28,38 @@ type FarPolicy struct {
 	// MemifDir is the directory serve owns (0700) that every net_memif
 	// socket is put in; "" refuses net_memif.
 	MemifDir string
+	// HostPFs are the allowed netdevs that are a BlueField's host PFs, by
+	// PF number (serve finds them in sysfs, or --host-pf N=NETDEV): a near
+	// side on the card's Arm, which cannot know their names, asks for PF N
+	// as iface=HostPFIface(N).
+	HostPFs map[int]string
+}
+
+// HostPFIface is the iface= a near side gives for the far host's PF n
+// (the far end of the Arm's pf<n>hpf): serve puts the netdev of its
+// HostPFs there, and refuses it when it knows none.
+func HostPFIface(n int) string { return fmt.Sprintf("hostpf:%d", n) }
+
+// resolveHostPF replaces a vdev's iface=hostpf:N by the netdev of p.HostPFs.
+func resolveHostPF(p *FarPolicy, v string) (string, error) {
+	parts := devargs.Split(v)
+	for i, kv := range parts {
+		val, ok := strings.CutPrefix(kv, "iface=hostpf:")
+		if !ok {
+			continue
+		}
+		n, ok := 0, len(val) == 1 && val[0] >= '0' && val[0] <= '9'
+		if ok {
+			n = int(val[0] - '0')
+		}
+		nd, known := p.HostPFs[n]
+		if !ok || !known {
+			return "", farRefusal(fmt.Sprintf("--vdev %q: serve knows no host PF %s among its --allow-netdev", v, val),
+				"start serve with --allow-netdev <that PF's netdev> (serve finds BlueField PFs in sysfs), or --host-pf "+val+"=NETDEV")
+		}
+		parts[i] = "iface=" + nd
+	}
+	return strings.Join(parts, ","), nil
 }
 
 // farDriver is a vdev driver serve runs and the options it takes, each
@@ -146,7 +178,7 @@ func servedDrivers() string {
 
 // farRefusal is a far config serve does not run: what and the fix.
 func farRefusal(what, fix string) error {
-	return bench.NewError("far config", errors.New(what), "serve runs receivers and forwarders on the devices its host allowed when it started, nothing that reads or writes its host's files", fix)
+	return bench.NewError("far config", errors.New(what), "serve runs receivers, forwarders and generators on the devices its host allowed when it started, nothing that reads or writes its host's files", fix)
 }
 
 // parseFarDevargs splits devargs into the device and its options,
@@ -315,7 +347,8 @@ func farPCIOptions() map[string]bool {
 }
 
 // checkFarConfig decodes and checks a far config before any EAL: the
-// roles a far side plays (rx, fwd), nothing that reads or writes the far
+// roles a far side plays (rx, fwd; gen and loop for a check's far ends:
+// rig's own synthetic frames, out of the allowed devices only), nothing that reads or writes the far
 // host's files (a pcap, a hugetlbfs dir, EAL's own options or file
 // prefix), only the devices and options of the allow-list (farDrivers,
 // p's netdevs and PCI functions; memif sockets moved into p.MemifDir),
@@ -332,8 +365,8 @@ func checkFarConfig(raw json.RawMessage, p *FarPolicy) (bench.Config, error) {
 		return cfg, farRefusal(what+" is not served", "run that part on the far host itself")
 	}
 	switch {
-	case cfg.Role != bench.RoleRx && cfg.Role != bench.RoleFwd:
-		return refuse(fmt.Sprintf("role %q (a far side receives or forwards)", cfg.Role))
+	case cfg.Role != bench.RoleRx && cfg.Role != bench.RoleFwd && cfg.Role != bench.RoleGen && cfg.Role != bench.RoleLoop:
+		return refuse(fmt.Sprintf("role %q (a far side receives, forwards, generates or loops)", cfg.Role))
 	case cfg.Pcap != "":
 		return refuse("--pcap")
 	case cfg.HugeDir != "":
@@ -347,6 +380,10 @@ func checkFarConfig(raw json.RawMessage, p *FarPolicy) (bench.Config, error) {
 	}
 	names := map[string]bool{}
 	for i, v := range cfg.VDevs {
+		v, err := resolveHostPF(p, v)
+		if err != nil {
+			return cfg, err
+		}
 		out, name, err := checkFarVdev(p, v)
 		if err != nil {
 			return cfg, err

@@ -127,6 +127,12 @@ func (p *Peer) Run(ctx context.Context, farCfg bench.Config, local func(context.
 
 // connect dials, checks hello, sends start and waits for ready.
 func (p *Peer) connect(ctx context.Context, farCfg bench.Config, t PeerTimeouts) (*peerConn, error) {
+	return p.connectAs(ctx, peerStart, farCfg, t)
+}
+
+// connectAs dials, checks hello, sends a start or a probe (typ) and
+// waits for its answer: ready (a start), probed (a probe).
+func (p *Peer) connectAs(ctx context.Context, typ string, farCfg bench.Config, t PeerTimeouts) (*peerConn, error) {
 	dial := p.Dial
 	if dial == nil {
 		d := net.Dialer{Timeout: t.Dial}
@@ -165,11 +171,15 @@ func (p *Peer) connect(ctx context.Context, farCfg bench.Config, t PeerTimeouts)
 	if err != nil {
 		return nil, err
 	}
-	start := peerMsg{Type: peerStart, Version: PeerProtocol, Config: raw, ClientNonce: cn, MAC: startMAC(p.Token, PeerProtocol, hello.Nonce, cn, raw)}
+	start := peerMsg{Type: typ, Version: PeerProtocol, Config: raw, ClientNonce: cn, MAC: startMACOf(typ, p.Token, PeerProtocol, hello.Nonce, cn, raw)}
 	if err := pc.send(start, t.Handshake); err != nil {
 		return nil, p.fail(fmt.Errorf("start: %w", err), "", "")
 	}
 	pc.sess = newPeerSession(p.Token, hello.Nonce, cn, sideNear)
+	want := peerReady
+	if typ == peerProbe {
+		want = peerProbed
+	}
 	m, sealed, err := pc.recvAfterStart(t.Ready, maxPeerResult)
 	var ae *PeerAuthError
 	switch {
@@ -179,8 +189,8 @@ func (p *Peer) connect(ctx context.Context, farCfg bench.Config, t PeerTimeouts)
 		return nil, p.fail(fmt.Errorf("waiting for the far %s to start: %w", farCfg.Role, err), "", "see the serve host's log")
 	case m.Type == peerError:
 		return nil, p.refused(m, sealed)
-	case m.Type != peerReady:
-		return nil, p.fail(fmt.Errorf("want ready, got %q", m.Type), "", "run the same rig version on both hosts")
+	case m.Type != want:
+		return nil, p.fail(fmt.Errorf("want %s, got %q", want, m.Type), "", "run the same rig version on both hosts")
 	}
 	ok = true
 	return pc, nil

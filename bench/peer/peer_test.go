@@ -171,7 +171,7 @@ func TestPeerRefusals(t *testing.T) {
 	}{
 		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0"}, FrameSize: 10}, "--size 10"},
 		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_null0"}, Cores: 500}, "--cores 500"},
-		{bench.Config{Role: bench.RoleGen, VDevs: []string{"net_null0"}}, `role "gen"`},
+		{bench.Config{Role: bench.Role("txonly"), VDevs: []string{"net_null0"}}, `role "txonly"`},
 		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_pcap0,tx_pcap=/etc/passwd"}}, `--vdev "net_pcap0,tx_pcap=/etc/passwd": driver net_pcap is not served`},
 		{bench.Config{Role: bench.RoleRx, VDevs: []string{"eth_pcap0,tx_pcap=/etc/passwd"}}, "driver net_pcap (eth_pcap is DPDK's alias of it) is not served"},
 		{bench.Config{Role: bench.RoleRx, VDevs: []string{"net_af_packet0,iface=eth9"}}, "netdev eth9 is not one serve was started with (--allow-netdev)"},

@@ -34,6 +34,12 @@ import (
 //	                            ←     stop  (the near run ended)
 //	result {result}             →     (or error: the far run failed)
 //
+// A probe (rig plan, the check's preflight) is a start of type "probe":
+// the same MAC (over its own type), the far config checked as a start's,
+// then one sealed "probed" (or the error a start would get) and the end
+// of the connection; nothing runs. A far run of role gen or loop with a
+// duration ends by itself: its result comes without a stop.
+//
 // mac (start) is HMAC-SHA256, keyed by the shared token, over the
 // version, the server's nonce, the client's nonce and the exact config
 // bytes: the caller proves it holds the token without sending it, and a
@@ -64,6 +70,8 @@ const (
 const (
 	peerHello  = "hello"
 	peerStart  = "start"
+	peerProbe  = "probe"  // a start that runs nothing: the config is checked, "probed" answers
+	peerProbed = "probed" // the answer to a probe: the token and the config are accepted
 	peerReady  = "ready"
 	peerAlive  = "alive"
 	peerStop   = "stop"
@@ -282,7 +290,7 @@ func (p *peerConn) open(line []byte) (peerMsg, error) {
 	if err != nil {
 		return peerMsg{}, err
 	}
-	if m.Type == peerHello || m.Type == peerStart {
+	if m.Type == peerHello || m.Type == peerStart || m.Type == peerProbe {
 		return peerMsg{}, fmt.Errorf("a %q message inside the session", m.Type)
 	}
 	return m, nil
@@ -330,7 +338,13 @@ func decodePeerMsg(line []byte) (peerMsg, error) {
 // startMAC is the start message's MAC: version, both nonces and the
 // exact config bytes under the token.
 func startMAC(token []byte, version, serverNonce, clientNonce string, config []byte) string {
-	return peerMAC(token, []byte(peerStart), []byte(version), []byte(serverNonce), []byte(clientNonce), config)
+	return startMACOf(peerStart, token, version, serverNonce, clientNonce, config)
+}
+
+// startMACOf is the MAC of a start (typ peerStart) or a probe (peerProbe):
+// the type is under the MAC, so a probe cannot be turned into a run.
+func startMACOf(typ string, token []byte, version, serverNonce, clientNonce string, config []byte) string {
+	return peerMAC(token, []byte(typ), []byte(version), []byte(serverNonce), []byte(clientNonce), config)
 }
 
 // newNonce is 32 random bytes, hex.

@@ -181,9 +181,14 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 	deadline := time.Now().Add(t.Handshake) // the whole handshake, from the accept
 	pc := newPeerConn(c)
 	who := "peer " + c.RemoteAddr().String()
-	cfg, ok := s.handshake(pc, who, deadline)
+	cfg, probe, ok := s.handshake(pc, who, deadline)
 	handshaken()
 	if !ok {
+		return
+	}
+	if probe {
+		s.logf("%s: probe: token and config accepted (%s on %s); nothing run", who, cfg.Role, strings.Join(cfg.PortNames(), ", "))
+		_ = pc.send(peerMsg{Type: peerProbed}, t.Handshake)
 		return
 	}
 	if !s.busy.TryLock() {
@@ -205,20 +210,20 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 	s.runOne(ctx, pc, who, cfg, t, release)
 }
 
-// handshake sends hello and reads start before deadline: version, token
-// and config are checked before anything runs, and the session starts.
-// ok false: the caller was refused (told why).
-func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg bench.Config, ok bool) {
+// handshake sends hello and reads start (or probe) before deadline:
+// version, token and config are checked before anything runs, and the
+// session starts. ok false: the caller was refused (told why).
+func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg bench.Config, probe, ok bool) {
 	nonce, err := newNonce()
 	if err != nil {
 		s.logf("%s: %v", who, err)
-		return cfg, false
+		return cfg, false, false
 	}
 	if err := pc.sendBy(peerMsg{Type: peerHello, Version: PeerProtocol, Nonce: nonce}, deadline); err != nil {
 		if !errors.Is(err, net.ErrClosed) { // serve closed it (a newer caller, a stop) and said so
 			s.logf("%s: hello: %v", who, err)
 		}
-		return cfg, false
+		return cfg, false, false
 	}
 	m, err := pc.recvBy(deadline, maxPeerRequest)
 	refuse := func(code string, err error) { s.refuseBy(pc, deadline, code, err) }
@@ -227,27 +232,27 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg be
 		if !errors.Is(err, net.ErrClosed) { // serve closed it (a newer caller, a stop) and said so
 			s.noStart.logf(s, "%s: no start: %v", who, err)
 		}
-		return cfg, false
-	case m.Type != peerStart:
+		return cfg, false, false
+	case m.Type != peerStart && m.Type != peerProbe:
 		refuse(PeerCodeProtocol, fmt.Errorf("bench serve: want a start message, got %q", m.Type))
-		return cfg, false
+		return cfg, false, false
 	case m.Version != PeerProtocol:
 		s.logf("%s: refused: protocol %q, this rig speaks %s", who, m.Version, PeerProtocol)
 		refuse(PeerCodeVersion, bench.NewError("serve", fmt.Errorf("protocol %q: this rig speaks %s", m.Version, PeerProtocol), "", "run the same rig version on both hosts"))
-		return cfg, false
-	case !validNonce(m.ClientNonce) || !macEqual(m.MAC, startMAC(s.Token, m.Version, nonce, m.ClientNonce, m.Config)):
+		return cfg, false, false
+	case !validNonce(m.ClientNonce) || !macEqual(m.MAC, startMACOf(m.Type, s.Token, m.Version, nonce, m.ClientNonce, m.Config)):
 		s.logf("%s: refused: authentication failed (the token does not match)", who)
 		refuse(PeerCodeAuth, bench.NewError("serve", errors.New("authentication failed"), "", "give --peer-token-file the token file serve was started with (--token-file)"))
-		return cfg, false
+		return cfg, false, false
 	}
 	pc.sess = newPeerSession(s.Token, nonce, m.ClientNonce, sideFar)
 	cfg, err = checkFarConfig(m.Config, &s.Policy)
 	if err != nil {
 		s.logf("%s: refused config: %v", who, err)
 		refuse(PeerCodeConfig, err) // sealed: the session has started
-		return cfg, false
+		return cfg, false, false
 	}
-	return cfg, true
+	return cfg, m.Type == peerProbe, true
 }
 
 // refuse tells the caller why it gets nothing, within timeout.

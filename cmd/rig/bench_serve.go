@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"rig/bench/child"
 	"rig/bench/peer"
 	"rig/internal/pci"
+	"rig/smartnic"
 )
 
 // serveFlags are `rig bench serve`'s flags.
@@ -28,6 +30,7 @@ type serveFlags struct {
 	listen, tokenFile string
 	quiet             bool
 	netdevs, pci      []string
+	hostPFs           []string // --host-pf N=NETDEV
 	memifDir          string
 	maxPending        int
 	maxPerSource      int
@@ -45,7 +48,11 @@ ADDR:PORT --peer-token-file F). A caller must prove it holds the token of --toke
 over fresh nonces; the token never crosses the network nor shows in a log), and every later
 message of its session carries a sequence number and an HMAC under a key of that session.
 serve runs only bench receivers (for gen) and forwarders (for loop) whose config validates, one
-at a time, each in a child process (a fresh EAL), and sends the result back. It runs only
+at a time, each in a child process (a fresh EAL), and sends the result back; for a rig check's
+far ends (rig check/up --far-end) also generators and loops of rig's own synthetic frames that
+end by themselves, and probes that check the token and the far config and run nothing. For an
+Arm that asks for "the host's PF N" (the far end of its pfNhpf), serve names the netdev among
+--allow-netdev that is a BlueField's PF N (from sysfs), or the one --host-pf N=NETDEV gives. It runs only
 devices of its allow-list: net_null and net_ring (no options that attach by name), net_memif
 with its socket inside serve's own directory (--memif-dir), net_af_packet on the netdevs of
 --allow-netdev, PCI functions of --allow-pci; nothing that reads or writes this host's files.
@@ -63,6 +70,7 @@ a management network. SIGINT/SIGTERM stop it.`,
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the shared token (required; yours, mode 0600, at least 16 bytes)")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not copy the runs' live lines and EAL log to stderr")
 	fl.StringArrayVar(&f.netdevs, "allow-netdev", nil, "netdev a near side's net_af_packet port may open (iface=), repeatable, e.g. p0")
+	fl.StringArrayVar(&f.hostPFs, "host-pf", nil, "N=NETDEV: the allowed netdev that is this host's PF N of a BlueField (the far end of the Arm's pfNhpf), when sysfs does not say (serve finds BlueField PFs among --allow-netdev itself)")
 	fl.StringArrayVar(&f.pci, "allow-pci", nil, "PCI function a near side's port may name, repeatable, e.g. 0000:03:00.0")
 	fl.StringVar(&f.memifDir, "memif-dir", "", "directory serve creates (mode 0700) and removes at exit, holding the runs' memif sockets (default /run/rig/serve-<pid>)")
 	fl.IntVar(&f.maxPending, "max-pending", peer.DefaultMaxPending, "callers in their handshake at once; a new one displaces the oldest")
@@ -86,6 +94,16 @@ func (f *serveFlags) check() (peer.FarPolicy, error) {
 			return p, withCode(exitUsage, fmt.Errorf("--allow-netdev %q: not a netdev name (1..15 of letters, digits, _ . : @ -; ip -br link lists them)", n))
 		}
 		p.Netdevs = append(p.Netdevs, n)
+	}
+	for _, v := range f.hostPFs {
+		n, nd, ok := strings.Cut(v, "=")
+		if !ok || len(n) != 1 || n[0] < '0' || n[0] > '9' || !slices.Contains(p.Netdevs, nd) {
+			return p, withCode(exitUsage, fmt.Errorf("--host-pf %q: want N=NETDEV, N a PF number 0..9 and NETDEV one of --allow-netdev (e.g. --allow-netdev ens1f0np0 --host-pf 0=ens1f0np0)", v))
+		}
+		if p.HostPFs == nil {
+			p.HostPFs = map[int]string{}
+		}
+		p.HostPFs[int(n[0]-'0')] = nd
 	}
 	for _, a := range f.pci {
 		c, ok := pci.Canonical(a)
@@ -132,6 +150,14 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	for _, nd := range policy.Netdevs {
+		if n, ok := smartnic.HostPF(a.host(), nd); ok && policy.HostPFs[n] == "" {
+			if policy.HostPFs == nil {
+				policy.HostPFs = map[int]string{}
+			}
+			policy.HostPFs[n] = nd
+		}
+	}
 	token, err := peer.ReadTokenFile(f.tokenFile)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("--token-file: %w", err))
@@ -151,8 +177,8 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 		return bench.NewError("bench serve", err, "", "give an address of this host (ip -br addr) and a free port")
 	}
 	log := &lockedWriter{w: a.errOut}
-	fmt.Fprintf(log, "rig bench serve: listening on %s (%s); memif sockets in %s; netdevs %s; PCI %s\n", ln.Addr(), peer.PeerProtocol, dir,
-		orNone(policy.Netdevs), orNone(policy.PCI))
+	fmt.Fprintf(log, "rig bench serve: listening on %s (%s); memif sockets in %s; netdevs %s; PCI %s%s\n", ln.Addr(), peer.PeerProtocol, dir,
+		orNone(policy.Netdevs), orNone(policy.PCI), hostPFWords(policy.HostPFs))
 	var childLog io.Writer
 	if !f.quiet {
 		childLog = &prefixWriter{w: log, prefix: "far run: "}
@@ -168,6 +194,20 @@ func (a *app) benchServe(ctx context.Context, f serveFlags) error {
 		fmt.Fprintln(log, "rig bench serve: stopped")
 	}
 	return err
+}
+
+// hostPFWords names the host PFs serve found or was told, for its first line.
+func hostPFWords(m map[int]string) string {
+	var parts []string
+	for n := range 10 {
+		if nd, ok := m[n]; ok {
+			parts = append(parts, fmt.Sprintf("PF%d %s", n, nd))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; host PFs " + strings.Join(parts, ", ") + " (the far ends of the Arm's pfNhpf)"
 }
 
 func orNone(l []string) string {

@@ -33,7 +33,13 @@ type serveProc struct {
 // --listen and --token-file, and waits for its address.
 func startServe(t *testing.T, wrap []string, bin, token string, args ...string) *serveProc {
 	t.Helper()
-	argv := append(append(append([]string(nil), wrap...), bin, "bench", "serve", "--listen", "127.0.0.1:0", "--token-file", token, "--quiet"), args...)
+	return startServeOn(t, wrap, bin, token, "127.0.0.1:0", args...)
+}
+
+// startServeOn is startServe listening on listen (ADDR:0 picks a port).
+func startServeOn(t *testing.T, wrap []string, bin, token, listen string, args ...string) *serveProc {
+	t.Helper()
+	argv := append(append(append([]string(nil), wrap...), bin, "bench", "serve", "--listen", listen, "--token-file", token, "--quiet"), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -23,6 +23,7 @@ type checkFlags struct {
 	rundir   string
 	db       string
 	metrics  string // --metrics-file
+	far      farEndFlags
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -55,9 +56,45 @@ valid was measured).
 	cmd.Flags().StringVar(&f.rundir, "rundir", "", "private OvS instance `DIR` (as given to rig ovs daemon start --rundir)")
 	cmd.Flags().StringVar(&f.db, "db", "", "ovsdb remote, e.g. unix:/run/openvswitch/db.sock (default: the system OvS)")
 	registerMetricsFlag(cmd, &f.metrics)
+	f.far.register(cmd)
 	_ = cmd.MarkFlagRequired("playbook")
 	a.registerLockFlags(cmd)
 	return cmd
+}
+
+// farEndFlags are --far-end and --direction: a through-ports check's far
+// ends and direction given without editing the playbook (an embedded
+// one included).
+type farEndFlags struct {
+	ends      []string
+	direction string
+}
+
+func (f *farEndFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.ends, "far-end", nil, "check: where a through-ports port's far end is, repeatable: PORT:serve=HOST:PORT,netdev=NETDEV[,token_file=F] "+
+		"(another machine's rig bench serve; pci=BDF instead of netdev), or PORT:netns=NAME (this machine); replaces check.far_ends.PORT")
+	cmd.Flags().StringVar(&f.direction, "direction", "", "check: one (in at ports[0], out at ports[1]) or both (that, then back); replaces check.direction")
+}
+
+// apply puts the flags over the playbook's check section and validates
+// it again (exit 2 on a bad value).
+func (f *farEndFlags) apply(pb *playbooks.Playbook) error {
+	if len(f.ends) == 0 && f.direction == "" {
+		return nil
+	}
+	if pb.Check == nil {
+		return withCode(exitUsage, fmt.Errorf("--far-end/--direction: playbook %s has no check: section", pb.Source))
+	}
+	if err := pb.Check.SetFarEnds(f.ends); err != nil {
+		return withCode(exitUsage, err)
+	}
+	if f.direction != "" {
+		pb.Check.Direction = f.direction
+	}
+	for _, fe := range pb.Check.ValidateWith(pb.OVS) {
+		return withCode(exitUsage, fmt.Errorf("%s: check.%s: %s (after --far-end/--direction)", pb.Source, fe.Field, fe.Msg))
+	}
+	return nil
 }
 
 // checkReport is `rig check -o json`: the check's result, the leftovers it
@@ -81,6 +118,9 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 	}
 	if pb.Check == nil {
 		return withCode(exitUsage, fmt.Errorf("playbook %s has no check: section; add one (see rig playbooks ovs-check) or use rig up", pb.Source))
+	}
+	if err := f.far.apply(pb); err != nil {
+		return err
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB = f.rundir, f.db

@@ -127,11 +127,18 @@ func buildRig(t *testing.T) string {
 // (playbookNeeds), starts the lab and writes the playbook to l.pb.
 func newCheckLab(t *testing.T, playbook string) *checkLab {
 	t.Helper()
+	return newCheckLabWith(t, playbook)
+}
+
+// newCheckLabWith is newCheckLab with hugepages for more than the
+// playbook's OvS and check (far ends' dataplanes on this machine).
+func newCheckLabWith(t *testing.T, playbook string, extra ...hugetest.Need) *checkLab {
+	t.Helper()
 	testutil.RequirePrivileged(t)
 	if _, err := exec.LookPath("ovs-vsctl"); err != nil {
 		t.Skip("needs openvswitch")
 	}
-	hugetest.ReserveFor(t, playbookNeeds(t, playbook)...)
+	hugetest.ReserveFor(t, append(playbookNeeds(t, playbook), extra...)...)
 	l := &checkLab{t: t, bin: buildRig(t), netns: fmt.Sprintf("rigchk%d", os.Getpid()%100000)}
 	dir, err := os.MkdirTemp("", "rigchk")
 	if err != nil {

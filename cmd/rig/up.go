@@ -30,6 +30,7 @@ type runFlags struct {
 	down     bool   // plan --down / rig down: undo the playbook's steps
 	firmware bool   // with down: restore firmware parameters too
 	metrics  string // up: --metrics-file, the check step's figures
+	far      farEndFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -39,6 +40,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.rundir, "rundir", "", "ovs step: private OvS instance `DIR` (as given to rig ovs daemon start --rundir)")
 	cmd.Flags().StringVar(&f.db, "db", "", "ovs step: ovsdb remote, e.g. unix:/run/openvswitch/db.sock (default: the system OvS)")
 	cmd.Flags().StringVar(&f.netns, "netns", "", "rdma step: network namespace (name under /run/netns) whose netdevs it reads and sets up")
+	f.far.register(cmd)
 	_ = cmd.MarkFlagRequired("playbook")
 }
 
@@ -191,6 +193,9 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	pb, err := playbooks.Load(f.playbook)
 	if err != nil {
 		return withCode(exitUsage, err)
+	}
+	if err := f.far.apply(pb); err != nil {
+		return err
 	}
 	env := a.env()
 	env.OVSRunDir, env.OVSDB, env.NetNS = f.rundir, f.db, f.netns

@@ -25,7 +25,7 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	}
 	cfg := checkConfig(sp, p.kind, p.vdevs, lcores, pmd)
 	cfg.FrameSize, cfg.Rate = size, sp.DataplaneRate()
-	dp := s.dataplane(p.netns)
+	dp := s.traffic(p)
 	run := &CheckRun{FrameSize: size, WarmupS: sp.WarmupOrDefault().Seconds()}
 	if p.kind == pathMemif {
 		run.Warnings = append(run.Warnings, memifServerNote)
@@ -80,7 +80,7 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	if pmd, err := s.o.PMDStats(ctx); err == nil {
 		run.PMD = summarizePMD(pmd)
 	}
-	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out})
+	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out, RxPortDrops: rxPortDrops(r), FarHost: p.far != nil})
 	run.Thresholds = thresholds(sp.Thresholds, run)
 	return run, nil
 }

@@ -92,14 +92,15 @@ func (m CheckMetrics) samples() map[string][]series {
 			add(metricOK, l, 0)
 			continue
 		}
-		valid := run.Invalid == ""
-		if valid {
-			add(metricMpps, l, run.RxMpps)
-			add(metricGbps, l, run.RxGbps)
-			add(metricLoss, l, run.LossPct/100)
+		addRun(add, l, run)
+	}
+	if r := m.Result; r != nil && len(r.Reverse) > 0 {
+		// direction both: the way back, its ports the other way round
+		back := fmt.Sprintf(`bridge="%s",topology="%s",ingress_port="%s",egress_port="%s"`,
+			escapeLabel(r.Bridge), escapeLabel(r.Topology), escapeLabel(r.Egress), escapeLabel(r.Ingress))
+		for i := range r.Reverse {
+			addRun(add, back+`,frame_size="`+strconv.Itoa(r.Reverse[i].FrameSize)+`"`, &r.Reverse[i])
 		}
-		add(metricPass, l, b2f(run.Pass && valid))
-		add(metricOK, l, b2f(valid))
 	}
 	if o := m.offload(); o != nil {
 		add(metricDPFlows, base, float64(o.Flows))
@@ -110,6 +111,18 @@ func (m CheckMetrics) samples() map[string][]series {
 		add(metricTime, base, float64(m.Time.UnixMilli())/1000)
 	}
 	return out
+}
+
+// addRun adds one measured run's series under labels l.
+func addRun(add func(metricFamily, string, float64), l string, run *CheckRun) {
+	valid := run.Invalid == ""
+	if valid {
+		add(metricMpps, l, run.RxMpps)
+		add(metricGbps, l, run.RxGbps)
+		add(metricLoss, l, run.LossPct/100)
+	}
+	add(metricPass, l, b2f(run.Pass && valid))
+	add(metricOK, l, b2f(valid))
 }
 
 // offload is the check's offload report when its flows were read.

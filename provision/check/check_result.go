@@ -32,7 +32,12 @@ type CheckResult struct {
 	NetNS         string `json:"farEndNetns,omitempty"`
 	// Load is what the check offered and judged at
 	Load *CheckLoad `json:"load,omitempty"`
-	Runs []CheckRun `json:"runs"`
+	// FarEnds: through-ports, where each port's far end was (a netns here,
+	// or a port of another machine's rig bench serve)
+	FarEnds []FarEndReport `json:"farEnds,omitempty"`
+	Runs    []CheckRun     `json:"runs"`
+	// Reverse: direction both, the runs back (in at Egress, out at Ingress)
+	Reverse []CheckRun `json:"reverseRuns,omitempty"`
 	// LatencyRuns measured latency below capacity (max_p99_us), at
 	// load.latencyLoad of the NDR or of what rate: max received
 	LatencyRuns []CheckRun `json:"latencyRuns,omitempty"`
@@ -97,6 +102,11 @@ type PathCounts struct {
 	Sent, Received uint64       // rig: generator tx, receiver rx
 	Ingress        ovs.Counters // OvS ingress port (rx side)
 	Egress         ovs.Counters // OvS egress port (tx side)
+	// RxPortDrops: the receiving port's own drops (its driver's imissed,
+	// ierrors, rx_nombuf), on the far host when FarHost (a far end served
+	// by rig bench serve on another machine)
+	RxPortDrops uint64
+	FarHost     bool
 }
 
 // LossStage is where some frames were lost.
@@ -125,6 +135,8 @@ const (
 	StageInsideOVS  = "inside OvS"
 	StageOVSTx      = "on OvS's tx to the receiver"
 	StageRig        = "in rig's receiver"
+	StageRxPort     = "on the receiver's port"
+	StageFarPort    = "on the far host's port"
 )
 
 // AgreeFraction is how far rig's rx count and OvS's egress tx count may
@@ -148,8 +160,14 @@ func AttributeLoss(p PathCounts) LossAttribution {
 		{StageOVSRxQueue, int64(inDrop), fmt.Sprintf("ingress rx_dropped %d (of which %s), rx_errors %d", p.Ingress.RxDropped, customList(p.Ingress, []string{rxMissed, "ovs_rx_qos_drops"}), p.Ingress.RxErrors)},
 		{StageInsideOVS, int64(inRx) - int64(outTx) - int64(outDrop), fmt.Sprintf("ingress rx %d - egress tx %d - egress tx drops %d (no flow, a drop action, upcall or datapath drops; or frames sent to a vhost-user port before its peer was running, which OvS counts in tx_dropped only)", inRx, outTx, outDrop)},
 		{StageOVSTx, int64(outDrop), fmt.Sprintf("egress tx_dropped %d (of which %s), tx_errors %d", p.Egress.TxDropped, customList(p.Egress, ovsTxKeys(p.Egress)), p.Egress.TxErrors)},
-		{StageRig, int64(outTx) - int64(p.Received), fmt.Sprintf("OvS egress tx %d, rig received %d", outTx, p.Received)},
 	}
+	rxPort := StageRxPort
+	if p.FarHost {
+		rxPort = StageFarPort
+	}
+	stages = append(stages,
+		LossStage{rxPort, int64(p.RxPortDrops), fmt.Sprintf("the receiving port's driver dropped %d (DPDK imissed + ierrors + rx_nombuf + its rx drop xstats)", p.RxPortDrops)},
+		LossStage{StageRig, int64(outTx) - int64(p.Received) - int64(p.RxPortDrops), fmt.Sprintf("OvS egress tx %d, rig received %d, the port dropped %d", outTx, p.Received, p.RxPortDrops)})
 	for _, s := range stages {
 		if s.Frames != 0 {
 			a.Stages = append(a.Stages, s)
@@ -243,8 +261,26 @@ func (r *CheckResult) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", far ends in netns %s", r.NetNS)
 	}
 	fmt.Fprintln(w)
+	for _, f := range r.FarEnds {
+		if f.Serve != "" {
+			port := "netdev " + f.Netdev
+			switch {
+			case f.PCI != "":
+				port = "PCI function " + f.PCI
+			case f.HostPF != nil:
+				port = fmt.Sprintf("its PF%d", *f.HostPF)
+			}
+			fmt.Fprintf(w, "far end of %s: %s on the machine of rig bench serve %s (%s)\n", f.Port, port, f.Serve, f.Source)
+		}
+	}
 	r.writeLoadText(w)
 	for _, run := range r.Runs {
+		run.writeText(w)
+	}
+	if len(r.Reverse) > 0 {
+		fmt.Fprintf(w, "back: in %s, out %s\n", r.Egress, r.Ingress)
+	}
+	for _, run := range r.Reverse {
 		run.writeText(w)
 	}
 	if r.Search != nil {

@@ -32,6 +32,8 @@ type checkPath struct {
 	closed      bool                // memif: the ports were deleted after a run (closeMemif)
 	flows       bool                // flows with rig's cookie added
 	notes       []string
+	far         *farTraffic // far ends on rig bench serve (nil: rig's own dataplane in netns)
+	ends        [2]farEnd   // through-ports: the far ends of in and out
 }
 
 // pathKind is what the path's OvS ports are: how their counters behave.
@@ -75,6 +77,7 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 		return res, err
 	}
 	res.Ingress, res.Egress, res.NetNS, res.Notes = path.in, path.out, path.netns, path.notes
+	res.FarEnds = path.farEndReport()
 	lcores, note, err := s.lcores(ctx)
 	if err != nil {
 		return res, err
@@ -121,6 +124,11 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 	if err := s.measureLatency(ctx, path, lcores, res); err != nil {
 		return res, err
 	}
+	if sp.DirectionOrDefault() == playbooks.DirectionBoth {
+		if err := s.runBack(ctx, path, lcores, res); err != nil {
+			return res, err
+		}
+	}
 	res.Offload = s.offload(ctx, path) // the flows of the traffic just sent, before they expire
 	err = judge(res)
 	return res, err
@@ -139,20 +147,25 @@ func judge(res *CheckResult) error {
 	res.Pass = true
 	var invalid []string
 	var below []ThresholdVerdict
-	for i := range res.Runs {
-		r := &res.Runs[i]
-		r.Pass = r.Invalid == ""
-		if r.Invalid != "" {
-			invalid = append(invalid, fmt.Sprintf("%d B: %s", r.FrameSize, r.Invalid))
-		}
-		for _, t := range r.Thresholds {
-			if !t.Pass {
-				r.Pass = false
-				t.Name = fmt.Sprintf("%s (%d B)", t.Name, r.FrameSize)
-				below = append(below, t)
+	for _, runs := range []struct {
+		list []CheckRun
+		dir  string
+	}{{res.Runs, ""}, {res.Reverse, ", back"}} {
+		for i := range runs.list {
+			r := &runs.list[i]
+			r.Pass = r.Invalid == ""
+			if r.Invalid != "" {
+				invalid = append(invalid, fmt.Sprintf("%d B%s: %s", r.FrameSize, runs.dir, r.Invalid))
 			}
+			for _, t := range r.Thresholds {
+				if !t.Pass {
+					r.Pass = false
+					t.Name = fmt.Sprintf("%s (%d B%s)", t.Name, r.FrameSize, runs.dir)
+					below = append(below, t)
+				}
+			}
+			res.Pass = res.Pass && r.Pass
 		}
-		res.Pass = res.Pass && r.Pass
 	}
 	lb, li := latencyFailures(res)
 	below, invalid = append(below, lb...), append(invalid, li...)
@@ -266,13 +279,12 @@ func (s *checkStep) setupBridge(ctx context.Context) (*checkPath, error) {
 }
 
 // setupPorts finds the bridge's two ports, their OpenFlow numbers and
-// the far-end netdevs rig's af_packet ports open in the far-end netns.
+// their far ends: netdevs rig's af_packet ports open in a local netns, or
+// ports of other machines that rig bench serve runs (check_far.go), every
+// one of which must answer before any traffic.
 func (s *checkStep) setupPorts(ctx context.Context) (*checkPath, error) {
-	netns, err := s.farEndNetNS()
-	if err != nil {
-		return nil, err
-	}
-	p := &checkPath{in: s.spec.Ports[0], out: s.spec.Ports[1], netns: netns, kind: pathPorts}
+	p := &checkPath{in: s.spec.Ports[0], out: s.spec.Ports[1], kind: pathPorts}
+	var err error
 	if p.inOF, p.outOF, err = s.waitAttached(ctx, p.in, p.out); err != nil {
 		return p, err
 	}
@@ -280,11 +292,21 @@ func (s *checkStep) setupPorts(ctx context.Context) (*checkPath, error) {
 	if err != nil {
 		return p, err
 	}
-	for i, port := range []string{p.in, p.out} {
-		ifc, _ := st.Interface(port)
-		nd := FarEndNetdev(port, ifc.Devargs())
-		p.vdevs = append(p.vdevs, afPacketVdev(i, nd))
-		p.notes = append(p.notes, fmt.Sprintf("port %s: far end is netdev %s in netns %s", port, nd, netns))
+	ends, err := s.farEnds(st)
+	if err != nil {
+		return p, err
+	}
+	p.ends = ends
+	if ends[0].Remote() {
+		if err := s.setupFar(ctx, p, ends); err != nil {
+			return p, err
+		}
+	} else {
+		p.netns = ends[0].NetNS
+		for i, e := range ends {
+			p.vdevs = append(p.vdevs, afPacketVdev(i, e.Netdev))
+			p.notes = append(p.notes, fmt.Sprintf("port %s: far end is netdev %s in netns %s", e.Port, e.Netdev, e.NetNS))
+		}
 	}
 	return p, nil
 }

@@ -38,7 +38,7 @@ func (s *checkStep) measureSearch(ctx context.Context, p *checkPath, lcores stri
 	if err := spec.Validate(); err != nil {
 		return &provision.UsageError{Msg: "check: search: " + err.Error()}
 	}
-	dp := s.dataplane(p.netns)
+	dp := s.traffic(p)
 	run := func(ctx context.Context, cfg bench.Config) (*bench.Result, error) {
 		if err := s.reattach(ctx, p); err != nil {
 			return nil, err

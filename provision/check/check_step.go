@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rig/bench"
+	"rig/bench/peer"
 	"rig/bench/search"
 	"rig/internal/labinfo"
 	"rig/ovs"
@@ -58,6 +59,9 @@ type checkStep struct {
 	// thresholds (spec is then the lab's check)
 	lab      bool
 	progress io.Writer
+	// farTimeouts bound the waits on far ends served by rig bench serve
+	// (zero: the protocol's defaults)
+	farTimeouts peer.PeerTimeouts
 }
 
 // NewCheckStep builds the check step; pbOVS is the playbook's ovs section
@@ -131,6 +135,9 @@ func (s *checkStep) Check(ctx context.Context) (provision.Plan, error) {
 			return plan, err
 		}
 	}
+	if s.spec.TopologyOrDefault() == playbooks.TopologyThroughPorts {
+		plan.Notes = append(plan.Notes, s.planFarEnds(ctx, st)...)
+	}
 	plan.Notes = append(plan.Notes, "check: "+s.describe()+" (runs after every apply; traffic is not a change)")
 	return plan, nil
 }
@@ -193,24 +200,6 @@ func (s *checkStep) describe() string {
 	}
 	return fmt.Sprintf("%s, frames %v B, %v after %v warm-up, %s, %d flow(s), %d core(s)", d, sp.Sizes(), sp.DurationOrDefault(),
 		sp.WarmupOrDefault(), rate, sp.FlowsOrDefault(), sp.CoresOrDefault())
-}
-
-// farEndNetNS is through-ports' far_end_netns, else the lab's wire
-// namespace inside a virtual lab; outside a lab and unset, an error.
-func (s *checkStep) farEndNetNS() (string, error) {
-	if s.spec.FarEndNetNS != "" {
-		return s.spec.FarEndNetNS, nil
-	}
-	in, err := labinfo.Read(s.env.Host.Root)
-	if err != nil {
-		return "", err
-	}
-	if in != nil && in.WireNetNS != "" {
-		return in.WireNetNS, nil
-	}
-	return "", &provision.Problem{Object: "check: far_end_netns", Err: errors.New("not set, and rig does not run inside a virtual lab"),
-		CauseText: "through-ports sends traffic from the far ends of the ports' cables; rig must know where they are",
-		FixText:   "set check.far_end_netns to the network namespace (under /run/netns) holding the far-end netdevs; traffic from another host is not supported yet"}
 }
 
 // BelowThresholdError is a check that ran and measured less than a
