@@ -78,15 +78,6 @@ type PortStats struct {
 	RxBytes uint64 `json:"rxBytes"`
 	Drops   uint64 `json:"drops"`
 	Policed uint64 `json:"policed,omitempty"` // fwd --max-rate: received frames dropped over the cap
-	// RxMissed, RxErrors, RxNoMbuf: the driver's receive drops on this
-	// port over the run (rte_eth_stats imissed, ierrors, rx_nombuf): frames
-	// that reached the port and never reached rig's receiver
-	RxMissed uint64 `json:"rxMissed,omitempty"`
-	RxErrors uint64 `json:"rxErrors,omitempty"`
-	RxNoMbuf uint64 `json:"rxNoMbuf,omitempty"`
-	// RxDropXstats: the driver's own receive drop counters (xstats named
-	// rx_*drop* or rx_*discard*, e.g. mlx5's rx_discards_phy) that counted
-	RxDropXstats map[string]uint64 `json:"rxDropXstats,omitempty"`
 	// TxKicks: af_packet only: kicks of its sockets after a tx, while idle,
 	// that sent frames the PMD's own kick had left queued (EAGAIN/ENOBUFS)
 	TxKicks       uint64  `json:"txKicks,omitempty"`
@@ -104,9 +95,7 @@ type PortStats struct {
 	BytesNotMeasured bool `json:"bytesNotMeasured,omitempty"`
 	// Origin: the port was named by its netdev, with this role.
 	Origin *PortOrigin `json:"origin,omitempty"`
-	// Host is "near" or "far" in a two-host run, the address of the rig
-	// bench serve that ran it for a check's far ends on two machines; ""
-	// otherwise.
+	// Host is "near" or "far" in a two-host run; "" otherwise.
 	Host string `json:"host,omitempty"`
 	// DropCounters: the port's own drop counters that counted during the
 	// run (imissed, ierrors, oerrors, rx_nombuf, and DropXstats), by name

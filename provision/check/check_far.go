@@ -425,21 +425,6 @@ func joinErrs(errs []error) error {
 	return errors.Join(out...)
 }
 
-// rxPortDrops is the receiving port's own drops over the run (its
-// driver's imissed, ierrors and rx_nombuf, and its rx drop xstats): port 1
-// of the trial.
-func rxPortDrops(r *bench.Result) uint64 {
-	if r == nil || len(r.Ports) < 2 {
-		return 0
-	}
-	p := r.Ports[1]
-	n := p.RxMissed + p.RxErrors + p.RxNoMbuf
-	for _, v := range p.RxDropXstats {
-		n += v
-	}
-	return n
-}
-
 // runBack is direction: both's way back: the path turned round (in at
 // the egress port, from its far end; out at the ingress port), its flow
 // replaced, one run per frame size into res.Reverse. The teardown removes

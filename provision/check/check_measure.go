@@ -80,7 +80,7 @@ func (s *checkStep) runOne(ctx context.Context, p *checkPath, size int, lcores s
 	if pmd, err := s.o.PMDStats(ctx); err == nil {
 		run.PMD = summarizePMD(pmd)
 	}
-	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out, RxPortDrops: rxPortDrops(r), FarHost: p.far != nil})
+	fillRun(run, r, PathCounts{Sent: r.Sent, Received: r.Received, Ingress: in, Egress: out})
 	run.Thresholds = thresholds(sp.Thresholds, run)
 	return run, nil
 }

@@ -102,11 +102,6 @@ type PathCounts struct {
 	Sent, Received uint64       // rig: generator tx, receiver rx
 	Ingress        ovs.Counters // OvS ingress port (rx side)
 	Egress         ovs.Counters // OvS egress port (tx side)
-	// RxPortDrops: the receiving port's own drops (its driver's imissed,
-	// ierrors, rx_nombuf), on the far host when FarHost (a far end served
-	// by rig bench serve on another machine)
-	RxPortDrops uint64
-	FarHost     bool
 }
 
 // LossStage is where some frames were lost.
@@ -135,8 +130,6 @@ const (
 	StageInsideOVS  = "inside OvS"
 	StageOVSTx      = "on OvS's tx to the receiver"
 	StageRig        = "in rig's receiver"
-	StageRxPort     = "on the receiver's port"
-	StageFarPort    = "on the far host's port"
 )
 
 // AgreeFraction is how far rig's rx count and OvS's egress tx count may
@@ -160,14 +153,8 @@ func AttributeLoss(p PathCounts) LossAttribution {
 		{StageOVSRxQueue, int64(inDrop), fmt.Sprintf("ingress rx_dropped %d (of which %s), rx_errors %d", p.Ingress.RxDropped, customList(p.Ingress, []string{rxMissed, "ovs_rx_qos_drops"}), p.Ingress.RxErrors)},
 		{StageInsideOVS, int64(inRx) - int64(outTx) - int64(outDrop), fmt.Sprintf("ingress rx %d - egress tx %d - egress tx drops %d (no flow, a drop action, upcall or datapath drops; or frames sent to a vhost-user port before its peer was running, which OvS counts in tx_dropped only)", inRx, outTx, outDrop)},
 		{StageOVSTx, int64(outDrop), fmt.Sprintf("egress tx_dropped %d (of which %s), tx_errors %d", p.Egress.TxDropped, customList(p.Egress, ovsTxKeys(p.Egress)), p.Egress.TxErrors)},
+		{StageRig, int64(outTx) - int64(p.Received), fmt.Sprintf("OvS egress tx %d, rig received %d", outTx, p.Received)},
 	}
-	rxPort := StageRxPort
-	if p.FarHost {
-		rxPort = StageFarPort
-	}
-	stages = append(stages,
-		LossStage{rxPort, int64(p.RxPortDrops), fmt.Sprintf("the receiving port's driver dropped %d (DPDK imissed + ierrors + rx_nombuf + its rx drop xstats)", p.RxPortDrops)},
-		LossStage{StageRig, int64(outTx) - int64(p.Received) - int64(p.RxPortDrops), fmt.Sprintf("OvS egress tx %d, rig received %d, the port dropped %d", outTx, p.Received, p.RxPortDrops)})
 	for _, s := range stages {
 		if s.Frames != 0 {
 			a.Stages = append(a.Stages, s)

@@ -85,8 +85,6 @@ int rig_port_count(void);
 int rig_port_setup(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq, uint16_t nb_rxd,
 		   uint16_t nb_txd, int rss, void *mp);
 int rig_port_mac(uint16_t port, uint8_t *mac);
-int rig_port_rx_drops(uint16_t port, uint64_t *imissed, uint64_t *ierrors, uint64_t *rx_nombuf); /* rte_eth_stats_get's rx drops */
-int rig_port_rx_xstat_drops(uint16_t port, uint64_t *sum, char *buf, size_t buflen); /* rx_*drop*, rx_*discard* xstats */
 int rig_port_ifindex(uint16_t port); /* the kernel netdev behind it (af_packet, tap), 0: none */
 int rig_port_info(uint16_t port, char *driver, int driver_len, uint32_t *speed_mbps, int *link_up);
 int rig_port_stop_close(uint16_t port);

@@ -1,5 +1,4 @@
 /* shim_port.c: find, configure, start, query and close ethdev ports. */
-#include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 
@@ -103,68 +102,6 @@ int rig_port_ifindex(uint16_t port)
 	if (rte_eth_dev_info_get(port, &info) != 0)
 		return 0;
 	return (int)info.if_index;
-}
-
-int rig_port_rx_drops(uint16_t port, uint64_t *imissed, uint64_t *ierrors, uint64_t *rx_nombuf)
-{
-	struct rte_eth_stats st;
-	int r;
-	memset(&st, 0, sizeof(st));
-	r = rte_eth_stats_get(port, &st);
-	if (r != 0)
-		return r;
-	*imissed = st.imissed;
-	*ierrors = st.ierrors;
-	*rx_nombuf = st.rx_nombuf;
-	return 0;
-}
-
-/* the driver's own receive drop counters: xstats named rx_*drop* or
- * rx_*discard* (mlx5's rx_discards_phy, for one) with a value, summed into
- * *sum and listed "name=value;" in buf; the generic xstats that mirror
- * rte_eth_stats (rx_missed_errors, rx_errors, rx_mbuf_allocation_errors)
- * have neither word */
-int rig_port_rx_xstat_drops(uint16_t port, uint64_t *sum, char *buf, size_t buflen)
-{
-	struct rte_eth_xstat_name *names;
-	struct rte_eth_xstat *vals;
-	size_t used = 0;
-	int n, i, r = 0;
-	*sum = 0;
-	if (buflen > 0)
-		buf[0] = 0;
-	n = rte_eth_xstats_get_names(port, NULL, 0);
-	if (n <= 0)
-		return n;
-	names = calloc((size_t)n, sizeof(*names));
-	vals = calloc((size_t)n, sizeof(*vals));
-	if (names == NULL || vals == NULL) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (rte_eth_xstats_get_names(port, names, n) != n || rte_eth_xstats_get(port, vals, n) != n) {
-		r = -EIO;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		const char *name;
-		int w;
-		if (vals[i].id >= (uint64_t)n || vals[i].value == 0)
-			continue;
-		name = names[vals[i].id].name;
-		if (strncmp(name, "rx_", 3) != 0 || (strstr(name, "drop") == NULL && strstr(name, "discard") == NULL))
-			continue;
-		*sum += vals[i].value;
-		if (used < buflen) {
-			w = snprintf(buf + used, buflen - used, "%s=%llu;", name, (unsigned long long)vals[i].value);
-			if (w > 0)
-				used += (size_t)w;
-		}
-	}
-out:
-	free(names);
-	free(vals);
-	return r;
 }
 
 int rig_port_stop_close(uint16_t port)
