@@ -95,7 +95,9 @@ type PortStats struct {
 	BytesNotMeasured bool `json:"bytesNotMeasured,omitempty"`
 	// Origin: the port was named by its netdev, with this role.
 	Origin *PortOrigin `json:"origin,omitempty"`
-	// Host is "near" or "far" in a two-host run; "" otherwise.
+	// Host is "near" or "far" in a two-host run, the address of the rig
+	// bench serve that ran it for a check's far ends on two machines; ""
+	// otherwise.
 	Host string `json:"host,omitempty"`
 	// DropCounters: the port's own drop counters that counted during the
 	// run (imissed, ierrors, oerrors, rx_nombuf, and DropXstats), by name

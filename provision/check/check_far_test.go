@@ -141,7 +141,7 @@ func TestCheckMeasureFarEndsOnServe(t *testing.T) {
 	srv := &peer.Server{Token: []byte("far-end-test-token-0123456789"), Run: run, Policy: peer.FarPolicy{Netdevs: []string{"e0", "e1"}}}
 	go srv.Serve(ctx, ln)
 	addr := ln.Addr().String()
-	spec := &playbooks.CheckSpec{Topology: playbooks.TopologyThroughPorts, Bridge: "br0", Ports: []string{"p0", "p1"}, Duration: "1s", Warmup: "0s", Direction: playbooks.DirectionBoth,
+	spec := &playbooks.CheckSpec{Topology: playbooks.TopologyThroughPorts, Bridge: "br0", Ports: []string{"p0", "p1"}, Duration: "1s", Warmup: "0s", Rate: "1kpps", Direction: playbooks.DirectionBoth,
 		Offload: playbooks.OffloadOff, Thresholds: playbooks.CheckThresholds{MinMpps: 0.0005},
 		FarEnds: map[string]playbooks.FarEnd{"p0": {Serve: addr, Netdev: "e0", TokenFile: tok}, "p1": {Serve: addr, Netdev: "e1", TokenFile: tok}}}
 	s := newTestCheck(t, spec, o, &fakeDataplane{})
