@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -112,7 +113,7 @@ func (s *checkStep) farEnds(st *ovs.State) ([2]farEnd, error) {
 			}
 			n, hostPF := playbooks.HostPFRepresentor(port)
 			switch {
-			case lab != nil && lab.WireNetNS != "":
+			case lab != nil && lab.WireNetNS != "" && (lab.Machine == "" || !onHostOrPeer(port)):
 				f.NetNS, f.Source = lab.WireNetNS, "the virtual lab's wire netns"
 			case hostPF:
 				f.Serve = fmt.Sprintf("%s:%d", playbooks.DefaultHostAddr, playbooks.DefaultServePort)
@@ -139,6 +140,17 @@ func (s *checkStep) farEnds(st *ovs.State) ([2]farEnd, error) {
 	}
 	return out, nil
 }
+
+// onHostOrPeer: in a lab of the three machines (labinfo.Machine set),
+// the far end of a host-PF representor is on the lab's x86 host and an
+// uplink's on its peer, not in the wire netns: as on a card, their serves
+// are given (or defaulted) like any other machine's.
+func onHostOrPeer(port string) bool {
+	_, hostPF := playbooks.HostPFRepresentor(port)
+	return hostPF || uplinkRe.MatchString(port)
+}
+
+var uplinkRe = regexp.MustCompile(`^p[0-9]$`)
 
 // missingFarEnd: an uplink's far end is another machine rig cannot guess.
 func missingFarEnd(port string) error {

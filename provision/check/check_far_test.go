@@ -15,6 +15,7 @@ import (
 	"rig/bench"
 	"rig/bench/peer"
 	"rig/internal/host"
+	"rig/internal/labinfo"
 	"rig/ovs"
 	"rig/playbooks"
 	"rig/provision"
@@ -62,11 +63,39 @@ func TestCheckFarEndsResolve(t *testing.T) {
 	if ends, err := s.farEnds(nil); err != nil || ends[0].NetNS != "wire" || ends[1].Netdev != "p1" || ends[0].Remote() {
 		t.Errorf("far_end_netns: %+v %v", ends, err)
 	}
+	// a lab: its wire netns; in a lab of the three machines, only for the
+	// far ends that are not on its host or peer (pf0hpf: the host's serve
+	// by default, as on a card; p0: to be given)
+	s = farStep(t, &playbooks.CheckSpec{Ports: []string{"pf0vf0", "p1"}})
+	if err := labinfo.Write(mkdirRun(t, s), &labinfo.Info{Name: "a", WireNetNS: "rig-lab-a-wire"}); err != nil {
+		t.Fatal(err)
+	}
+	if ends, err := s.farEnds(nil); err != nil || ends[0].NetNS != "rig-lab-a-wire" || ends[1].NetNS != "rig-lab-a-wire" {
+		t.Errorf("one-machine lab: %+v %v", ends, err)
+	}
+	s.spec.Ports = []string{"p0", "pf0hpf"}
+	s.spec.FarEnds = map[string]playbooks.FarEnd{"p0": {Serve: "192.168.101.1:7400", Netdev: "p0"}}
+	if err := labinfo.Write(mkdirRun(t, s), &labinfo.Info{Name: "a", WireNetNS: "rig-lab-a-wire", Machine: labinfo.MachineArm, HostNetNS: "h", PeerNetNS: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if ends, err := s.farEnds(nil); err != nil || ends[1].Serve != "192.168.100.1:7400" || ends[1].NetNS != "" {
+		t.Errorf("three-machine lab: %+v %v", ends, err)
+	}
 	// a local far end and a served one
 	s = farStep(t, &playbooks.CheckSpec{Ports: []string{"p0", "p1"}, FarEndNetNS: "wire", FarEnds: map[string]playbooks.FarEnd{"p1": {Serve: "h:1", Netdev: "x"}}})
 	if _, err := s.farEnds(nil); err == nil || !strings.Contains(err.Error(), "ip netns exec NS rig bench serve") {
 		t.Errorf("mixed far ends: %v", err)
 	}
+}
+
+// mkdirRun makes the step's root's /run/rig (where lab.json lives).
+func mkdirRun(t *testing.T, s *checkStep) string {
+	t.Helper()
+	dir := filepath.Join(s.env.Host.Root, "run", "rig")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // The far configs of a trial: one serve runs a loop over both far ports
