@@ -456,7 +456,7 @@ func (s *checkStep) runBack(ctx context.Context, p *checkPath, lcores string, re
 		return err
 	}
 	for _, size := range s.spec.Sizes() {
-		run, err := s.runOne(ctx, p, size, lcores)
+		run, err := s.measureSize(ctx, p, size, lcores)
 		if run != nil {
 			res.Reverse = append(res.Reverse, *run)
 		}
@@ -465,6 +465,22 @@ func (s *checkStep) runBack(ctx context.Context, p *checkPath, lcores string, re
 		}
 	}
 	return nil
+}
+
+// farDropRoles: far ends on rig bench serve are not rig's ports on this
+// machine: their drops are the far host's port's (the role says whose).
+func farDropRoles(p *checkPath, drops []PortDrop) {
+	if p.far == nil {
+		return
+	}
+	for i := range drops {
+		switch drops[i].Role {
+		case "rig's generator":
+			drops[i].Role = fmt.Sprintf("the far host's generator port (%s, port %s's far end)", p.far.in.Serve, p.far.in.Port)
+		case "rig's receiver":
+			drops[i].Role = fmt.Sprintf("the far host's receiver port (%s, port %s's far end)", p.far.out.Serve, p.far.out.Port)
+		}
+	}
 }
 
 // FarEndReport is one port's far end in the check's result.

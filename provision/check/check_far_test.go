@@ -208,3 +208,18 @@ func TestCheckMeasureFarEndsOnServe(t *testing.T) {
 		t.Errorf("port not allowed: %v; calls %q, far runs %d", err, o.calls, len(farCfgs))
 	}
 }
+
+// Drops of far ends on a serve are the far host's ports', named so.
+func TestFarDropRoles(t *testing.T) {
+	p := &checkPath{far: &farTraffic{in: farEnd{FarEnd: playbooks.FarEnd{Serve: "a:1"}, Port: "p0"}, out: farEnd{FarEnd: playbooks.FarEnd{Serve: "b:1"}, Port: "p1"}}}
+	d := []PortDrop{{Role: "rig's receiver"}, {Role: "ingress"}}
+	farDropRoles(p, d)
+	if d[0].Role != "the far host's receiver port (b:1, port p1's far end)" || d[1].Role != "ingress" {
+		t.Errorf("roles %+v", d)
+	}
+	local := []PortDrop{{Role: "rig's receiver"}}
+	farDropRoles(&checkPath{}, local)
+	if local[0].Role != "rig's receiver" {
+		t.Errorf("a local path's drop renamed: %+v", local)
+	}
+}

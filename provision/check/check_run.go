@@ -99,22 +99,8 @@ func (s *checkStep) Measure(ctx context.Context) (any, error) {
 	}
 	for _, size := range sp.Sizes() {
 		s.progressf("check: %d B at %s: %v after %v warm-up", size, orElseStr(sp.Rate, "max"), sp.DurationOrDefault(), sp.WarmupOrDefault())
-		run, rerr := s.runOne(ctx, path, size, lcores)
-		if rerr == nil && generatorShort(run) {
-			// a rate the generator did not reach is no run at that rate
-			// (invalid); once, the run is repeated (a CPU that other work
-			// took from rig's generator for more than 50 ms)
-			s.progressf("check: %d B: %s; running it again once", size, run.Invalid)
-			first := run.Invalid
-			if run, rerr = s.runOne(ctx, path, size, lcores); run != nil {
-				run.Warnings = append(run.Warnings, "the first run was invalid and is not counted: "+first)
-			}
-		}
+		run, rerr := s.measureSize(ctx, path, size, lcores)
 		if run != nil {
-			run.Drops = portDrops(run.OVS, run.Ports)
-			run.Loss.Verdict = dropsVerdict(run.Loss, run.Drops)
-			judgeRunLoad(sp, run)
-			s.progressf("check: %d B: %.3f Mpps received, loss %.4g%% (budget %g%%)", size, run.RxMpps, run.LossPct, sp.LossBudgetPct())
 			res.Runs = append(res.Runs, *run)
 		}
 		if rerr != nil {
@@ -139,6 +125,31 @@ func orElseStr(v, d string) string {
 		return d
 	}
 	return v
+}
+
+// measureSize is one frame size's judged run: a fixed-rate run whose
+// generator fell short is repeated once; its drops named, its load judged.
+func (s *checkStep) measureSize(ctx context.Context, path *checkPath, size int, lcores string) (*CheckRun, error) {
+	sp := s.spec
+	run, rerr := s.runOne(ctx, path, size, lcores)
+	if rerr == nil && generatorShort(run) {
+		// a rate the generator did not reach is no run at that rate
+		// (invalid); once, the run is repeated (a CPU that other work
+		// took from rig's generator for more than 50 ms)
+		s.progressf("check: %d B: %s; running it again once", size, run.Invalid)
+		first := run.Invalid
+		if run, rerr = s.runOne(ctx, path, size, lcores); run != nil {
+			run.Warnings = append(run.Warnings, "the first run was invalid and is not counted: "+first)
+		}
+	}
+	if run != nil {
+		run.Drops = portDrops(run.OVS, run.Ports)
+		farDropRoles(path, run.Drops)
+		run.Loss.Verdict = dropsVerdict(run.Loss, run.Drops)
+		judgeRunLoad(sp, run)
+		s.progressf("check: %d B: %.3f Mpps received, loss %.4g%% (budget %g%%)", size, run.RxMpps, run.LossPct, sp.LossBudgetPct())
+	}
+	return run, rerr
 }
 
 // judge sets Pass and returns why the check failed: an invalid
