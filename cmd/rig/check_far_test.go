@@ -113,7 +113,7 @@ func TestPrivilegedCheckFarEndsOnServe(t *testing.T) {
 		t.Helper()
 		loss := r["loss"].(map[string]any)
 		if loss["countsAgree"] != true || loss["rxVsOvsTxGapPct"].(float64) > 100*check.AgreeFraction || r["received"].(float64) < 1 {
-			t.Errorf("%s: counts: %v", what, r)
+			t.Errorf("%s: counts: sent %v received %v, loss %v, ovs %v, warnings %v", what, r["sent"], r["received"], r["loss"], r["ovsPorts"], r["warnings"])
 		}
 	}
 
