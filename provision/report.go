@@ -125,8 +125,38 @@ func (r *Report) FailedStep() *StepResult {
 	return nil
 }
 
-// WriteText prints the report for people.
+// WriteText prints the report for people: the step table, each step's
+// changes, notes, result and error, and the summary.
 func (r *Report) WriteText(w io.Writer) error {
+	if err := r.writeTable(w); err != nil {
+		return err
+	}
+	for i := range r.Steps {
+		if err := r.Steps[i].writeDetail(w); err != nil {
+			return err
+		}
+	}
+	s := r.Summary
+	fmt.Fprintf(w, "\n%s: %d ok, %d changed, %d would change, %d pending reboot, %d failed, %d not run (%d change(s))\n",
+		r.Mode, s.OK, s.Changed, s.WouldChange, s.PendingReboot, s.Failed, s.NotRun, s.Changes)
+	var failed []string
+	for _, st := range r.Steps {
+		if st.Status == StatusFailed {
+			failed = append(failed, strconv.Quote(st.Name))
+		}
+	}
+	switch len(failed) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "FAILED at step %s\n", failed[0])
+	default:
+		fmt.Fprintf(w, "FAILED at steps %s\n", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// writeTable prints one line per step: name, status, time, detail.
+func (r *Report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "STEP\tSTATUS\tTIME\tDETAIL\n")
 	for _, st := range r.Steps {
@@ -145,66 +175,52 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, st.Status, dur, detail)
 	}
-	if err := tw.Flush(); err != nil {
+	return tw.Flush()
+}
+
+// writeDetail prints a step's changes, notes, pending reset, result and
+// error with its cause and fix; nothing for a step with none of them.
+func (st *StepResult) writeDetail(w io.Writer) error {
+	if len(st.Changes) == 0 && len(st.Notes) == 0 && st.Err == nil && st.Error == "" && st.Pending == "" && st.Result == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s (%s):\n", st.Name, st.Status)
+	verb := "  + " // would change (plan), or was to change when the check or apply failed
+	if st.Status == StatusChanged || st.Status == StatusPendingReboot || st.Phase == PhaseVerify {
+		verb = "  ✓ " // applied (a verify failure comes after a successful Apply)
+	}
+	for _, c := range st.Changes {
+		fmt.Fprintf(w, "%s%s\n", verb, c)
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(w, "  · %s\n", n)
+	}
+	if st.Pending != "" {
+		fmt.Fprintf(w, "  ! pending: %s\n", st.Pending)
+		if len(st.Resets) > 0 {
+			fmt.Fprintf(w, "  ! reset needed: %s\n", ResetActions(st.Resets))
+		}
+	}
+	if err := writeResult(w, st.Result); err != nil {
 		return err
 	}
-	for _, st := range r.Steps {
-		if len(st.Changes) == 0 && len(st.Notes) == 0 && st.Err == nil && st.Error == "" && st.Pending == "" && st.Result == nil {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s (%s):\n", st.Name, st.Status)
-		verb := "  + " // would change (plan), or was to change when the check or apply failed
-		if st.Status == StatusChanged || st.Status == StatusPendingReboot || st.Phase == PhaseVerify {
-			verb = "  ✓ " // applied (a verify failure comes after a successful Apply)
-		}
-		for _, c := range st.Changes {
-			fmt.Fprintf(w, "%s%s\n", verb, c)
-		}
-		for _, n := range st.Notes {
-			fmt.Fprintf(w, "  · %s\n", n)
-		}
-		if st.Pending != "" {
-			fmt.Fprintf(w, "  ! pending: %s\n", st.Pending)
-			if len(st.Resets) > 0 {
-				fmt.Fprintf(w, "  ! reset needed: %s\n", ResetActions(st.Resets))
-			}
-		}
-		if err := writeResult(w, st.Result); err != nil {
-			return err
-		}
-		if st.Error != "" {
-			msg := st.Error
-			// cause and fix go on their own lines, not inline too
-			if st.Fix != "" {
-				msg = strings.Replace(msg, "; fix: "+st.Fix, "", 1)
-			}
-			if st.Cause != "" {
-				msg = strings.Replace(msg, "; likely cause: "+st.Cause, "", 1)
-			}
-			fmt.Fprintf(w, "  ✗ %s\n", msg)
-			if st.Cause != "" {
-				fmt.Fprintf(w, "    cause: %s\n", st.Cause)
-			}
-			if st.Fix != "" {
-				fmt.Fprintf(w, "    fix:   %s\n", st.Fix)
-			}
-		}
+	if st.Error == "" {
+		return nil
 	}
-	s := r.Summary
-	fmt.Fprintf(w, "\n%s: %d ok, %d changed, %d would change, %d pending reboot, %d failed, %d not run (%d change(s))\n",
-		r.Mode, s.OK, s.Changed, s.WouldChange, s.PendingReboot, s.Failed, s.NotRun, s.Changes)
-	var failed []string
-	for _, st := range r.Steps {
-		if st.Status == StatusFailed {
-			failed = append(failed, strconv.Quote(st.Name))
-		}
+	msg := st.Error
+	// cause and fix go on their own lines, not inline too
+	if st.Fix != "" {
+		msg = strings.Replace(msg, "; fix: "+st.Fix, "", 1)
 	}
-	switch len(failed) {
-	case 0:
-	case 1:
-		fmt.Fprintf(w, "FAILED at step %s\n", failed[0])
-	default:
-		fmt.Fprintf(w, "FAILED at steps %s\n", strings.Join(failed, ", "))
+	if st.Cause != "" {
+		msg = strings.Replace(msg, "; likely cause: "+st.Cause, "", 1)
+	}
+	fmt.Fprintf(w, "  ✗ %s\n", msg)
+	if st.Cause != "" {
+		fmt.Fprintf(w, "    cause: %s\n", st.Cause)
+	}
+	if st.Fix != "" {
+		fmt.Fprintf(w, "    fix:   %s\n", st.Fix)
 	}
 	return nil
 }
