@@ -18,7 +18,7 @@ func liveProblems(name string, procs []Proc, cmdline func(pid int) string) []str
 			continue
 		}
 		switch {
-		case strings.HasSuffix(cmdline(p.PID), "\x00lab\x00__ports\x00"+name+"\x00"):
+		case strings.HasSuffix(cmdline(p.PID), "\x00lab\x00__ports\x00"+name+"\x00"+machineArm+"\x00"):
 			keeper = true
 		case strings.HasPrefix(p.Comm, "ovsdb-server"):
 			db = true

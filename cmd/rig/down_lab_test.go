@@ -108,23 +108,37 @@ func hostHugepageCounts(t *testing.T) string {
 // labFiles is what rig writes inside the lab: the entries of its private
 // /run/rig (lab.json, and whatever else rig leaves there), whether rig's
 // state file still holds a record, and rig's drop-ins (GRUB, sysctl) as
-// the lab sees them. Two of rig's own files are normalised away: its lock
-// file (rig.lock, an flock target that stays like any lock file) and its
-// state file, compared by its records (after down it holds none: version
-// only). /run/dpdk is not compared: ovs-vswitchd's DPDK leaves its runtime
+// the lab sees them. Three of rig's own files are normalised away: its
+// lock files (rig.lock and the state file's state.json.lock, flock targets
+// that stay like any lock file) and its state file, compared by the kinds
+// of record its playbooks hold (after down it holds none). /run/dpdk is not compared: ovs-vswitchd's DPDK leaves its runtime
 // dir (rte, with the telemetry socket) when it stops, as it does on a
 // card; that is DPDK's, not rig's (rig hugepages show lists it as stale).
 func labFiles(t *testing.T, bin, name string) string {
 	t.Helper()
-	list := labExec(t, bin, name, "sh", "-c", "find /run/rig ! -name rig.lock ! -name state.json | sort; ls -d /etc/default/grub.d/rig.cfg /etc/sysctl.d/*rig* 2>/dev/null; true")
+	list := labExec(t, bin, name, "sh", "-c", "find /run/rig ! -name rig.lock ! -name state.json ! -name state.json.lock | sort; ls -d /etc/default/grub.d/rig.cfg /etc/sysctl.d/*rig* 2>/dev/null; true")
 	st := labExec(t, bin, name, "sh", "-c", "cat /run/rig/state.json 2>/dev/null; true")
-	var rec map[string]json.RawMessage
+	var doc struct {
+		Playbooks []struct {
+			Records map[string]json.RawMessage `json:"records"`
+		} `json:"playbooks"`
+	}
+	rec := map[string]bool{}
 	if st != "" {
-		if err := json.Unmarshal([]byte(st), &rec); err != nil {
+		if err := json.Unmarshal([]byte(st), &doc); err != nil {
 			t.Fatalf("lab %s: /run/rig/state.json: %v\n%s", name, err, st)
 		}
 	}
-	delete(rec, "version")
+	for _, p := range doc.Playbooks {
+		for k := range p.Records {
+			rec[k] = k != "version"
+		}
+	}
+	for k, ok := range rec {
+		if !ok {
+			delete(rec, k)
+		}
+	}
 	return fmt.Sprintf("files:\n%srig state records: %v\n", list, slices.Sorted(maps.Keys(rec)))
 }
 
