@@ -50,7 +50,7 @@ var jsonOutputs = map[string]any{
 	benchProfilesSchema:           benchProfilesReport{},
 	lineRateSchema:                lineRateReport{},
 	provision.ReportSchemaVersion: provision.Report{},
-	"rig.check/v1":                checkReport{},
+	"rig.check/v2":                checkReport{},
 	doctor.SchemaVersion:          doctor.Report{},
 	fwsim.Schema:                  fwsim.State{},
 	fwsimPowerCycleSchema:         fwsimPowerCycleReport{},
