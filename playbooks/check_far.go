@@ -90,8 +90,13 @@ func (v *checkValidator) farEnds(s *CheckSpec) {
 			v.add(f, "%q is not one of the check's ports (%s); far_ends are keyed by check.ports", port, strings.Join(s.Ports, ", "))
 			continue
 		}
-		for _, fe := range CheckFarEnd(s.FarEnds[port]) {
+		e := s.FarEnds[port]
+		for _, fe := range CheckFarEnd(e) {
 			v.add(f+"."+fe.Field, "%s", fe.Msg)
+		}
+		if _, hostPF := HostPFRepresentor(port); e.Remote() && e.Netdev == "" && e.PCI == "" && !hostPF {
+			// a host-PF representor's far port is the host's PF by default
+			v.add(f+".netdev", "serve %s: name the far port on that machine: netdev=NETDEV or pci=BDF (only a host-PF representor's, pfNhpf, defaults: the host's PF N)", e.Serve)
 		}
 	}
 }

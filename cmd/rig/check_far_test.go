@@ -258,6 +258,7 @@ func TestFarEndFlagsValidated(t *testing.T) {
 		{[]string{"plan", "-p", "bf2-dpu", "--far-end", "p0"}, "want PORT:key=value"},
 		{[]string{"plan", "-p", "bf2-dpu", "--far-end", "p9:netns=wire"}, "p9 is not one of the check's ports (p0, pf0hpf)"},
 		{[]string{"plan", "-p", "bf2-dpu", "--far-end", "p0:serve=10.0.0.2"}, "serve: want HOST:PORT"},
+		{[]string{"plan", "-p", "bf2-dpu", "--far-end", "p0:serve=10.0.0.2:7400"}, "far_ends.p0.netdev: serve 10.0.0.2:7400: name the far port on that machine"},
 		{[]string{"plan", "-p", "ovs-check", "--far-end", "p0:netns=wire"}, "far ends are for topology: through-ports"},
 		{[]string{"plan", "-p", "bf2-dpu", "--direction", "sideways"}, "check.direction: want one"},
 		{[]string{"check", "-p", "bf2-dpu", "--far-end", "p0:colour=red"}, "unknown key"},

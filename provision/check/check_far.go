@@ -101,6 +101,9 @@ func (s *checkStep) farEnds(st *ovs.State) ([2]farEnd, error) {
 		f := farEnd{Port: port, hostPF: -1}
 		if e, ok := s.spec.FarEnds[port]; ok {
 			f.FarEnd, f.Source = e, "check.far_ends / --far-end"
+			if n, hostPF := playbooks.HostPFRepresentor(port); hostPF && e.Remote() && e.Netdev == "" && e.PCI == "" {
+				f.hostPF = n // serve's host PF N, as by default (playbooks validated the others)
+			}
 		} else if s.spec.FarEndNetNS != "" {
 			f.NetNS, f.Source = s.spec.FarEndNetNS, "check.far_end_netns"
 		} else {

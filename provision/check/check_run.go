@@ -36,6 +36,16 @@ type checkPath struct {
 	ends        [2]farEnd   // through-ports: the far ends of in and out
 }
 
+// noLatency says why no latency can be measured on p ("": it can): its
+// far ends on two machines' serves, a generator on one clock and a
+// receiver on another.
+func (p *checkPath) noLatency() string {
+	if p == nil || p.far == nil || p.far.in.Serve == p.far.out.Serve {
+		return ""
+	}
+	return fmt.Sprintf("no latency: the far ends are on two machines (%s, %s) whose clocks differ", p.far.in.Serve, p.far.out.Serve)
+}
+
 // pathKind is what the path's OvS ports are: how their counters behave.
 type pathKind int
 
@@ -146,7 +156,7 @@ func (s *checkStep) measureSize(ctx context.Context, path *checkPath, size int, 
 		run.Drops = portDrops(run.OVS, run.Ports)
 		farDropRoles(path, run.Drops)
 		run.Loss.Verdict = dropsVerdict(run.Loss, run.Drops)
-		judgeRunLoad(sp, run)
+		judgeRunLoad(sp, run, path.noLatency())
 		s.progressf("check: %d B: %.3f Mpps received, loss %.4g%% (budget %g%%)", size, run.RxMpps, run.LossPct, sp.LossBudgetPct())
 	}
 	return run, rerr

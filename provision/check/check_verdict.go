@@ -49,8 +49,10 @@ func loadOf(sp *playbooks.CheckSpec, lab bool) *CheckLoad {
 // judgeRunLoad judges one fixed-rate or as-fast-as-possible run against
 // the loss budget: the max_loss_pct verdict with the budget (the default
 // one too), the overload named with the capacity, and the latency
-// verdict dropped where the run was not below capacity.
-func judgeRunLoad(sp *playbooks.CheckSpec, run *CheckRun) {
+// verdict dropped where the run was not below capacity or where no
+// latency can be measured (noLatency, checkPath.noLatency: the far ends
+// on two machines' clocks).
+func judgeRunLoad(sp *playbooks.CheckSpec, run *CheckRun, noLatency string) {
 	budget := sp.LossBudgetPct()
 	var ts []ThresholdVerdict
 	for _, t := range run.Thresholds {
@@ -81,6 +83,8 @@ func judgeRunLoad(sp *playbooks.CheckSpec, run *CheckRun) {
 	ts = append(ts, lossV)
 	if sp.Thresholds.MaxP99Us > 0 {
 		switch {
+		case noLatency != "":
+			run.LatencyNote = noLatency + ": max_p99_us not judged"
 		case sp.LoadKind() == playbooks.LoadMax:
 			run.LatencyNote = "as fast as possible the path is full: this latency is queueing, not the path's; not judged (max_p99_us is judged in the latency run below capacity)"
 		case over:
@@ -123,7 +127,7 @@ func (s *checkStep) latencyAt(ctx context.Context, p *checkPath, size int, lcore
 	s.progressf("check: latency run, %d B at %s (%s of the capacity %.3f Mpps)", size, sp.Rate, s.spec.LatencyLoadOrDefault(), capacity)
 	run, err := ls.runOne(ctx, p, size, lcores)
 	if run != nil {
-		judgeRunLoad(&sp, run)
+		judgeRunLoad(&sp, run, p.noLatency())
 		run.LatencyLoad = fmt.Sprintf("%s of %.3f Mpps", s.spec.LatencyLoadOrDefault(), capacity)
 	}
 	return run, err
@@ -154,6 +158,11 @@ func (s *checkStep) measureLatency(ctx context.Context, p *checkPath, lcores str
 		}
 	}
 	for _, a := range ats {
+		if why := p.noLatency(); why != "" {
+			// no run that could not measure it: said, not judged
+			res.LatencyRuns = append(res.LatencyRuns, CheckRun{FrameSize: a.size, LatencyNote: why + ": latency not measured, max_p99_us not judged"})
+			continue
+		}
 		if a.cap <= 0 {
 			lr := CheckRun{FrameSize: a.size, LatencyNote: "no capacity measured (no NDR): latency not measured"}
 			if sp.Thresholds.MaxP99Us > 0 {
