@@ -56,9 +56,10 @@ test: deps
 	@mkdir -p $(dir $(TEST_LOG))
 	$(GO) run ./internal/cmd/testsummary -log $(TEST_LOG) $(GOTAGS) -p 2 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# make demo: the lab story (scripts/demo-lab.sh): a virtual BlueField-2, rig up
-# (exit 3), rig lab power-cycle, rig up (ok, the check's Mpps), rig up again
-# (0 changes), lab down. make demo-ovs: the check on a private OvS (mk/demo.mk).
+# make demo: the lab story (scripts/demo-lab.sh): a virtual BlueField-2 as its
+# three machines, rig bench serve on its host and peer, rig up (exit 3), rig lab
+# power-cycle, rig up (ok, the check's Mpps through the three machines), rig up
+# again (0 changes), lab down (the serves too). make demo-ovs: the check on a private OvS (mk/demo.mk).
 DEMO_LAB ?= demo
 demo:
 	@$(MAKE) -s --no-print-directory build
