@@ -236,3 +236,29 @@ func TestCheckGeneratorShortfallRunsOnceMore(t *testing.T) {
 		t.Fatalf("%v: %d runs, %+v", err, dp.runs, res.Runs)
 	}
 }
+
+// Far ends on two machines' serves (two clocks): no run measures latency,
+// so max_p99_us is not judged, and the run and the latency runs say why;
+// both far ends on one serve (one clock) judge it.
+func TestCheckTwoMachinesJudgeNoLatency(t *testing.T) {
+	two := &checkPath{far: &farTraffic{in: farEnd{FarEnd: playbooks.FarEnd{Serve: "10.0.0.2:7400"}}, out: farEnd{FarEnd: playbooks.FarEnd{Serve: "192.168.100.1:7400"}}}}
+	sp := &playbooks.CheckSpec{Rate: "20kpps", Thresholds: playbooks.CheckThresholds{MaxLossPct: 1, MaxP99Us: 100}}
+	run := &CheckRun{FrameSize: 64, RxMpps: 0.02}
+	judgeRunLoad(sp, run, two.noLatency())
+	if verdictNames(run.Thresholds) != "max_loss_pct" || !strings.Contains(run.LatencyNote, "the far ends are on two machines (10.0.0.2:7400, 192.168.100.1:7400)") || !strings.Contains(run.LatencyNote, "max_p99_us not judged") {
+		t.Errorf("two machines: verdicts %s, latency note %q", verdictNames(run.Thresholds), run.LatencyNote)
+	}
+	one := &checkPath{far: &farTraffic{in: two.far.in, out: two.far.in}}
+	run = &CheckRun{FrameSize: 64, RxMpps: 0.02, Latency: &bench.Latency{Samples: 10, P99Us: 20}}
+	judgeRunLoad(sp, run, one.noLatency())
+	if verdictNames(run.Thresholds) != "max_loss_pct,max_p99_us" || run.LatencyNote != "" || (&checkPath{}).noLatency() != "" {
+		t.Errorf("one machine: verdicts %s, latency note %q", verdictNames(run.Thresholds), run.LatencyNote)
+	}
+	// the zero-loss search's latency run at latency_load: not run there
+	s := &checkStep{spec: &playbooks.CheckSpec{Thresholds: playbooks.CheckThresholds{MaxP99Us: 100}}}
+	res := &CheckResult{Runs: []CheckRun{{FrameSize: 64, RxMpps: 0.5}}}
+	if err := s.measureLatency(context.Background(), two, "", res); err != nil || len(res.LatencyRuns) != 1 || res.LatencyRuns[0].Sent != 0 ||
+		!strings.Contains(res.LatencyRuns[0].LatencyNote, "latency not measured, max_p99_us not judged") || len(res.LatencyRuns[0].Thresholds) != 0 {
+		t.Errorf("%v: latency runs %+v", err, res.LatencyRuns)
+	}
+}
