@@ -477,7 +477,7 @@ func TestPrivilegedLabKilledAndTaken(t *testing.T) {
 	// the port keeper and the lab's OvS die: status names each
 	for _, p := range st.Processes {
 		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-		if strings.HasPrefix(p.Comm, "ovs") || strings.HasSuffix(string(cmd), "\x00__ports\x00"+name+"\x00") {
+		if strings.HasPrefix(p.Comm, "ovs") || strings.HasSuffix(string(cmd), "\x00__ports\x00"+name+"\x00arm\x00") {
 			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 			for deadline := time.Now().Add(5 * time.Second); pidAlive(p.PID) && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
