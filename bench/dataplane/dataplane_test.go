@@ -593,8 +593,14 @@ func TestPrivilegedFwdAndRxSummaryMatchTheirSamples(t *testing.T) {
 			}
 			fromSamples, summary := pkts/secs, d.Ports[0].RxMpps
 			t.Logf("summary %.4f Mpps over %.3f s; samples %.4f Mpps over %.2f s", summary, d.DurationS, fromSamples, secs)
-			if summary < fromSamples*0.98 || summary > fromSamples*1.02 {
-				t.Errorf("summary %.4f Mpps, samples %.4f Mpps: more than 2 %% apart", summary, fromSamples)
+			// the fault this guards against (the drain counted) makes the
+			// summary higher than the samples: 2 % at most. Lower is the
+			// run's end seen late: under make test's other test binary
+			// (-p 2, CPU-bound unit tests beside this one) the summary came
+			// out 4.8-6.2 % below its samples in 4 of 4 suite runs, 0.0-0.3 %
+			// alone; 10 % at most below.
+			if summary > fromSamples*1.02 || summary < fromSamples*0.90 {
+				t.Errorf("summary %.4f Mpps, samples %.4f Mpps: summary more than 2 %% above or 10 %% below", summary, fromSamples)
 			}
 			if d.DurationS > 2.5 {
 				t.Errorf("timed over %.2f s for --duration 2s: the drain is in it", d.DurationS)
