@@ -254,31 +254,27 @@ func parseRow(line string, cols []string) (Param, bool) {
 		p.Unreadable, p.Raw = true, strings.TrimSpace(line)
 		na := Value{Present: true, Text: UnreadableText, NA: true}
 		for _, c := range cols {
-			switch c {
-			case "Default":
-				p.Default = na
-			case "Current":
-				p.Current = na
-			case "Next Boot":
-				p.Next = na
-			case "New":
-				p.New = na
-			}
+			p.setColumn(c, na)
 		}
 		return p, true
 	}
 	for i, c := range cols {
-		v := ParseValue(f[i+1])
-		switch c {
-		case "Default":
-			p.Default = v
-		case "Current":
-			p.Current = v
-		case "Next Boot":
-			p.Next = v
-		case "New":
-			p.New = v
-		}
+		p.setColumn(c, ParseValue(f[i+1]))
 	}
 	return p, true
+}
+
+// setColumn sets the value of the query table's column col (Default,
+// Current, Next Boot, New); other columns are not kept.
+func (p *Param) setColumn(col string, v Value) {
+	switch col {
+	case "Default":
+		p.Default = v
+	case "Current":
+		p.Current = v
+	case "Next Boot":
+		p.Next = v
+	case "New":
+		p.New = v
+	}
 }
