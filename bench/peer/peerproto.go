@@ -243,9 +243,11 @@ func (p *peerConn) recv(timeout time.Duration, limit int) (peerMsg, error) {
 	return p.open(line)
 }
 
-// recvBy reads one plain message before deadline (the handshake).
-func (p *peerConn) recvBy(deadline time.Time, limit int) (peerMsg, error) {
-	line, err := p.readLine(deadline, time.Until(deadline), limit)
+// recvBy reads one plain message before deadline (the handshake); budget
+// is the time the deadline allowed from its start (the accept), which a
+// timeout names: not what was left when this read began.
+func (p *peerConn) recvBy(deadline time.Time, budget time.Duration, limit int) (peerMsg, error) {
+	line, err := p.readLine(deadline, budget, limit)
 	if err != nil {
 		return peerMsg{}, err
 	}

@@ -181,7 +181,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 	deadline := time.Now().Add(t.Handshake) // the whole handshake, from the accept
 	pc := newPeerConn(c)
 	who := "peer " + c.RemoteAddr().String()
-	cfg, probe, ok := s.handshake(pc, who, deadline)
+	cfg, probe, ok := s.handshake(pc, who, deadline, t.Handshake)
 	handshaken()
 	if !ok {
 		return
@@ -212,8 +212,9 @@ func (s *Server) handle(ctx context.Context, c net.Conn, handshaken func()) {
 
 // handshake sends hello and reads start (or probe) before deadline:
 // version, token and config are checked before anything runs, and the
-// session starts. ok false: the caller was refused (told why).
-func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg bench.Config, probe, ok bool) {
+// session starts; budget: the handshake's whole time, from the accept. ok
+// false: the caller was refused (told why).
+func (s *Server) handshake(pc *peerConn, who string, deadline time.Time, budget time.Duration) (cfg bench.Config, probe, ok bool) {
 	nonce, err := newNonce()
 	if err != nil {
 		s.logf("%s: %v", who, err)
@@ -225,7 +226,7 @@ func (s *Server) handshake(pc *peerConn, who string, deadline time.Time) (cfg be
 		}
 		return cfg, false, false
 	}
-	m, err := pc.recvBy(deadline, maxPeerRequest)
+	m, err := pc.recvBy(deadline, budget, maxPeerRequest)
 	refuse := func(code string, err error) { s.refuseBy(pc, deadline, code, err) }
 	switch {
 	case err != nil:

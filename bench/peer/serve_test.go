@@ -479,7 +479,7 @@ func TestServePendingCap(t *testing.T) {
 		t.Fatalf("legitimate caller: %v %+v\n%s", err, r, log.String())
 	}
 	if l := log.String(); !strings.Contains(l, "without a start, for a newer caller: 3 callers were in their handshake (--max-pending)") ||
-		!strings.Contains(l, "no start: nothing for 4") {
+		!strings.Contains(l, "no start: nothing for 400ms") {
 		t.Errorf("log:\n%s", l)
 	}
 	cancel()
