@@ -1,7 +1,7 @@
 # Fleet rollout through Ansible (issue 15): the rig.smartnic collection in
 # ansible/, tested by cmd/rig's TestAnsibleRigModuleMapsReports (the module
-# against rig's report types), TestAnsibleSiteCheckMode (site.yml --check,
-# local connections, a fake rig) and TestPrivilegedAnsibleFleet (site.yml over
+# against rig's report types), ansible's TestAnsibleSiteCheckMode (site.yml
+# --check, local connections, a fake rig) and cmd/rig's TestPrivilegedAnsibleFleet (site.yml over
 # real SSH against three virtual BlueFields, each with its own sshd in its
 # lab's namespaces). They need Debian's ansible-core (and the last openssh-server):
 # `make test` installs them (deps-fleet) when missing. openssh-server goes
@@ -33,4 +33,4 @@ deps-fleet:
 
 # The fleet test alone (root; takes the lab lock other lab tests use).
 test-fleet: deps deps-fleet
-	flock /tmp/rig-lab.lock $(GO) test $(GOTAGS) -count=1 -timeout 20m -v -run 'TestAnsibleRigModuleMapsReports|TestAnsibleSiteCheckMode|TestPrivilegedAnsibleFleet' ./cmd/rig
+	flock /tmp/rig-lab.lock $(GO) test $(GOTAGS) -count=1 -timeout 20m -v -run 'TestAnsibleRigModuleMapsReports|TestAnsibleSiteCheckMode|TestPrivilegedAnsibleFleet' ./cmd/rig ./ansible

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"rig/internal/testutil/fleettest"
 )
 
 // The fleet test's reading of what site.yml left: ansible-playbook's
@@ -29,49 +29,16 @@ func recap(out string) map[string][2]int {
 	return m
 }
 
-// fleetEntry is the part of a fleet report's host entry the test checks.
-type fleetEntry struct {
-	Host         string    `json:"host"`
-	Address      string    `json:"address"`
-	Card         string    `json:"card"`
-	Mode         string    `json:"mode"`
-	Status       string    `json:"status"`
-	StepsChanged []string  `json:"steps_changed"`
-	PowerCycled  bool      `json:"power_cycled"`
-	CheckMpps    []float64 `json:"check_mpps"`
-	CheckPass    *bool     `json:"check_pass"`
-	Error        string    `json:"error"`
-}
+// fleetEntry and fleetReport: the fleet report as the tests read it.
+type (
+	fleetEntry  = fleettest.Entry
+	fleetReport = fleettest.Report
+)
 
-type fleetReport struct {
-	SchemaVersion string `json:"schemaVersion"`
-	Summary       struct {
-		Hosts    int            `json:"hosts"`
-		Ready    int            `json:"ready"`
-		ByStatus map[string]int `json:"byStatus"`
-	} `json:"summary"`
-	Hosts []fleetEntry `json:"hosts"`
-}
-
+// readFleetReport reads dir's fleet report (fleettest.Read).
 func readFleetReport(t *testing.T, dir string) (*fleetReport, map[string]fleetEntry, string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "fleet-report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r fleetReport
-	if err := json.Unmarshal(b, &r); err != nil || r.SchemaVersion != "rig.fleet/v1" {
-		t.Fatalf("fleet-report.json: %v\n%s", err, b)
-	}
-	by := map[string]fleetEntry{}
-	for _, h := range r.Hosts {
-		by[h.Host] = h
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "fleet-report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &r, by, string(md)
+	return fleettest.Read(t, dir)
 }
 
 // checkFirstRun: the fleet report of the first run says exactly what
@@ -218,4 +185,13 @@ func checkReportMarkdown(t *testing.T, rep *fleetReport, md, summary string) {
 	if want := fmt.Sprintf("%d host(s), %s\n", len(rep.Hosts), summary); !strings.Contains(md, want) {
 		t.Errorf("fleet-report.md has no summary %q", want)
 	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -1,4 +1,10 @@
-package main
+// Package ansible holds the tests of the Ansible content that need no
+// host: site.yml in check mode against local connections and a fake rig.
+// It is a package of its own, not a test of cmd/rig, so that go test -p 2
+// runs ansible-playbook (about 25 s of CPU on a 2-CPU machine) beside
+// cmd/rig's long sequential run. The fleet test over SSH with virtual
+// BlueFields is cmd/rig's TestPrivilegedAnsibleFleet.
+package ansible
 
 import (
 	"encoding/json"
@@ -8,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rig/internal/testutil/fleettest"
 )
 
 // fakePlanRig is a rig for site.yml in check mode: rig plan prints a
@@ -63,14 +71,14 @@ func TestAnsibleSiteCheckMode(t *testing.T) {
 	}
 	report := filepath.Join(dir, "report")
 	vars, _ := json.Marshal(map[string]any{"rig_report_dir": report, "rig_serial": []any{3}}) // one batch
-	cmd := exec.Command("ansible-playbook", "--check", "-i", filepath.Join(dir, "inventory.ini"), "../../ansible/site.yml", "-e", string(vars))
+	cmd := exec.Command("ansible-playbook", "--check", "-i", filepath.Join(dir, "inventory.ini"), "site.yml", "-e", string(vars))
 	cmd.Env = append(os.Environ(), "ANSIBLE_HOME="+filepath.Join(dir, "ansible"), "ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "ansible", "tmp"),
 		"ANSIBLE_RETRY_FILES_ENABLED=0", "ANSIBLE_NOCOLOR=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ansible-playbook --check: %v\n%s", err, out)
 	}
-	_, by, md := readFleetReport(t, report)
+	_, by, md := fleettest.Read(t, report)
 	want := map[string]string{"new": "would-change []", "would": "would-change [ovs]", "same": "no-change []"}
 	for h, w := range want {
 		e := by[h]

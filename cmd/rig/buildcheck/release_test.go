@@ -1,4 +1,4 @@
-package main
+package buildcheck
 
 import (
 	"debug/elf"
@@ -24,7 +24,7 @@ func buildRelease(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "rig-linux-"+runtime.GOARCH)
 	cmd := exec.Command("go", "build", "-tags", "dpdkstatic,netgo,osusergo",
-		"-ldflags", "-s -w -linkmode external -extldflags -static -X rig/internal/buildinfo.version=v0.0.0-reltest", "-o", bin, ".")
+		"-ldflags", "-s -w -linkmode external -extldflags -static -X rig/internal/buildinfo.version=v0.0.0-reltest", "-o", bin, "rig/cmd/rig")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_LDFLAGS_ALLOW=-Wl,--(no-)?whole-archive")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the release rig: %v\n%s", err, out)
@@ -63,15 +63,6 @@ func TestReleaseDynamicDeps(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // The release rig runs on a system with nothing but itself: a chroot
 // holding only the binary (no C library, no dynamic loader, no
 // libgcc_s: static glibc's pthread_cancel, which DPDK uses in
@@ -81,11 +72,11 @@ func contains(list []string, s string) bool {
 // inventory and plan read the fixture, and a net_ring loop runs the static
 // dataplane (--no-huge) and exits cleanly.
 func TestPrivilegedReleaseChroot(t *testing.T) {
+	bin := buildRelease(t) // before the privileged lock: a cold static link holds no one up
 	testutil.RequirePrivileged(t)
-	bin := buildRelease(t)
 	root := t.TempDir()
 	copyFile(t, bin, filepath.Join(root, "rig"))
-	if out, err := exec.Command("cp", "-a", "../../testdata/hosts/bf2-dpu-arm", filepath.Join(root, "fixture")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-a", "../../../testdata/hosts/bf2-dpu-arm", filepath.Join(root, "fixture")).CombinedOutput(); err != nil {
 		t.Fatalf("copy the fixture: %v\n%s", err, out)
 	}
 	for _, d := range []string{"proc", "sys", "tmp", "var/run"} {
