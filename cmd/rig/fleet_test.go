@@ -81,8 +81,8 @@ check:
   topology: through-ports
   ports: [p0, pf0hpf]
   frame_size: 64
-  duration: 2s
-  warmup: 1s
+  duration: 1s
+  warmup: 500ms
   rate: 20kpps
   thresholds: {min_mpps: {{ lab_min_mpps | default(0.005) }}, max_loss_pct: 50}
 `
