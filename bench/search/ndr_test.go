@@ -162,7 +162,7 @@ func TestNDRRunFailure(t *testing.T) {
 		}
 		return f.run(ctx, c)
 	}, nil)
-	if s := rep.Sizes[0]; s.status() != "FAILED" || !strings.Contains(s.Error, "trial 3 (search) at") || !strings.Contains(s.Error, "fix: connect the peer") || len(s.Trials) != 2 {
+	if s := rep.Sizes[0]; s.status() != "FAILED" || !strings.Contains(s.Error, "trial 3 (search") || !strings.Contains(s.Error, ") at 0.") || !strings.Contains(s.Error, "fix: connect the peer") || len(s.Trials) != 2 {
 		t.Errorf("size 64: %+v", s)
 	}
 	if s := rep.Sizes[1]; s.status() != "confirmed" {

@@ -121,9 +121,13 @@ func (s SearchSpec) Validate() error {
 	return nil
 }
 
-// Trial purposes.
+// Trial purposes. A search trial's rate is the middle of its criterion's
+// bracket, or one of the two steps the bracket's failure suggests
+// (searcher.forwardingStep): those say which criterion they are for.
 const (
 	PurposeSearch     = "search"
+	purposeForwarding = "search %s: below the forwarding rate"
+	purposeAbove      = "search %s: one resolution above"
 	PurposeConfirmNDR = "confirm NDR"
 	PurposeConfirmPDR = "confirm PDR"
 	PurposeRepeat     = "repeat (not offered)"
@@ -315,6 +319,9 @@ func (s *searcher) next() (pps float64, purpose string, done bool) {
 	for _, c := range s.crits {
 		lo, hi := s.bounds(c)
 		if !math.IsInf(hi, 1) && hi-lo > s.spec.ResolutionPPS {
+			if pps, purpose, ok := s.forwardingStep(c, lo, hi); ok {
+				return pps, purpose, false
+			}
 			return (lo + hi) / 2, PurposeSearch, false
 		}
 		if lo > 0 && !s.confirmed(c, lo) {
@@ -322,6 +329,54 @@ func (s *searcher) next() (pps float64, purpose string, done bool) {
 		}
 	}
 	return 0, "", true
+}
+
+// forwardingStep is a search trial's rate that the bracket's failure
+// suggests, before bisection (the idea of MLRsearch's first trials,
+// draft-ietf-bmwg-mlrsearch: a trial that lost frames still forwarded at
+// some rate, and the rate sought lies near it). Once per criterion: just
+// below the forwarding rate of the failure at hi (its rate times the share
+// received), when that lies inside the bracket; and once: one resolution
+// above lo, when that forwarding rate is within a resolution of lo (the
+// answer is just above it). A bounded path (a policer, a saturated core)
+// is resolved in a few trials instead of log2(range/resolution); a path
+// that loses a little at every rate costs one trial more than bisection.
+func (s *searcher) forwardingStep(c criterion, lo, hi float64) (float64, string, bool) {
+	res := s.spec.ResolutionPPS
+	fwd, ok := s.forwardingAt(c, hi)
+	if !ok {
+		return 0, "", false
+	}
+	below, above := fmt.Sprintf(purposeForwarding, c.name), fmt.Sprintf(purposeAbove, c.name)
+	if h := fwd - res/2; !s.asked(below) && h > lo+res/2 && h < hi-res/2 {
+		return h, below, true
+	}
+	if !s.asked(above) && fwd < lo+res && hi-lo >= 2*res {
+		return lo + res, above, true
+	}
+	return 0, "", false
+}
+
+// forwardingAt is the forwarding rate of the latest trial that failed c at
+// hi for the path's loss (not the generator's), when it received frames.
+func (s *searcher) forwardingAt(c criterion, hi float64) (float64, bool) {
+	for i := len(s.trials) - 1; i >= 0; i-- {
+		t := s.trials[i]
+		if _, fail, generator := s.verdict(c, i); fail == hi && !generator && t.Sent > 0 && t.Received > 0 {
+			return t.rate * math.Min(1, float64(t.Received)/float64(t.Sent)), true
+		}
+	}
+	return 0, false
+}
+
+// asked: a trial of this purpose ran.
+func (s *searcher) asked(purpose string) bool {
+	for _, t := range s.trials {
+		if t.Purpose == purpose {
+			return true
+		}
+	}
+	return false
 }
 
 // confirmed: a confirmation trial (or its repeat) asked within the

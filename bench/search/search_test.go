@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -18,6 +19,19 @@ func policed(capPPS float64) TrialFunc {
 			recv = uint64(capPPS)
 		}
 		return TrialOutcome{Sent: sent, Received: recv}, nil
+	}
+}
+
+// collapsing is a fake path that forwards nothing above capPPS (a path
+// that collapses in overload): its failures tell no forwarding rate, so
+// the search bisects (searcher.forwardingStep has nothing to go on).
+func collapsing(capPPS float64) TrialFunc {
+	return func(_ context.Context, pps float64) (TrialOutcome, error) {
+		o := TrialOutcome{Sent: uint64(pps), Received: uint64(pps)}
+		if pps > capPPS {
+			o.Received = 0
+		}
+		return o, nil
 	}
 }
 
@@ -78,6 +92,47 @@ func TestSearchUpperBoundPasses(t *testing.T) {
 	}
 }
 
+// A policed path: the first trial's forwarding rate says where the cap
+// is, so the search asks just below it, then one resolution above, and
+// confirms: 4 trials where bisection (a path whose failures forward
+// nothing) takes 12 for the same answer. A path that loses a little at
+// every rate costs at most one trial more than bisection.
+func TestSearchForwardingRateSteps(t *testing.T) {
+	const capPPS = 500e3
+	spec := SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 40}
+	r, err := Search(context.Background(), spec, policed(capPPS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var purposes []string
+	for _, tr := range r.Trials {
+		purposes = append(purposes, fmt.Sprintf("%s@%.1f", tr.Purpose, tr.AskedMpps*1e3))
+	}
+	want := "search@1000.0 search NDR: below the forwarding rate@499.5 search NDR: one resolution above@500.5 confirm NDR@499.5"
+	if got := strings.Join(purposes, " "); got != want || r.NDR.Mpps != 0.4995 || !r.NDR.Confirmed || !r.NDR.Resolved {
+		t.Errorf("trials (purpose@kpps) %s\nwant %s; NDR %+v", got, want, r.NDR)
+	}
+	b, err := Search(context.Background(), spec, collapsing(capPPS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ndr := b.NDR.Mpps * 1e6; len(b.Trials) != 12 || ndr > capPPS || ndr < capPPS-spec.ResolutionPPS || !b.NDR.Confirmed {
+		t.Errorf("bisection: %d trials, NDR %+v; want 12 trials, within the resolution below %g", len(b.Trials), b.NDR, capPPS)
+	}
+	// 0.1 % lost at every rate: nothing passes NDR; bisection below the
+	// forwarding step's failure
+	lossy := func(_ context.Context, pps float64) (TrialOutcome, error) {
+		return TrialOutcome{Sent: uint64(pps), Received: uint64(pps * 0.999)}, nil
+	}
+	l, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e5, MaxTrials: 20}, lossy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.NDR.Mpps != 0 || !l.NDR.Resolved || len(l.Trials) > 6 || l.Trials[1].Purpose != "search NDR: below the forwarding rate" {
+		t.Errorf("lossy everywhere: NDR %+v, %d trials %+v; want none found in at most 6 (bisection: 5)", l.NDR, len(l.Trials), l.Trials)
+	}
+}
+
 // Nothing passes: NDR 0, resolved (the bracket is below the resolution),
 // nothing to confirm.
 func TestSearchNothingPasses(t *testing.T) {
@@ -127,29 +182,30 @@ func TestSearchConfirmationFails(t *testing.T) {
 }
 
 // A loss below the cap (noise: a preempted forwarder) is believed: the
-// answer is below the rate that lost frames. Bisection tries no rate below
-// one that passed, so no contradiction is seen and there is no note.
+// answer is below the rate that lost frames. The first trial below the cap
+// loses a frame (the forwarding-rate step, once the first trial failed);
+// the search goes on below it, tries no rate below one that passed, so no
+// contradiction is seen and there is no note.
 func TestSearchLossBelowCapBelieved(t *testing.T) {
 	const capPPS = 600e3
 	base := policed(capPPS)
-	n := 0
+	noised := 0.0 // the rate of the trial that lost a frame
 	noisy := func(ctx context.Context, pps float64) (TrialOutcome, error) {
-		n++
-		if n == 5 { // one trial loses a frame whatever its rate
+		if noised == 0 && pps < capPPS { // one trial loses a frame whatever its rate
+			noised = pps
 			return TrialOutcome{Sent: uint64(pps), Received: uint64(pps) - 1}, nil
 		}
 		return base(ctx, pps)
 	}
-	var rates []float64
-	r, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 40}, counting(noisy, &rates))
+	r, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 40}, noisy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rates[4] >= capPPS {
-		t.Fatalf("trial 5 at %g is above the cap: the fake's loss is no noise there", rates[4])
+	if noised == 0 {
+		t.Fatalf("no trial below the cap: trials %+v", r.Trials)
 	}
-	if ndr := r.NDR.Mpps * 1e6; ndr >= rates[4] || ndr < rates[4]-1e3 || !r.NDR.Confirmed || !r.NDR.Resolved || r.NDR.UpperMpps*1e6 != rates[4] {
-		t.Errorf("NDR %+v: want just below the lossy trial's %g, confirmed", r.NDR, rates[4])
+	if ndr := r.NDR.Mpps * 1e6; ndr >= noised || ndr < noised-1e3 || !r.NDR.Confirmed || !r.NDR.Resolved || r.NDR.UpperMpps*1e6 != noised {
+		t.Errorf("NDR %+v: want just below the lossy trial's %g, confirmed", r.NDR, noised)
 	}
 	if len(r.Notes) != 0 {
 		t.Errorf("notes %q, want none", r.Notes)
@@ -237,7 +293,7 @@ func TestSearchTrialError(t *testing.T) {
 		return policed(5e5)(ctx, pps)
 	}
 	r, err := Search(context.Background(), SearchSpec{MaxPPS: 1e6, ResolutionPPS: 1e3, MaxTrials: 30}, f)
-	if err == nil || !strings.Contains(err.Error(), "trial 3 (search) at") || !strings.Contains(err.Error(), "no hugepages") || len(r.Trials) != 2 {
+	if err == nil || !strings.Contains(err.Error(), "trial 3 (search NDR: one resolution above) at") || !strings.Contains(err.Error(), "no hugepages") || len(r.Trials) != 2 {
 		t.Errorf("err %v, %d trials; want trial 3's error after 2 trials", err, len(r.Trials))
 	}
 }
@@ -273,7 +329,7 @@ func TestTrialLossPct(t *testing.T) {
 // rate fails.
 func TestSearchNotOfferedRepeated(t *testing.T) {
 	const capPPS = 500e3
-	base := policed(capPPS)
+	base := collapsing(capPPS) // bisection: its trials land where this test needs them
 	n, atCap := 0, 0
 	flaky := func(ctx context.Context, pps float64) (TrialOutcome, error) {
 		n++

@@ -30,7 +30,11 @@ func newBenchNDRCmd(a *app) *cobra.Command {
 can offer through the path with no frame lost (NDR), and the highest with at most
 --pdr-loss-pct lost (PDR): a binary search between a rate that passed and one that
 failed, down to --resolution, then a confirmation trial at each rate found (a
-confirmation that fails sends the search on below it). Each trial is a loop run in its
+confirmation that fails sends the search on below it). Before bisecting, a failed
+trial's forwarding rate (what it received per second) is tried once just below, and
+once one resolution above the highest rate that passed when the forwarding rate is
+that close: a path with a hard limit (a policer, a saturated core) resolves in about
+5 trials instead of log2(range/resolution). Each trial is a loop run in its
 own child process for --trial-duration: frames go out of port 0 at the offered rate
 (the generator's rate limiter), through the device under test, into port 1; the loss
 is what was sent and did not arrive.
