@@ -194,10 +194,15 @@ func TestCheckMeasureFarEndsOnServe(t *testing.T) {
 	}
 	var text bytes.Buffer
 	_ = res.WriteText(&text)
-	for _, w := range []string{"far end of p0: netdev e0 on the machine of rig bench serve " + addr, "back: in p1, out p0", "check: PASS"} {
+	for _, w := range []string{"far end of p0: netdev e0 on the machine of rig bench serve " + addr, "back: in p1, out p0", "check: PASS",
+		"far ends (generator: serve " + addr + " at p0's far end, receiver: serve " + addr + " at p1's): sent 1000, received 1000",
+		"far ends (generator: serve " + addr + " at p1's far end, receiver: serve " + addr + " at p0's): sent 1000"} {
 		if !strings.Contains(text.String(), w) {
 			t.Errorf("text lacks %q:\n%s", w, text.String())
 		}
+	}
+	if strings.Contains(text.String(), "rig: sent") {
+		t.Errorf("far ends' counts labelled as rig's own:\n%s", text.String())
 	}
 	// a port serve does not allow: refused before any flow or far run
 	o.calls, farCfgs = nil, nil

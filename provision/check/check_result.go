@@ -262,13 +262,13 @@ func (r *CheckResult) WriteText(w io.Writer) error {
 	}
 	r.writeLoadText(w)
 	for _, run := range r.Runs {
-		run.writeText(w)
+		run.writeText(w, r.senders(r.Ingress, r.Egress))
 	}
 	if len(r.Reverse) > 0 {
 		fmt.Fprintf(w, "back: in %s, out %s\n", r.Egress, r.Ingress)
 	}
 	for _, run := range r.Reverse {
-		run.writeText(w)
+		run.writeText(w, r.senders(r.Egress, r.Ingress))
 	}
 	if r.Search != nil {
 		r.writeSearchText(w)
@@ -288,12 +288,33 @@ func (r *CheckResult) WriteText(w io.Writer) error {
 	return err
 }
 
-func (run *CheckRun) writeText(w io.Writer) {
+// senders names who sent and received a run's frames in at port in and
+// out at out: "rig" (its own ports, or its far ends in a local netns), or
+// the far ends' rig bench serves (their counts, not this machine's).
+func (r *CheckResult) senders(in, out string) string {
+	serve := map[string]string{}
+	for _, f := range r.FarEnds {
+		serve[f.Port] = f.Serve
+	}
+	if serve[in] == "" && serve[out] == "" {
+		return "rig"
+	}
+	at := func(port string) string {
+		if serve[port] != "" {
+			return "serve " + serve[port]
+		}
+		return "rig here"
+	}
+	return fmt.Sprintf("far ends (generator: %s at %s's far end, receiver: %s at %s's)", at(in), in, at(out), out)
+}
+
+// writeText prints a run; who sent and received its frames (senders).
+func (run *CheckRun) writeText(w io.Writer, who string) {
 	fmt.Fprintf(w, "%d B frames, %.2f s measured (after %.2f s warm-up): %.3f Mpps, %.3f Gbps through the bridge", run.FrameSize, run.DurationS, run.WarmupS, run.RxMpps, run.RxGbps)
 	if run.LinkGbps > 0 {
 		fmt.Fprintf(w, ", %.1f%% of %gG line rate", run.LineRatePct, run.LinkGbps)
 	}
-	fmt.Fprintf(w, "\n  rig: sent %d, received %d, loss %.4f%%", run.Sent, run.Received, run.LossPct)
+	fmt.Fprintf(w, "\n  %s: sent %d, received %d, loss %.4f%%", who, run.Sent, run.Received, run.LossPct)
 	if l := run.Latency; l != nil {
 		fmt.Fprintf(w, ", latency us p50 %.2f p99 %.2f max %.2f", l.P50Us, l.P99Us, l.MaxUs)
 		if l.Saturated != "" {

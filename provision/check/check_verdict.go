@@ -227,7 +227,7 @@ func (r *CheckResult) writeLatencyText(w io.Writer) {
 			continue
 		}
 		fmt.Fprintf(w, "latency below capacity (%s), ", run.LatencyLoad)
-		run.writeText(w)
+		run.writeText(w, r.senders(r.Ingress, r.Egress))
 	}
 }
 
