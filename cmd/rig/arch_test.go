@@ -86,7 +86,7 @@ var floors = []struct {
 	{6, "lab", []string{"rig/lab/..."}},
 	{5, "doctor, playbooks", []string{"rig/doctor", "rig/playbooks"}},
 	{4, "bench", []string{"rig/bench", "rig/bench/dataplane", "rig/bench/child", "rig/bench/search", "rig/bench/peer", "rig/bench/report", "rig/bench/plot"}},
-	{3, "resources", []string{"rig/hugepages", "rig/ovs", "rig/ovs/diagnose", "rig/smartnic", "rig/mlxconfig"}},
+	{3, "resources", []string{"rig/hugepages", "rig/ovs", "rig/ovs/diagnose", "rig/smartnic", "rig/mlxconfig", "rig/rshim"}},
 	{2, "dpdk", []string{"rig/bench/internal/dpdk"}},
 	{1, "ground", []string{"rig/internal/host", "rig/internal/pci", "rig/internal/devargs", "rig/internal/cpuset", "rig/internal/labinfo", "rig/internal/buildinfo"}},
 }
