@@ -79,7 +79,7 @@ type Card struct {
 	// when none does (Why says what that means).
 	Device *Device `json:"device,omitempty"`
 	// Why: for a card without a device, or one in drop mode, the likely
-	// cause and the fix (§19.1, §19.8 traps 2 and 9); "" when the host
+	// cause and the fix (§19.1, §19.8 traps 2, 4 and 9); "" when the host
 	// owns the RShim.
 	Why string `json:"why,omitempty"`
 }
@@ -118,6 +118,8 @@ func whyCard(c Card) string {
 		return fmt.Sprintf("%s is the livefish (firmware recovery) function and no /dev/rshim<N> names it: start rshim (systemctl start rshim), whose pcie_lf backend serves it, then burn the NIC firmware", c.Function.BDF)
 	case c.Device == nil:
 		return fmt.Sprintf("no /dev/rshim<N> names %s: the rshim service is not running (systemctl enable --now rshim), or another backend owns the chip (the BMC over USB: the journal says \"another backend already attached\"; stop and disable rshim on the BMC, then restart it here)", c.Function.BDF)
+	case c.Device.Misc != nil && c.Device.Misc.SecureNICMode:
+		return fmt.Sprintf("%s (%s) reports SECURE_NIC_MODE 1: the BlueField-3 is in secure NIC (locked) mode and most rshim functions are disabled on the PCIe backend; use the USB (BMC) or livefish rshim, or leave secure NIC mode", c.Device.Path, c.Function.BDF)
 	case c.Device.Misc != nil && c.Device.Misc.DropMode:
 		return fmt.Sprintf("%s (%s) is in drop mode: another backend (the BMC) owns the chip; stop and disable rshim on the BMC and restart it here, or, with force, write FORCE_CMD 1 (accepted only in drop mode; the owner may refuse)", c.Device.Path, c.Function.BDF)
 	}

@@ -45,8 +45,9 @@ type Function struct {
 	Driver         string `json:"driver,omitempty"`
 	DriverOverride string `json:"driverOverride,omitempty"`
 	// PFs are the other Mellanox functions of the same domain:bus:dev that
-	// are not RShim functions: the card's PFs (bfb-install check_nic_mode
-	// counts the same way), in order.
+	// are neither RShim functions nor VFs (no physfn link): the card's PFs
+	// (bfb-install check_nic_mode counts the non-RShim functions the same
+	// way), in order.
 	PFs []string `json:"pfs"`
 }
 
@@ -71,7 +72,7 @@ func FindFunctions(h *host.Host) ([]Function, error) {
 		switch {
 		case f != nil:
 			fns = append(fns, *f)
-		case mellanox:
+		case mellanox && !h.Exists("/sys/bus/pci/devices/"+e.Name()+"/physfn"):
 			slot := e.Name()[:strings.LastIndex(e.Name(), ".")]
 			nonRShim[slot] = append(nonRShim[slot], e.Name())
 		}

@@ -52,6 +52,9 @@ func TestFindFunctionsShapes(t *testing.T) {
 	tr.Put("sys/devices/pci0000:80/0000:80:01.0/0000:81:00.2/class", "0x080100")
 	tr.Put("sys/devices/pci0000:80/0000:80:01.0/0000:81:00.2/driver_override", "(null)")
 	tr.PCIFn(sysfstree.Fn{Path: "pci0000:80/0000:80:02.0/0000:84:00.0", Device: "0x021c", Rev: "0x00", NUMA: "1"})
+	// A VF of 65:00.0 at 65:00.3 is not one of the card's PFs.
+	tr.PCIFn(sysfstree.Fn{Path: "pci0000:64/0000:64:01.0/0000:65:00.3", Device: "0x101e", Rev: "0x00", NUMA: "0"})
+	tr.Link("../0000:65:00.0", "sys/devices/pci0000:64/0000:64:01.0/0000:65:00.3/physfn")
 	tr.Put("sys/devices/pci0000:00/0000:00:04.0/vendor", "0x8086")
 	tr.Put("sys/devices/pci0000:00/0000:00:04.0/class", "0x088000")
 	tr.Link("../../../devices/pci0000:00/0000:00:04.0", "sys/bus/pci/devices/0000:00:04.0")
@@ -125,6 +128,11 @@ func TestMatchWhy(t *testing.T) {
 	cards, _ = Match([]Function{fn}, []Device{{Index: 0, Path: "/dev/rshim0", Misc: m, DevName: DevName{Backend: BackendPCIe, BDF: "0000:65:00.1"}}})
 	if !strings.Contains(cards[0].Why, "drop mode") || !strings.Contains(cards[0].Why, "FORCE_CMD 1") {
 		t.Errorf("drop mode: %q", cards[0].Why)
+	}
+	m.SecureNICMode = true
+	cards, _ = Match([]Function{fn}, []Device{{Index: 0, Path: "/dev/rshim0", Misc: m, DevName: DevName{Backend: BackendPCIe, BDF: "0000:65:00.1"}}})
+	if !strings.Contains(cards[0].Why, "secure NIC (locked) mode") {
+		t.Errorf("locked: %q", cards[0].Why)
 	}
 }
 
