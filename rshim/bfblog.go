@@ -18,11 +18,15 @@ const (
 	// InstallRebooting: the installer logged "Rebooting..." and the DPU
 	// reboots into the new OS. bfb-install exits here; the install is not
 	// done until "DPU is ready" (§19.4 early exit trap), and a NIC
-	// firmware reset may still hit the host PFs.
+	// firmware reset (level 3) may still hit the host PFs; what it does to
+	// the host's RShim link is UNCONFIRMED (§19.5, §21.7).
 	InstallRebooting InstallState = "rebooting"
 	// InstallReady: the new OS logged "DPU is ready" (bfup.service).
 	InstallReady InstallState = "ready"
-	// InstallNICMode: "In Enhanced NIC mode": the card is in NIC mode,
+	// InstallNICMode: "In Enhanced NIC mode" (which firmware writes it,
+	// and at which level and module, is UNCONFIRMED: closed source, §21.7;
+	// it is matched in any message, case-insensitively, as bfb-install's
+	// grep -Ei does): the card is in NIC mode,
 	// the Arm boots no OS, "DPU is ready" never comes (§19.5, §19.8 trap 3).
 	// It ends a NIC-mode install; a DPU-mode install (ModeDPU) reads it as
 	// failed.
