@@ -17,7 +17,7 @@ import (
 // while the PDR (0.5 %) was the generator's maximum.
 func TestPrivilegedCheckSearchNDR(t *testing.T) {
 	pb := strings.Replace(checkPlaybook, "check:\n  duration: %s\n  warmup: %s\n  rate: max\n  thresholds: {min_mpps: 0.05, max_loss_pct: %s}\n",
-		"check:\n  search: ndr\n  duration: 1s\n  warmup: 0s\n  ndr: {resolution: 10%, max_trials: 4, trial_gap: 500ms}\n  thresholds: {min_mpps: 0.01}\n", 1)
+		"check:\n  search: ndr\n  duration: 1s\n  warmup: 0s\n  ndr: {resolution: 10%, max_trials: 8, trial_gap: 500ms}\n  thresholds: {min_mpps: 0.01}\n", 1)
 	if !strings.Contains(pb, "search: ndr") {
 		t.Fatal("the playbook template changed: this test's check section was not put in")
 	}
@@ -34,7 +34,7 @@ func TestPrivilegedCheckSearchNDR(t *testing.T) {
 	s := rep.Sizes[0]
 	t.Logf("through OvS: generator max %.3f Mpps, NDR %+v, PDR %+v, %d trials, notes %q", s.SearchMaxMpps, s.NDR, s.PDR, len(s.Trials), s.Notes)
 	if (code == exitOK) != (m["pass"] == true) || (code != exitOK && code != exitBelowThreshold) || s.Probe == nil || s.PDR == nil ||
-		s.PDR.Mpps <= 0 || s.PDR.Mpps < s.NDR.Mpps || len(s.Trials) < 2 || len(s.Trials) > 4 || s.Error != "" || len(s.Invalid) > 0 {
+		s.PDR.Mpps <= 0 || s.PDR.Mpps < s.NDR.Mpps || len(s.Trials) < 2 || len(s.Trials) > 8 || s.Error != "" || len(s.Invalid) > 0 {
 		t.Fatalf("check: exit %d, pass %v, size %+v\n%s", code, m["pass"], s, errOut)
 	}
 	for _, tr := range s.Trials {
