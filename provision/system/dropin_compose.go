@@ -203,3 +203,58 @@ func composePools(sf provision.StateStore, ls []provision.PlaybookRecords, self 
 	}
 	return out, err
 }
+
+// parseSysctlDropIn reads the KEY = VALUE lines of rig's sysctl drop-in
+// (nil when the text is not rig's: kernelBeforeWhy).
+func parseSysctlDropIn(text string) map[string]string {
+	if kernelBeforeWhy(sysctlDropIn, text) != "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(l, " = "); ok && !strings.HasPrefix(l, "#") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// downAdds is what rig down -p X, composing the drop-in of the playbooks
+// still up, would put there that is neither there now nor a setting X
+// itself made (whose value before X, another playbook's, comes back):
+// "" when nothing. A down only takes X's settings out of a drop-in; what
+// it would add beyond that comes from a record no playbook of rig's wrote
+// (or a file edited since), and is refused before any write.
+func downAdds[K comparable, V comparable](composed map[K]V, now map[K]V, own func(K) bool, show func(K, V) string) string {
+	var out []string
+	for k, v := range composed {
+		if own(k) {
+			continue
+		}
+		if cur, ok := now[k]; !ok || cur != v {
+			out = append(out, show(k, v))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// refuseAdds is the Problem for downAdds' answer.
+func refuseAdds(sf provision.StateStore, ls []provision.PlaybookRecords, self int, path, adds string) error {
+	return &provision.Problem{Object: "rig state " + sf.String(),
+		Err: fmt.Errorf("%w: composing %s from the records of the playbooks still up (%s) would put there %s, which neither this playbook set nor the file holds now; nothing was written",
+			provision.ErrStateRecord, path, otherNames(ls, self), adds),
+		CauseText: "the state file or " + path + " was edited since rig wrote them",
+		FixText:   "bring the other playbooks down first, or make " + path + " and their records agree (rig up -p PLAYBOOK rewrites both), then rig down again"}
+}
+
+// bootItemMap is the items of a GRUB drop-in's parameters by bootItems'
+// keys.
+func bootItemMap(tokens []string) map[string]string {
+	keys, items := bootItems(tokens)
+	out := map[string]string{}
+	for i, k := range keys {
+		out[k] = strings.Join(items[i], " ")
+	}
+	return out
+}

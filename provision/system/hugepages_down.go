@@ -99,7 +99,13 @@ func (d *hugepagesDown) Check(ctx context.Context) (provision.Plan, error) {
 	if len(others) > 0 {
 		// the playbooks still up put pools in the drop-in: it keeps theirs
 		f := hugepages.PersistFiles(others, nil)[0]
-		if now, err := s.fs.ReadFile(f.Path); err != nil || string(now) != f.Content {
+		now, err := s.fs.ReadFile(f.Path)
+		if adds := downAdds(poolCounts(others), poolCounts(parseTmpfiles(string(now))), func(k [2]int64) bool {
+			return slices.ContainsFunc(s.res, func(r hugepages.Reservation) bool { return r.SizeKB == k[0] && int64(r.Node) == k[1] })
+		}, func(k [2]int64, n int) string { return fmt.Sprintf("%s: %d", hugepages.PoolName(k[0], int(k[1])), n) }); adds != "" {
+			return provision.Plan{}, refuseAdds(s.state, l.ls, l.self, f.Path, adds)
+		}
+		if err != nil || string(now) != f.Content {
 			plan.Add(func(context.Context) error { return s.fs.ReplaceFile(f.Path, []byte(f.Content), 0o644) },
 				provision.Change{Object: "hugepages persist " + f.Path, Action: "write the pools of the playbooks still up (" + otherNames(l.ls, l.self) + ")"})
 		}
@@ -229,6 +235,11 @@ func (d *hugepagesDown) vet(rec *provision.HugeRecord, hs *hugepages.State) erro
 			c.Refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, provision.OrNoneList(paths))
 		}
 	}
+	for i, p := range rec.Persist {
+		if why := persistPoolOK(hs)(p); why != "" {
+			c.Refuse(fmt.Sprintf("hugepages.persist[%d]", i), "a pool this playbook put in %s: %s", hugepages.TmpfilesPath, why)
+		}
+	}
 	for i, p := range rec.Pools {
 		field := fmt.Sprintf("hugepages.pools[%d]", i)
 		switch {
@@ -277,4 +288,13 @@ func (d *hugepagesDown) planPool(ctx context.Context, hs *hugepages.State, p pro
 func unitTarget(p string) string {
 	_, target := unitLink(path.Dir(path.Dir(p)) + "/" + path.Base(p))
 	return target
+}
+
+// poolCounts is reservations' counts by size and node.
+func poolCounts(res []hugepages.Reservation) map[[2]int64]int {
+	out := map[[2]int64]int{}
+	for _, r := range res {
+		out[[2]int64{r.SizeKB, int64(r.Node)}] = r.Count
+	}
+	return out
 }

@@ -142,3 +142,32 @@ func changeText(cs []provision.Change) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// rig down -p A writes the tmpfiles.d drop-in with the pools of the
+// playbooks still up, from their records: a record that would put there a
+// pool the file does not hold now and A does not reserve (an edited state
+// file) is refused before any write, naming it.
+func TestHugepagesDownRefusesComposedAdds(t *testing.T) {
+	specA := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}, Persist: true}
+	specB := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 256}}, Persist: true}
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
+	for _, pb := range []string{"A", "B"} {
+		if res := runOne(t, hpStepOf(t, k, pb, map[string]*playbooks.HugepagesSpec{"A": specA, "B": specB}[pb]), provision.RunApply); res.Status == provision.StatusFailed {
+			t.Fatalf("up %s: %s", pb, res.Error)
+		}
+	}
+	b := hpStepOf(t, k, "B", specB)
+	if err := provision.UpdateState(b.state, func(st *provision.RigState) {
+		st.Hugepages.Persist = append(st.Hugepages.Persist, provision.PersistPool{SizeKB: 2048, Node: 0, Count: 64})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := hostSnapshot(t, k, hugepages.TmpfilesPath)
+	res := runOne(t, hpStepOf(t, k, "A", specA).Down(provision.DownOptions{}), provision.RunApply)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "would put there node0 2048kB: 64") {
+		t.Fatalf("down A: %s %q", res.Status, res.Error)
+	}
+	if got := hostSnapshot(t, k, hugepages.TmpfilesPath); got != before {
+		t.Fatalf("down A wrote:\n%s\nbefore:\n%s", got, before)
+	}
+}

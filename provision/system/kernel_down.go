@@ -206,6 +206,21 @@ func (d *kernelDown) vet(rec *provision.KernelRecord) error {
 			}
 		}
 	}
+	if len(rec.BootArgs) > 0 {
+		if why := kernelBeforeWhy(grubDropIn, renderDropIn(rec.BootArgs)); why != "" {
+			c.Refuse("kernel.bootArgs", "the boot parameters this playbook put in %s: %s", grubDropIn, why)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rec.SysctlFile)) {
+		if _, ok := d.s.want[k]; !ok {
+			c.Refuse(fmt.Sprintf("kernel.sysctlFile[%q]", k), "%q is not a sysctl this playbook's kernel section sets (%s)", k, provision.OrNoneList(d.s.keys))
+		}
+	}
+	if len(rec.SysctlFile) > 0 {
+		if why := kernelBeforeWhy(sysctlDropIn, renderSysctl(slices.Sorted(maps.Keys(rec.SysctlFile)), rec.SysctlFile)); why != "" {
+			c.Refuse("kernel.sysctlFile", "the sysctls this playbook put in %s: %s", sysctlDropIn, why)
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(rec.Sysctl)) {
 		field := fmt.Sprintf("kernel.sysctl[%q]", k)
 		if _, ok := d.s.want[k]; !ok {
@@ -239,7 +254,12 @@ func (d *kernelDown) planComposed(plan *provision.Plan) (map[string]bool, *provi
 	if len(keys) > 0 {
 		composed[sysctlDropIn] = true
 		content := renderSysctl(keys, vals)
-		if now, err := s.h.ReadFile(sysctlDropIn); err != nil || string(now) != content {
+		now, err := s.h.ReadFile(sysctlDropIn)
+		if adds := downAdds(vals, parseSysctlDropIn(string(now)), func(k string) bool { _, ok := s.want[k]; return ok },
+			func(k, v string) string { return k + " = " + v }); adds != "" {
+			return nil, nil, refuseAdds(s.state, ls, self, sysctlDropIn, adds)
+		}
+		if err != nil || string(now) != content {
 			plan.Add(func(context.Context) error { return s.h.ReplaceFile(sysctlDropIn, []byte(content), 0o644) },
 				provision.Change{Object: "kernel " + sysctlDropIn, Action: "write the sysctls of the playbooks still up (" + otherNames(ls, self) + ")", To: strings.Join(keys, ", ")})
 		}
@@ -250,7 +270,21 @@ func (d *kernelDown) planComposed(plan *provision.Plan) (map[string]bool, *provi
 	}
 	composed[grubDropIn] = true
 	content := renderDropIn(tokens)
-	if now, err := s.h.ReadFile(grubDropIn); err != nil || string(now) != content {
+	now, err := s.h.ReadFile(grubDropIn)
+	var nowTokens []string
+	if cur, ours := parseDropIn(string(now)); ours && kernelBeforeWhy(grubDropIn, string(now)) == "" {
+		nowTokens = cur
+	}
+	var ownItems []string
+	for _, it := range s.items {
+		ownItems = append(ownItems, it.tokens...)
+	}
+	ownKeys := bootItemMap(ownItems)
+	if adds := downAdds(bootItemMap(tokens), bootItemMap(nowTokens), func(k string) bool { _, ok := ownKeys[k]; return ok },
+		func(_, v string) string { return v }); adds != "" {
+		return nil, nil, refuseAdds(s.state, ls, self, grubDropIn, adds)
+	}
+	if err != nil || string(now) != content {
 		plan.Ops = append(plan.Ops, provision.Op{Changes: []provision.Change{
 			{Object: "kernel " + grubDropIn, Action: "write the boot parameters of the playbooks still up (" + otherNames(ls, self) + ")", To: strings.Join(tokens, " ")},
 			{Object: "grub", Action: "run update-grub"}},

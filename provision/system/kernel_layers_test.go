@@ -148,3 +148,44 @@ func TestKernelDropInsRelied(t *testing.T) {
 		t.Fatalf("swappiness %q after both downs", got)
 	}
 }
+
+// rig down -p A writes the drop-ins with the settings of the playbooks
+// still up, from their records: a record that would put there what the
+// file does not hold now and A did not set (an edited state file: a
+// core_pattern pipe, a boot parameter) is refused before any write, naming
+// it; so is, in A's own record, a boot parameter the shell that reads the
+// GRUB drop-in would interpret.
+func TestKernelDownRefusesComposedAdds(t *testing.T) {
+	a := &playbooks.KernelSpec{Args: []string{"iommu=pt"}, Sysctl: map[string]string{"vm.swappiness": "10"}}
+	b := &playbooks.KernelSpec{Args: []string{"nosmt"}, Sysctl: map[string]string{"net.ipv4.tcp_rmem": "4096 131072 8388608"}}
+	for _, c := range []struct {
+		name, pb string
+		edit     func(st *provision.RigState)
+		want     string
+	}{
+		{"sysctl", "B", func(st *provision.RigState) { st.Kernel.SysctlFile["kernel.core_pattern"] = "|/tmp/x" }, "would put there kernel.core_pattern = |/tmp/x"},
+		{"boot", "B", func(st *provision.RigState) { st.Kernel.BootArgs = append(st.Kernel.BootArgs, "init=/tmp/x") }, "would put there init=/tmp/x"},
+		{"own", "A", func(st *provision.RigState) { st.Kernel.BootArgs = []string{"iommu=pt", "x=$(reboot)"} }, `kernel.bootArgs`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := kernelRoot(t, "BOOT_IMAGE=/vmlinuz root=UUID=1234 ro quiet")
+			rec := fakeUpdateGrub(t, root)
+			h := &host.Host{Root: root, Exec: rec.Exec}
+			runKernel(t, h, a, provision.Env{Playbook: "A"})
+			runKernel(t, h, b, provision.Env{Playbook: "B"})
+			if err := provision.UpdateState((&provision.Env{Host: h, Playbook: c.pb}).State(), c.edit); err != nil {
+				t.Fatal(err)
+			}
+			files, swappiness := dropIns(t, root), readRoot(t, root, "/proc/sys/vm/swappiness")
+			rec.Reset()
+			s, _ := NewKernelStep(&provision.Env{Host: h, Playbook: "A"}, a)
+			res := steptest.RunStep(t, s.(provision.Downer).Down(provision.DownOptions{}))
+			if res.Status != provision.StatusFailed || !strings.Contains(res.Error, c.want) {
+				t.Fatalf("down A: %s %q, want %q", res.Status, res.Error, c.want)
+			}
+			if dropIns(t, root) != files || readRoot(t, root, "/proc/sys/vm/swappiness") != swappiness || len(rec.Lines()) != 0 {
+				t.Fatalf("down A wrote: %s ran %q", dropIns(t, root), rec.Lines())
+			}
+		})
+	}
+}
