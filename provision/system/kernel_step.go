@@ -1,6 +1,6 @@
 // Package system holds the steps that set up the host around the NIC:
-// kernel (boot parameters, sysctls), rdma (ports up), sriov (VFs, eSwitch
-// mode), bind (PCI functions to a DPDK driver) and hugepages.
+// kernel (boot parameters, sysctls), rdma (ports up) and hugepages. The
+// steps on PCI functions (sriov, bind) are in provision/pcidev.
 package system
 
 import (
