@@ -111,14 +111,6 @@ func (s *HugepagesStep) planReliance(st *hugepages.State, mounts []hugepages.Wan
 	if self >= 0 {
 		own = ls[self].Records.Hugepages
 	}
-	other := func(holds func(r *provision.HugeRecord) bool) string {
-		for i, l := range ls {
-			if i != self && l.Records.Hugepages != nil && holds(l.Records.Hugepages) {
-				return l.Playbook
-			}
-		}
-		return ""
-	}
 	planned := map[string]bool{}
 	for _, c := range plan.Changes() {
 		planned[c.Object] = true
@@ -141,7 +133,7 @@ func (s *HugepagesStep) planReliance(st *hugepages.State, mounts []hugepages.Wan
 		if planned[obj] || (own != nil && hasPool(r.SizeKB, r.Node)(own)) {
 			continue
 		}
-		if pb := other(hasPool(r.SizeKB, r.Node)); pb != "" {
+		if pb := poolHand.Holder(ls, self, func(p provision.PoolRecord) bool { return p.SizeKB == r.SizeKB && p.Node == r.Node }); pb != "" {
 			p, _ := st.Pool(r.SizeKB, r.Node)
 			pools = append(pools, provision.PoolRecord{SizeKB: r.SizeKB, Node: r.Node, Before: p.Total})
 			changes = append(changes, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (%d pages, set by playbook %s)", s.state.PlaybookName(), obj, p.Total, pb)})
@@ -152,7 +144,7 @@ func (s *HugepagesStep) planReliance(st *hugepages.State, mounts []hugepages.Wan
 		if _, ok := hugepages.MountAt(st.Mounts, m.Path); !ok || planned[obj] || (own != nil && hasMount(m.Path)(own)) {
 			continue
 		}
-		if pb := other(hasMount(m.Path)); pb != "" {
+		if pb := mountHand.Holder(ls, self, func(q provision.MountRecord) bool { return q.Path == m.Path }); pb != "" {
 			paths = append(paths, m.Path)
 			changes = append(changes, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (mounted by playbook %s)", s.state.PlaybookName(), obj, pb)})
 		}
