@@ -220,6 +220,20 @@ type HugeRecord struct {
 	Pools  []PoolRecord  `json:"pools,omitempty"`
 	Mounts []MountRecord `json:"mounts,omitempty"` // hugetlbfs mounts rig made
 	Files  []FileRecord  `json:"files,omitempty"`
+	// Persist: the pool counts this playbook put in the tmpfiles.d
+	// drop-in. The drop-in holds those of every playbook still up,
+	// composed (the system's own before, in Files, comes back with the
+	// last one's down).
+	Persist []PersistPool `json:"persist,omitempty"`
+}
+
+// PersistPool is one pool count a playbook put in the tmpfiles.d drop-in:
+// a minimum, or with Exact the count (as the playbook's reservation).
+type PersistPool struct {
+	SizeKB int64 `json:"sizeKB"`
+	Node   int   `json:"node"`
+	Count  int   `json:"count"`
+	Exact  bool  `json:"exact,omitempty"`
 }
 
 type MountRecord struct {
@@ -243,6 +257,12 @@ type KernelRecord struct {
 	// Leaving: boot parameters rig down took out of the drop-in that the
 	// running kernel still had (a reboot away from gone).
 	Leaving []string `json:"leaving,omitempty"`
+	// BootArgs and SysctlFile: what this playbook put in the GRUB and the
+	// sysctl drop-ins. Each drop-in holds those of every playbook still
+	// up, composed (the system's own before, in Files, comes back with
+	// the last one's down).
+	BootArgs   []string          `json:"bootArgs,omitempty"`
+	SysctlFile map[string]string `json:"sysctlFile,omitempty"`
 }
 
 // SRIOVRecord is a PF's settings before the sriov step changed them.

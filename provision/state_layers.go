@@ -1,11 +1,13 @@
 package provision
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -232,4 +234,67 @@ func (s StateStore) PlaybookName() string {
 		return "this run's"
 	}
 	return "playbook " + s.Playbook + "'s"
+}
+
+// Handover is one kind of record that two playbooks can each hold for
+// one object (a hugepage pool, a PCI function, a PF): how to find the
+// records of that kind in a playbook's records, which two are of the same
+// object, and how a later playbook's record takes over an earlier one's
+// value before (Layers). It is how rig down -p X composes with the
+// playbooks still up: an object a later playbook also recorded is left as
+// it is, and X's "before" goes into that playbook's record.
+type Handover[T any] struct {
+	// Of is st's records of this kind (nil when it has none). Its
+	// elements are edited in place, so it returns st's own slice.
+	Of func(st *RigState) []T
+	// Same: a and b are records of one object.
+	Same func(a, b T) bool
+	// Merge makes later, a later playbook's record of mine's object,
+	// restore what mine would have restored.
+	Merge func(later *T, mine T)
+}
+
+// Next is the first playbook after position self in ls (Layers) that
+// recorded mine's object ("" when none).
+func (h Handover[T]) Next(ls []PlaybookRecords, self int, mine T) string {
+	n, _ := NextLayer(ls, self, func(st RigState) bool {
+		return slices.ContainsFunc(h.Of(&st), func(r T) bool { return h.Same(r, mine) })
+	})
+	return n
+}
+
+// Plan plans handing mine to the next later playbook that recorded its
+// object (Next), in one op that writes only rig's state file: that
+// playbook's record merges mine (Merge), and this playbook's down leaves
+// the object as it is. change words the op for that playbook's name.
+// true when there is such a playbook (down must not restore mine then).
+func (h Handover[T]) Plan(sf StateStore, ls []PlaybookRecords, self int, mine T, plan *Plan, change func(next string) Change) bool {
+	next := h.Next(ls, self, mine)
+	if next == "" {
+		return false
+	}
+	plan.Add(func(context.Context) error {
+		return UpdateState(sf.For(next), func(st *RigState) {
+			recs := h.Of(st)
+			for i := range recs {
+				if h.Same(recs[i], mine) {
+					h.Merge(&recs[i], mine)
+				}
+			}
+		})
+	}, change(next))
+	return true
+}
+
+// Holder is the first playbook other than position self in ls that
+// recorded an object of h's kind for which holds is true ("" when none):
+// the one an up relies on when it finds the object already as it wants
+// it (and then records that, so the undos compose).
+func (h Handover[T]) Holder(ls []PlaybookRecords, self int, holds func(T) bool) string {
+	for i, l := range ls {
+		if i != self && slices.ContainsFunc(h.Of(&l.Records), holds) {
+			return l.Playbook
+		}
+	}
+	return ""
 }

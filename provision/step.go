@@ -2,7 +2,7 @@
 // steps. A step's Check reads the host and returns a Plan whose operations
 // say what would change and how; the runner shows the plan (rig plan) or
 // runs its operations in order and checks again (rig up). The engine knows
-// no step: the steps live in provision/card, provision/system,
+// no step: the steps live in provision/card, provision/system, provision/pcidev,
 // provision/ovsstep and provision/check, their list in provision/steps.
 package provision
 

@@ -81,7 +81,7 @@ var floors = []struct {
 }{
 	{10, "face", []string{"rig/cmd/rig"}},
 	{9, "step list", []string{"rig/provision/steps"}},
-	{8, "steps", []string{"rig/provision/card", "rig/provision/system", "rig/provision/ovsstep", "rig/provision/check"}},
+	{8, "steps", []string{"rig/provision/card", "rig/provision/system", "rig/provision/pcidev", "rig/provision/ovsstep", "rig/provision/check"}},
 	{7, "engine", []string{"rig/provision"}},
 	{6, "lab", []string{"rig/lab/..."}},
 	{5, "doctor, playbooks", []string{"rig/doctor", "rig/playbooks"}},

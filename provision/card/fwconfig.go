@@ -151,6 +151,9 @@ func (p *fwPlanner) plan(ctx context.Context, dev fwDevice, w fwWords, plan *pro
 	if err != nil {
 		return err
 	}
+	if err := p.planReliance(r, plan); err != nil {
+		return err
+	}
 	switch {
 	case len(r.Write) > 0:
 		if err := p.refuseReadOnly(ctx, r); err != nil {

@@ -55,16 +55,23 @@ func (d *fwRestore) Check(ctx context.Context) (provision.Plan, error) {
 		return provision.Plan{}, err
 	}
 	var plan provision.Plan
+	if err := d.handLater(rec, &plan); err != nil {
+		return provision.Plan{}, err
+	}
+	if len(rec) == 0 && len(plan.Ops) > 0 {
+		return plan, nil
+	}
 	if len(rec) == 0 {
 		plan.Notes = append(plan.Notes, d.name+": no rig record in "+d.fw.state.String()+" (rig set nothing, or down restored it)")
 		return plan, nil
 	}
+	handed := len(plan.Ops)
 	for _, b := range slices.Sorted(maps.Keys(rec)) {
 		if err := d.fw.plan(ctx, restoreDevice(b, rec[b]), firmwareWords{}, &plan); err != nil {
 			return provision.Plan{}, err
 		}
 	}
-	if len(plan.Ops) > 0 || plan.Pending != "" {
+	if len(plan.Ops) > handed || plan.Pending != "" {
 		// the records stay until the old values run (after the power
 		// cycle): a later rig down --firmware then forgets them
 		return plan, nil

@@ -9,6 +9,7 @@ import (
 	"rig/provision/card"
 	"rig/provision/check"
 	"rig/provision/ovsstep"
+	"rig/provision/pcidev"
 	"rig/provision/system"
 )
 
@@ -61,9 +62,9 @@ func Steps() []StepDef {
 		{"rdma", "bring RDMA ports to ACTIVE / LINK_UP (sets their netdevs up)",
 			section(func(pb *playbooks.Playbook) *playbooks.RDMASpec { return pb.RDMA }, system.NewRDMAStep)},
 		{"sriov", "create VFs per PF (sriov_numvfs) and set the eSwitch mode (devlink); VFs and representors verified",
-			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, system.NewSRIOVStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.SRIOVSpec { return pb.SRIOV }, pcidev.NewSRIOVStep)},
 		{"bind", "bind PCI functions (by address or netdev) to vfio-pci/uio_pci_generic for DPDK; mlx5 stays on mlx5_core",
-			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, system.NewBindStep)},
+			section(func(pb *playbooks.Playbook) *playbooks.BindSpec { return pb.Bind }, pcidev.NewBindStep)},
 		{"hugepages", "reserve hugepages per size and node, mount hugetlbfs, optionally persist",
 			section(func(pb *playbooks.Playbook) *playbooks.HugepagesSpec { return pb.Hugepages }, system.NewHugepagesStep)},
 		{"ovs", "configure OvS-DPDK: other_config, netdev bridges and DPDK ports, verified attached",

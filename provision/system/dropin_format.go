@@ -67,27 +67,8 @@ var tmpfilesLine = regexp.MustCompile(`^w /sys/(?:kernel/mm/hugepages|devices/sy
 // host's page sizes).
 func hugepagesBeforeWhy(path, content string, sizes []int64, mounts []hugepages.WantMount) string {
 	if path == hugepages.TmpfilesPath {
-		var res []hugepages.Reservation
-		for _, l := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
-			if strings.HasPrefix(l, "#") {
-				continue
-			}
-			m := tmpfilesLine.FindStringSubmatch(l)
-			if m == nil {
-				return fmt.Sprintf("the line %q is not a page count line of rig's tmpfiles.d drop-in", l)
-			}
-			r := hugepages.Reservation{Node: hugepages.AllNodes}
-			r.SizeKB, _ = strconv.ParseInt(m[2], 10, 64)
-			r.Count, _ = strconv.Atoi(m[3])
-			if m[1] != "" {
-				r.Node, _ = strconv.Atoi(m[1])
-			}
-			res = append(res, r)
-		}
-		if f := hugepages.PersistFiles(res, nil); len(f) != 1 || f[0].Content != content {
-			return "it is not the tmpfiles.d drop-in rig writes (rig's comment lines, then one `w` line per pool)"
-		}
-		return ""
+		_, why := tmpfilesPools(content)
+		return why
 	}
 	for _, m := range mounts {
 		for _, kb := range sizes {
@@ -97,4 +78,37 @@ func hugepagesBeforeWhy(path, content string, sizes []int64, mounts []hugepages.
 		}
 	}
 	return "it is not the mount unit rig writes for this playbook's mount at any of this host's page sizes"
+}
+
+// tmpfilesPools reads the pools of rig's tmpfiles.d drop-in, or says why
+// content is not that drop-in.
+func tmpfilesPools(content string) ([]hugepages.Reservation, string) {
+	var res []hugepages.Reservation
+	for _, l := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		m := tmpfilesLine.FindStringSubmatch(l)
+		if m == nil {
+			return nil, fmt.Sprintf("the line %q is not a page count line of rig's tmpfiles.d drop-in", l)
+		}
+		r := hugepages.Reservation{Node: hugepages.AllNodes}
+		r.SizeKB, _ = strconv.ParseInt(m[2], 10, 64)
+		r.Count, _ = strconv.Atoi(m[3])
+		if m[1] != "" {
+			r.Node, _ = strconv.Atoi(m[1])
+		}
+		res = append(res, r)
+	}
+	if f := hugepages.PersistFiles(res, nil); len(f) != 1 || f[0].Content != content {
+		return nil, "it is not the tmpfiles.d drop-in rig writes (rig's comment lines, then one `w` line per pool)"
+	}
+	return res, ""
+}
+
+// parseTmpfiles is the pools of rig's tmpfiles.d drop-in (none when
+// content is not rig's).
+func parseTmpfiles(content string) []hugepages.Reservation {
+	res, _ := tmpfilesPools(content)
+	return res
 }

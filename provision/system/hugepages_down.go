@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -91,10 +92,29 @@ func (d *hugepagesDown) Check(ctx context.Context) (provision.Plan, error) {
 			return provision.Plan{}, err
 		}
 	}
-	for _, f := range rec.Files {
-		if !d.handFile(l, f, &plan) {
-			provision.PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
+	others, err := composePools(s.state, l.ls, l.self, nil, false, persistPoolOK(hs))
+	if err != nil {
+		return provision.Plan{}, err
+	}
+	if len(others) > 0 {
+		// the playbooks still up put pools in the drop-in: it keeps theirs
+		f := hugepages.PersistFiles(others, nil)[0]
+		now, err := s.fs.ReadFile(f.Path)
+		if adds := downAdds(poolCounts(others), poolCounts(parseTmpfiles(string(now))), func(k [2]int64) bool {
+			return slices.ContainsFunc(s.res, func(r hugepages.Reservation) bool { return r.SizeKB == k[0] && int64(r.Node) == k[1] })
+		}, func(k [2]int64, n int) string { return fmt.Sprintf("%s: %d", hugepages.PoolName(k[0], int(k[1])), n) }); adds != "" {
+			return provision.Plan{}, refuseAdds(s.state, l.ls, l.self, f.Path, adds)
 		}
+		if err != nil || string(now) != f.Content {
+			plan.Add(func(context.Context) error { return s.fs.ReplaceFile(f.Path, []byte(f.Content), 0o644) },
+				provision.Change{Object: "hugepages persist " + f.Path, Action: "write the pools of the playbooks still up (" + otherNames(l.ls, l.self) + ")"})
+		}
+	}
+	for _, f := range rec.Files {
+		if d.handFile(l, f, &plan) || (f.Path == hugepages.TmpfilesPath && len(others) > 0) {
+			continue
+		}
+		provision.PlanRestoreFile(s.fs, f, "hugepages persist", &plan)
 	}
 	plan.Add(func(context.Context) error {
 		return provision.UpdateState(s.state, func(st *provision.RigState) { st.Hugepages = nil })
@@ -196,8 +216,8 @@ func (d *hugepagesDown) vet(rec *provision.HugeRecord, hs *hugepages.State) erro
 			c.Refuse(field+".path", "%q is not a file the hugepages step writes for this playbook (%s)", f.Path, provision.OrNoneList(names))
 		case f.Link != link:
 			c.Refuse(field+".link", "%v for %s, which the step writes as %s", f.Link, f.Path, map[bool]string{true: "a symbolic link", false: "a regular file"}[link])
-		case f.Link && f.Existed:
-			c.Refuse(field+".existed", "true for the link %s, which the step makes only where there is none", f.Path)
+		case f.Link && f.Existed && f.Content != unitTarget(f.Path):
+			c.Refuse(field+".existed", "true for the link %s with target %q: the step makes it only where there is none, or relies on one to %s that another playbook of rig's made", f.Path, f.Content, unitTarget(f.Path))
 		case len(f.Content) > provision.MaxRecordedContent:
 			c.Refuse(field+".content", "%d bytes, more than the %d rig records", len(f.Content), provision.MaxRecordedContent)
 		case f.Existed && !f.Link:
@@ -213,6 +233,11 @@ func (d *hugepagesDown) vet(rec *provision.HugeRecord, hs *hugepages.State) erro
 	for i, m := range rec.Mounts {
 		if !slices.Contains(paths, m.Path) {
 			c.Refuse(fmt.Sprintf("hugepages.mounts[%d].path", i), "%q is not a mount of this playbook's hugepages section (%s)", m.Path, provision.OrNoneList(paths))
+		}
+	}
+	for i, p := range rec.Persist {
+		if why := persistPoolOK(hs)(p); why != "" {
+			c.Refuse(fmt.Sprintf("hugepages.persist[%d]", i), "a pool this playbook put in %s: %s", hugepages.TmpfilesPath, why)
 		}
 	}
 	for i, p := range rec.Pools {
@@ -257,4 +282,19 @@ func (d *hugepagesDown) planPool(ctx context.Context, hs *hugepages.State, p pro
 	plan.Add(func(context.Context) error { return d.s.setPages(r) },
 		provision.Change{Object: obj, Action: "set nr_hugepages (back to before rig)", From: fmt.Sprint(cur.Total), To: fmt.Sprint(p.Before)})
 	return nil
+}
+
+// unitTarget is the target rig's enable link at p has (unitLink).
+func unitTarget(p string) string {
+	_, target := unitLink(path.Dir(path.Dir(p)) + "/" + path.Base(p))
+	return target
+}
+
+// poolCounts is reservations' counts by size and node.
+func poolCounts(res []hugepages.Reservation) map[[2]int64]int {
+	out := map[[2]int64]int{}
+	for _, r := range res {
+		out[[2]int64{r.SizeKB, int64(r.Node)}] = r.Count
+	}
+	return out
 }

@@ -27,96 +27,72 @@ func (s *HugepagesStep) layers() (hugeLayers, error) {
 	return hugeLayers{ls: ls, self: self}, nil
 }
 
-func (l hugeLayers) next(holds func(r *provision.HugeRecord) bool) string {
-	n, _ := provision.NextLayer(l.ls, l.self, func(st provision.RigState) bool { return st.Hugepages != nil && holds(st.Hugepages) })
-	return n
-}
+// The hugepages records two playbooks can hold for one object, and how a
+// later playbook's record takes over an earlier one's (provision.Handover).
+var (
+	poolHand = provision.Handover[provision.PoolRecord]{
+		Of: func(st *provision.RigState) []provision.PoolRecord {
+			if st.Hugepages == nil {
+				return nil
+			}
+			return st.Hugepages.Pools
+		},
+		Same:  func(a, b provision.PoolRecord) bool { return a.SizeKB == b.SizeKB && a.Node == b.Node },
+		Merge: func(later *provision.PoolRecord, mine provision.PoolRecord) { later.Before = mine.Before },
+	}
+	mountHand = provision.Handover[provision.MountRecord]{
+		Of: func(st *provision.RigState) []provision.MountRecord {
+			if st.Hugepages == nil {
+				return nil
+			}
+			return st.Hugepages.Mounts
+		},
+		Same: func(a, b provision.MountRecord) bool { return a.Path == b.Path },
+		Merge: func(later *provision.MountRecord, mine provision.MountRecord) {
+			later.Created = later.Created || mine.Created
+			later.Mounted = mine.Mounted
+		},
+	}
+	hugeFileHand = provision.Handover[provision.FileRecord]{
+		Of: func(st *provision.RigState) []provision.FileRecord {
+			if st.Hugepages == nil {
+				return nil
+			}
+			return st.Hugepages.Files
+		},
+		Same:  func(a, b provision.FileRecord) bool { return a.Path == b.Path },
+		Merge: func(later *provision.FileRecord, mine provision.FileRecord) { *later = mine },
+	}
+)
 
 // handPool plans handing pool p's count before this playbook to the later
-// playbook next, whose record then restores it; the live pool stays (next
-// set it after this one, and still wants it). true when there is one.
+// playbook that also recorded it, whose record then restores it; the live
+// pool stays (that one set it after this one, and still wants it). true
+// when there is one.
 func (d *hugepagesDown) handPool(l hugeLayers, hs *hugepages.State, p provision.PoolRecord, plan *provision.Plan) bool {
-	next := l.next(func(r *provision.HugeRecord) bool {
-		for _, q := range r.Pools {
-			if q.SizeKB == p.SizeKB && q.Node == p.Node {
-				return true
-			}
-		}
-		return false
-	})
-	if next == "" {
-		return false
-	}
 	cur, _ := hs.Pool(p.SizeKB, p.Node)
-	sf := d.s.state.For(next)
-	plan.Add(func(context.Context) error {
-		return provision.UpdateState(sf, func(st *provision.RigState) {
-			for i, q := range st.Hugepages.Pools {
-				if q.SizeKB == p.SizeKB && q.Node == p.Node {
-					st.Hugepages.Pools[i].Before = p.Before
-				}
-			}
-		})
-	}, provision.Change{Object: "hugepages " + hugepages.PoolName(p.SizeKB, p.Node),
-		Action: fmt.Sprintf("left at %d: playbook %s changed it after this one; its record now restores the count before this playbook", cur.Total, next),
-		To:     fmt.Sprint(p.Before)})
-	return true
+	return poolHand.Plan(d.s.state, l.ls, l.self, p, plan, func(next string) provision.Change {
+		return provision.Change{Object: "hugepages " + hugepages.PoolName(p.SizeKB, p.Node),
+			Action: fmt.Sprintf("left at %d: playbook %s changed it after this one; its record now restores the count before this playbook", cur.Total, next),
+			To:     fmt.Sprint(p.Before)}
+	})
 }
 
 // handMount: a hugetlbfs mount a later playbook also recorded stays
 // mounted; that playbook's record takes over whether rig made the
 // directory.
 func (d *hugepagesDown) handMount(l hugeLayers, m provision.MountRecord, plan *provision.Plan) bool {
-	next := l.next(func(r *provision.HugeRecord) bool {
-		for _, q := range r.Mounts {
-			if q.Path == m.Path {
-				return true
-			}
-		}
-		return false
+	return mountHand.Plan(d.s.state, l.ls, l.self, m, plan, func(next string) provision.Change {
+		return provision.Change{Object: "hugetlbfs " + m.Path, Action: "left mounted: playbook " + next + " uses it too; its record now undoes it"}
 	})
-	if next == "" {
-		return false
-	}
-	sf := d.s.state.For(next)
-	plan.Add(func(context.Context) error {
-		return provision.UpdateState(sf, func(st *provision.RigState) {
-			for i, q := range st.Hugepages.Mounts {
-				if q.Path == m.Path {
-					st.Hugepages.Mounts[i].Created = st.Hugepages.Mounts[i].Created || m.Created
-					st.Hugepages.Mounts[i].Mounted = m.Mounted
-				}
-			}
-		})
-	}, provision.Change{Object: "hugetlbfs " + m.Path, Action: "left mounted: playbook " + next + " uses it too; its record now undoes it"})
-	return true
 }
 
 // handFile: a persistence file a later playbook also recorded keeps its
 // content; that playbook's record takes over this one's "before".
 func (d *hugepagesDown) handFile(l hugeLayers, f provision.FileRecord, plan *provision.Plan) bool {
-	next := l.next(func(r *provision.HugeRecord) bool {
-		for _, q := range r.Files {
-			if q.Path == f.Path {
-				return true
-			}
-		}
-		return false
+	return hugeFileHand.Plan(d.s.state, l.ls, l.self, f, plan, func(next string) provision.Change {
+		return provision.Change{Object: "hugepages persist " + f.Path, Action: "left as is: playbook " + next + " wrote it too; its record now restores it"}
 	})
-	if next == "" {
-		return false
-	}
-	sf := d.s.state.For(next)
-	plan.Add(func(context.Context) error {
-		return provision.UpdateState(sf, func(st *provision.RigState) {
-			for i, q := range st.Hugepages.Files {
-				if q.Path == f.Path {
-					st.Hugepages.Files[i] = f
-				}
-			}
-		})
-	}, provision.Change{Object: "hugepages persist " + f.Path, Action: "left as is: playbook " + next + " wrote it too; its record now restores it"})
-	return true
 }
 
 // planReliance records, in this playbook's records, the pools and mounts
@@ -134,14 +110,6 @@ func (s *HugepagesStep) planReliance(st *hugepages.State, mounts []hugepages.Wan
 	var own *provision.HugeRecord
 	if self >= 0 {
 		own = ls[self].Records.Hugepages
-	}
-	other := func(holds func(r *provision.HugeRecord) bool) string {
-		for i, l := range ls {
-			if i != self && l.Records.Hugepages != nil && holds(l.Records.Hugepages) {
-				return l.Playbook
-			}
-		}
-		return ""
 	}
 	planned := map[string]bool{}
 	for _, c := range plan.Changes() {
@@ -165,7 +133,7 @@ func (s *HugepagesStep) planReliance(st *hugepages.State, mounts []hugepages.Wan
 		if planned[obj] || (own != nil && hasPool(r.SizeKB, r.Node)(own)) {
 			continue
 		}
-		if pb := other(hasPool(r.SizeKB, r.Node)); pb != "" {
+		if pb := poolHand.Holder(ls, self, func(p provision.PoolRecord) bool { return p.SizeKB == r.SizeKB && p.Node == r.Node }); pb != "" {
 			p, _ := st.Pool(r.SizeKB, r.Node)
 			pools = append(pools, provision.PoolRecord{SizeKB: r.SizeKB, Node: r.Node, Before: p.Total})
 			changes = append(changes, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (%d pages, set by playbook %s)", s.state.PlaybookName(), obj, p.Total, pb)})
@@ -176,7 +144,7 @@ func (s *HugepagesStep) planReliance(st *hugepages.State, mounts []hugepages.Wan
 		if _, ok := hugepages.MountAt(st.Mounts, m.Path); !ok || planned[obj] || (own != nil && hasMount(m.Path)(own)) {
 			continue
 		}
-		if pb := other(hasMount(m.Path)); pb != "" {
+		if pb := mountHand.Holder(ls, self, func(q provision.MountRecord) bool { return q.Path == m.Path }); pb != "" {
 			paths = append(paths, m.Path)
 			changes = append(changes, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (mounted by playbook %s)", s.state.PlaybookName(), obj, pb)})
 		}

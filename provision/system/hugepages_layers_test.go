@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"rig/hugepages"
 	"rig/internal/testutil/hugetest"
 	"rig/playbooks"
 	"rig/provision"
@@ -18,15 +19,22 @@ func hpStepOf(t *testing.T, k *hugetest.FakeKernel, name string, spec *playbooks
 	return s
 }
 
-// Two playbooks on one hugepage pool and one hugetlbfs mount, brought up
-// one after the other and down in either order (and up in the other
-// order): the pool and the mount end where they began, and while one
-// playbook is still up the pool keeps what that one set.
+// Two playbooks on one hugepage pool and one hugetlbfs mount, both
+// persisted, brought up one after the other and down in either order (and
+// up in the other order): the pool, the mount and the boot-time files end
+// where they began; while both are up the tmpfiles.d drop-in holds the
+// pool as the two compose (the larger minimum), and while one playbook is
+// still up the pool keeps what that one set, the drop-in holds that one's
+// count and its mount unit stays enabled. A second up changes nothing.
 func TestHugepagesDownTwoPlaybooksAnyOrder(t *testing.T) {
-	specA := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}}
-	specB := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 256}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}}
-	files := []string{"/dev/hugepages"}
+	specA := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}, Persist: true}
+	specB := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 256}}, Mounts: []playbooks.HugetlbfsMount{{Path: "/dev/hugepages"}}, Persist: true}
+	unit := "/etc/systemd/system/dev-hugepages.mount"
+	files := []string{"/dev/hugepages", hugepages.TmpfilesPath, unit, "/etc/systemd/system/sysinit.target.wants/dev-hugepages.mount"}
 	specs := map[string]*playbooks.HugepagesSpec{"A": specA, "B": specB}
+	tmpfiles := func(k *hugetest.FakeKernel, pb string) string { // the drop-in with pb's pools alone
+		return "file " + hugepages.TmpfilesPath + " " + hugepages.PersistFiles(hpStep(t, k, specs[pb]).res, nil)[0].Content + "\n"
+	}
 	for _, c := range []struct {
 		up, down [2]string
 		mid      string // the 2M pool while the second down's playbook is still up
@@ -46,12 +54,20 @@ func TestHugepagesDownTwoPlaybooksAnyOrder(t *testing.T) {
 					t.Fatalf("up %s: %s", pb, res.Error)
 				}
 			}
+			if got := hostSnapshot(t, k, hugepages.TmpfilesPath); !strings.Contains(got, tmpfiles(k, "B")) {
+				t.Fatalf("after both ups the drop-in is not B's 256 pages:\n%s", got)
+			}
+			for _, pb := range c.up {
+				if res := runOne(t, hpStepOf(t, k, pb, specs[pb]), provision.RunApply); res.Status != provision.StatusOK || len(res.Changes) != 0 {
+					t.Fatalf("second up of %s: %s %v", pb, res.Status, res.Changes)
+				}
+			}
 			res := runOne(t, hpStepOf(t, k, c.down[0], specs[c.down[0]]).Down(provision.DownOptions{}), provision.RunApply)
 			if res.Status == provision.StatusFailed {
 				t.Fatalf("down %s: %s %s", c.down[0], res.Status, res.Error)
 			}
 			mid := hostSnapshot(t, k, files...)
-			if !strings.Contains(mid, "mount /dev/hugepages") || !strings.Contains(mid, c.mid) {
+			if !strings.Contains(mid, "mount /dev/hugepages") || !strings.Contains(mid, c.mid) || !strings.Contains(mid, tmpfiles(k, c.down[1])) || !strings.Contains(mid, "file "+unit) {
 				t.Fatalf("after down %s, with %s still up:\n%s\nchanges %v", c.down[0], c.down[1], mid, res.Changes)
 			}
 			res = runOne(t, hpStepOf(t, k, c.down[1], specs[c.down[1]]).Down(provision.DownOptions{}), provision.RunApply)
@@ -125,4 +141,33 @@ func changeText(cs []provision.Change) string {
 		out = append(out, c.String())
 	}
 	return strings.Join(out, "\n")
+}
+
+// rig down -p A writes the tmpfiles.d drop-in with the pools of the
+// playbooks still up, from their records: a record that would put there a
+// pool the file does not hold now and A does not reserve (an edited state
+// file) is refused before any write, naming it.
+func TestHugepagesDownRefusesComposedAdds(t *testing.T) {
+	specA := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 128}}, Persist: true}
+	specB := &playbooks.HugepagesSpec{Pages: []playbooks.HugepageReservation{{Size: "2M", Count: 256}}, Persist: true}
+	k := hugetest.NewFakeKernel(t, 2048, []int64{2048}, []int{0})
+	for _, pb := range []string{"A", "B"} {
+		if res := runOne(t, hpStepOf(t, k, pb, map[string]*playbooks.HugepagesSpec{"A": specA, "B": specB}[pb]), provision.RunApply); res.Status == provision.StatusFailed {
+			t.Fatalf("up %s: %s", pb, res.Error)
+		}
+	}
+	b := hpStepOf(t, k, "B", specB)
+	if err := provision.UpdateState(b.state, func(st *provision.RigState) {
+		st.Hugepages.Persist = append(st.Hugepages.Persist, provision.PersistPool{SizeKB: 2048, Node: 0, Count: 64})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := hostSnapshot(t, k, hugepages.TmpfilesPath)
+	res := runOne(t, hpStepOf(t, k, "A", specA).Down(provision.DownOptions{}), provision.RunApply)
+	if res.Status != provision.StatusFailed || !strings.Contains(res.Error, "would put there node0 2048kB: 64") {
+		t.Fatalf("down A: %s %q", res.Status, res.Error)
+	}
+	if got := hostSnapshot(t, k, hugepages.TmpfilesPath); got != before {
+		t.Fatalf("down A wrote:\n%s\nbefore:\n%s", got, before)
+	}
 }

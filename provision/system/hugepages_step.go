@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (s *HugepagesStep) Check(ctx context.Context) (provision.Plan, error) {
 		return provision.Plan{}, err
 	}
 	if s.persist {
-		if err := s.planPersist(mounts, &plan); err != nil {
+		if err := s.planPersist(st, mounts, &plan); err != nil {
 			return provision.Plan{}, err
 		}
 	}
@@ -324,54 +325,148 @@ func (s *HugepagesStep) checkMountPoint(st *hugepages.State, procMounts []byte, 
 	return nil
 }
 
-// planPersist plans the boot-time files (tmpfiles.d, mount unit and its
-// enable link).
-func (s *HugepagesStep) planPersist(mounts []hugepages.WantMount, plan *provision.Plan) error {
-	for _, f := range hugepages.PersistFiles(s.res, mounts) {
+// planPersist plans the boot-time files: the tmpfiles.d drop-in with the
+// pools of this playbook and of every other playbook still up
+// (composePools), recording what this one put there, and a mount unit
+// (enabled) per mount. A unit another playbook wrote with other content is
+// refused before any write; one a playbook of rig's already wrote as this
+// one wants it, and the drop-in already holding this playbook's pools, are
+// recorded as relied on (only rig's state file is written), so that
+// playbook's down leaves them.
+func (s *HugepagesStep) planPersist(st *hugepages.State, mounts []hugepages.WantMount, plan *provision.Plan) error {
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return &provision.Problem{Object: "hugepages", Err: err}
+	}
+	own := persistPools(s.res)
+	res, err := composePools(s.state, ls, self, own, true, persistPoolOK(st))
+	if err != nil {
+		return err
+	}
+	for _, f := range hugepages.PersistFiles(res, mounts) {
 		cur, err := s.fs.ReadFile(f.Path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("hugepages: persist: %s: %w", f.Path, err)
 		}
-		if string(cur) != f.Content {
-			action := "write"
-			if err == nil {
-				action = "rewrite"
-			}
-			f := f
-			plan.Add(func(context.Context) error {
-				if err := s.record(func(rec *provision.HugeRecord) {
-					provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, f.Path, false))
-				}); err != nil {
-					return err
-				}
-				if err := s.fs.ReplaceFile(f.Path, []byte(f.Content), 0o644); err != nil {
-					return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
-				}
-				return nil
-			}, provision.Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"})
+		holder := hugeFileHand.Holder(ls, self, func(r provision.FileRecord) bool { return r.Path == f.Path })
+		mine := self >= 0 && ls[self].Records.Hugepages != nil && slices.ContainsFunc(ls[self].Records.Hugepages.Files, func(r provision.FileRecord) bool { return r.Path == f.Path })
+		unit := strings.HasSuffix(f.Path, ".mount")
+		switch {
+		case string(cur) != f.Content && unit && err == nil && holder != "":
+			return &provision.Problem{Object: "persist " + f.Path, Err: fmt.Errorf("playbook %s wrote this mount unit with other content (another page size for the mount); two playbooks up at once cannot both have it; nothing was written", holder),
+				FixText: "make the two playbooks' hugetlbfs mounts agree, or bring playbook " + holder + " down first (rig down -p " + holder + ")"}
+		case string(cur) != f.Content:
+			s.planPersistWrite(f, err == nil, own, plan)
+		case !unit && (!mine || !slices.Equal(ls[self].Records.Hugepages.Persist, own)) && composeHolder(ls, self) != "":
+			s.planPersistRely(f.Path, own, composeHolder(ls, self), plan)
+		case unit && !mine && holder != "":
+			s.planPersistRely(f.Path, nil, holder, plan)
 		}
-		if !strings.HasSuffix(f.Path, ".mount") {
+		if !unit {
 			continue
 		}
 		link, target := unitLink(f.Path)
-		if t, err := s.fs.Readlink(link); err != nil || t != target {
-			plan.Add(func(context.Context) error {
-				if err == nil {
-					return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
-				}
-				if err := s.record(func(rec *provision.HugeRecord) {
-					provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, link, true))
-				}); err != nil {
-					return err
-				}
-				if err := s.fs.Symlink(target, link); err != nil {
-					return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
-				}
-				return nil
-			}, provision.Change{Object: "persist " + link, Action: "enable mount unit", To: target})
+		t, err := s.fs.Readlink(link)
+		if err == nil && t == target {
+			linkHolder := hugeFileHand.Holder(ls, self, func(r provision.FileRecord) bool { return r.Path == link })
+			linkMine := self >= 0 && ls[self].Records.Hugepages != nil && slices.ContainsFunc(ls[self].Records.Hugepages.Files, func(r provision.FileRecord) bool { return r.Path == link })
+			if linkHolder != "" && !linkMine {
+				s.planPersistRely(link, nil, linkHolder, plan)
+			}
+			continue
 		}
+		plan.Add(func(context.Context) error {
+			if err == nil {
+				return fmt.Errorf("hugepages: persist: %s points to %s, not %s; remove it and rerun", link, t, target)
+			}
+			if err := s.record(func(rec *provision.HugeRecord) {
+				provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, link, true))
+			}); err != nil {
+				return err
+			}
+			if err := s.fs.Symlink(target, link); err != nil {
+				return fmt.Errorf("hugepages: persist: enable %s: %w", link, err)
+			}
+			return nil
+		}, provision.Change{Object: "persist " + link, Action: "enable mount unit", To: target})
 	}
 	return nil
+}
+
+// planPersistWrite plans writing one boot-time file, recording its
+// content before (and, for the tmpfiles.d drop-in, own: the pools this
+// playbook put there).
+func (s *HugepagesStep) planPersistWrite(f hugepages.PersistFile, existed bool, own []provision.PersistPool, plan *provision.Plan) {
+	action := "write"
+	if existed {
+		action = "rewrite"
+	}
+	plan.Add(func(context.Context) error {
+		if err := s.record(func(rec *provision.HugeRecord) {
+			provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, f.Path, false))
+			if f.Path == hugepages.TmpfilesPath {
+				rec.Persist = own
+			}
+		}); err != nil {
+			return err
+		}
+		if err := s.fs.ReplaceFile(f.Path, []byte(f.Content), 0o644); err != nil {
+			return fmt.Errorf("hugepages: persist: write %s: %w", f.Path, err)
+		}
+		return nil
+	}, provision.Change{Object: "persist " + f.Path, Action: action + " (survives reboot)"})
+}
+
+// planPersistRely records that this playbook relies on a boot-time file
+// (or the mount unit's enable link) playbook pb wrote as this one wants
+// it: its content now as this playbook's before.
+func (s *HugepagesStep) planPersistRely(p string, own []provision.PersistPool, pb string, plan *provision.Plan) {
+	link := strings.Contains(p, "/sysinit.target.wants/")
+	plan.Add(func(context.Context) error {
+		return s.record(func(rec *provision.HugeRecord) {
+			provision.RecordFile(&rec.Files, provision.FileBefore(s.fs, p, link))
+			if p == hugepages.TmpfilesPath {
+				rec.Persist = own
+			}
+		})
+	}, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (written by playbook %s)", s.state.PlaybookName(), p, pb)})
+}
+
+// persistPools is what a playbook's reservations put in the tmpfiles.d
+// drop-in.
+func persistPools(res []hugepages.Reservation) []provision.PersistPool {
+	var out []provision.PersistPool
+	for _, r := range res {
+		out = append(out, provision.PersistPool{SizeKB: r.SizeKB, Node: r.Node, Count: r.Count, Exact: r.Exact})
+	}
+	return out
+}
+
+// persistPoolOK checks another playbook's recorded pool against the host,
+// as vet checks a pool record ("" when rig could have written it).
+func persistPoolOK(hs *hugepages.State) func(p provision.PersistPool) string {
+	return func(p provision.PersistPool) string {
+		switch {
+		case !hs.HasSize(p.SizeKB):
+			return fmt.Sprintf("this host has no %d kB pages", p.SizeKB)
+		case p.Node != hugepages.AllNodes && !hs.HasNode(p.Node):
+			return fmt.Sprintf("this host has no NUMA node %d with hugepages", p.Node)
+		case p.Count < 0 || hs.Meminfo.MemTotalKB <= 0 || int64(p.Count) > hs.Meminfo.MemTotalKB/p.SizeKB:
+			return fmt.Sprintf("%d pages of %s is not a count this host's memory holds", p.Count, hugepages.FormatSize(p.SizeKB))
+		}
+		return ""
+	}
+}
+
+// composeHolder is the first other playbook that put pools in the
+// tmpfiles.d drop-in ("" when none).
+func composeHolder(ls []provision.PlaybookRecords, self int) string {
+	for i, l := range ls {
+		if i != self && l.Records.Hugepages != nil && len(l.Records.Hugepages.Persist) > 0 {
+			return l.Playbook
+		}
+	}
+	return ""
 }
 
 func sizeList(kbs []int64) string {

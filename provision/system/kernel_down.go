@@ -67,8 +67,14 @@ func (d *kernelDown) Check(ctx context.Context) (provision.Plan, error) {
 	if rec, err = d.handLater(rec, &plan); err != nil {
 		return provision.Plan{}, err
 	}
-	var dropIn *provision.FileRecord
+	composed, dropIn, err := d.planComposed(&plan)
+	if err != nil {
+		return provision.Plan{}, err
+	}
 	for _, f := range rec.Files {
+		if composed[f.Path] {
+			continue
+		}
 		n := len(plan.Ops)
 		provision.PlanRestoreFile(s.h, f, "kernel", &plan)
 		if f.Path == grubDropIn && len(plan.Ops) > n {
@@ -200,6 +206,21 @@ func (d *kernelDown) vet(rec *provision.KernelRecord) error {
 			}
 		}
 	}
+	if len(rec.BootArgs) > 0 {
+		if why := kernelBeforeWhy(grubDropIn, renderDropIn(rec.BootArgs)); why != "" {
+			c.Refuse("kernel.bootArgs", "the boot parameters this playbook put in %s: %s", grubDropIn, why)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rec.SysctlFile)) {
+		if _, ok := d.s.want[k]; !ok {
+			c.Refuse(fmt.Sprintf("kernel.sysctlFile[%q]", k), "%q is not a sysctl this playbook's kernel section sets (%s)", k, provision.OrNoneList(d.s.keys))
+		}
+	}
+	if len(rec.SysctlFile) > 0 {
+		if why := kernelBeforeWhy(sysctlDropIn, renderSysctl(slices.Sorted(maps.Keys(rec.SysctlFile)), rec.SysctlFile)); why != "" {
+			c.Refuse("kernel.sysctlFile", "the sysctls this playbook put in %s: %s", sysctlDropIn, why)
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(rec.Sysctl)) {
 		field := fmt.Sprintf("kernel.sysctl[%q]", k)
 		if _, ok := d.s.want[k]; !ok {
@@ -211,4 +232,79 @@ func (d *kernelDown) vet(rec *provision.KernelRecord) error {
 		}
 	}
 	return c.Err()
+}
+
+// planComposed plans rig's drop-ins that other playbooks still up put
+// settings in (composeSysctl, composeBoot): each is written with theirs
+// (the GRUB one followed by update-grub) instead of restored, and says
+// which (composed); for the GRUB drop-in it returns what the file holds
+// after, for bootLeaving. This playbook's record of them is forgotten
+// with the rest (a later playbook's record holds the file before rig).
+func (d *kernelDown) planComposed(plan *provision.Plan) (map[string]bool, *provision.FileRecord, error) {
+	s := d.s
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return nil, nil, &provision.Problem{Object: "kernel", Err: err}
+	}
+	composed := map[string]bool{}
+	keys, vals, _, err := composeSysctl(s.state, ls, self, nil, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(keys) > 0 {
+		composed[sysctlDropIn] = true
+		content := renderSysctl(keys, vals)
+		now, err := s.h.ReadFile(sysctlDropIn)
+		if adds := downAdds(vals, parseSysctlDropIn(string(now)), func(k string) bool { _, ok := s.want[k]; return ok },
+			func(k, v string) string { return k + " = " + v }); adds != "" {
+			return nil, nil, refuseAdds(s.state, ls, self, sysctlDropIn, adds)
+		}
+		if err != nil || string(now) != content {
+			plan.Add(func(context.Context) error { return s.h.ReplaceFile(sysctlDropIn, []byte(content), 0o644) },
+				provision.Change{Object: "kernel " + sysctlDropIn, Action: "write the sysctls of the playbooks still up (" + otherNames(ls, self) + ")", To: strings.Join(keys, ", ")})
+		}
+	}
+	tokens, _, err := composeBoot(s.state, ls, self, nil, false)
+	if err != nil || len(tokens) == 0 {
+		return composed, nil, err
+	}
+	composed[grubDropIn] = true
+	content := renderDropIn(tokens)
+	now, err := s.h.ReadFile(grubDropIn)
+	var nowTokens []string
+	if cur, ours := parseDropIn(string(now)); ours && kernelBeforeWhy(grubDropIn, string(now)) == "" {
+		nowTokens = cur
+	}
+	var ownItems []string
+	for _, it := range s.items {
+		ownItems = append(ownItems, it.tokens...)
+	}
+	ownKeys := bootItemMap(ownItems)
+	if adds := downAdds(bootItemMap(tokens), bootItemMap(nowTokens), func(k string) bool { _, ok := ownKeys[k]; return ok },
+		func(_, v string) string { return v }); adds != "" {
+		return nil, nil, refuseAdds(s.state, ls, self, grubDropIn, adds)
+	}
+	if err != nil || string(now) != content {
+		plan.Ops = append(plan.Ops, provision.Op{Changes: []provision.Change{
+			{Object: "kernel " + grubDropIn, Action: "write the boot parameters of the playbooks still up (" + otherNames(ls, self) + ")", To: strings.Join(tokens, " ")},
+			{Object: "grub", Action: "run update-grub"}},
+			Do: func(ctx context.Context) error {
+				if err := s.h.ReplaceFile(grubDropIn, []byte(content), 0o644); err != nil {
+					return err
+				}
+				return s.updateGrub(ctx)
+			}, Refused: s.refuseHostWrite()})
+	}
+	return composed, &provision.FileRecord{Path: grubDropIn, Existed: true, Content: content}, nil
+}
+
+// otherNames lists the playbooks of ls other than position self.
+func otherNames(ls []provision.PlaybookRecords, self int) string {
+	var out []string
+	for i, l := range ls {
+		if i != self {
+			out = append(out, l.Playbook)
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -1,6 +1,6 @@
 // Package system holds the steps that set up the host around the NIC:
-// kernel (boot parameters, sysctls), rdma (ports up), sriov (VFs, eSwitch
-// mode), bind (PCI functions to a DPDK driver) and hugepages.
+// kernel (boot parameters, sysctls), rdma (ports up) and hugepages. The
+// steps on PCI functions (sriov, bind) are in provision/pcidev.
 package system
 
 import (
@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,13 +135,23 @@ func (s *kernelStep) planBoot(plan *provision.Plan) error {
 			notLive = append(notLive, it.String())
 		}
 	}
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return &provision.Problem{Object: "kernel cmdline", Err: err}
+	}
+	merged, notes, err := composeBoot(s.state, ls, self, tokens, true)
+	if err != nil {
+		return err
+	}
+	plan.Notes = append(plan.Notes, notes...)
 	switch {
-	case len(tokens) == 0 && exists:
-		plan.Ops = append(plan.Ops, s.grubOp(nil, provision.Change{Object: "kernel cmdline", Action: "remove " + grubDropIn, From: strings.Join(old, " ")}))
-	case len(tokens) > 0 && (!ours || string(oldText) != renderDropIn(tokens)):
-		plan.Ops = append(plan.Ops, s.grubOp(tokens, provision.Change{Object: "kernel cmdline", Action: "write " + grubDropIn, From: strings.Join(old, " "), To: strings.Join(tokens, " ")}))
-	case len(tokens) > 0:
-		s.planGrubCfg(tokens, plan)
+	case len(merged) == 0 && exists:
+		plan.Ops = append(plan.Ops, s.grubOp(nil, nil, provision.Change{Object: "kernel cmdline", Action: "remove " + grubDropIn, From: strings.Join(old, " ")}))
+	case len(merged) > 0 && (!ours || string(oldText) != renderDropIn(merged)):
+		plan.Ops = append(plan.Ops, s.grubOp(merged, tokens, provision.Change{Object: "kernel cmdline", Action: "write " + grubDropIn, From: strings.Join(old, " "), To: strings.Join(merged, " ")}))
+	case len(merged) > 0:
+		s.planBootReliance(ls, self, tokens, plan)
+		s.planGrubCfg(merged, plan)
 	}
 	if len(notLive) > 0 {
 		plan.AddPending(provision.ResetHostReboot, fmt.Sprintf("reboot required: the running kernel's command line (/proc/cmdline) lacks %s; they are in %s and take effect at the next boot",
@@ -177,14 +189,36 @@ func (s *kernelStep) planGrubCfg(tokens []string, plan *provision.Plan) {
 	}
 }
 
-// grubOp writes the drop-in (removes it when tokens is empty) and runs
-// update-grub, as one operation: the file without the regenerated
-// grub.cfg changes nothing.
-func (s *kernelStep) grubOp(tokens []string, c provision.Change) provision.Op {
+// planBootReliance records, when the drop-in already holds this
+// playbook's boot parameters (own) and another playbook wrote it, that
+// this one relies on them (only rig's state file is written), so that
+// playbook's down leaves them.
+func (s *kernelStep) planBootReliance(ls []provision.PlaybookRecords, self int, own []string, plan *provision.Plan) {
+	if len(own) == 0 || ownKernel(ls, self, func(r *provision.KernelRecord) bool { return slices.Equal(r.BootArgs, own) }) {
+		return
+	}
+	pb := otherKernel(ls, self, func(r *provision.KernelRecord) bool { return len(r.BootArgs) > 0 })
+	if pb == "" {
+		return
+	}
+	plan.Add(func(context.Context) error {
+		return s.record(func(rec *provision.KernelRecord) {
+			provision.RecordFile(&rec.Files, provision.FileBefore(s.h, grubDropIn, false))
+			rec.BootArgs = own
+		})
+	}, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s's %s (written by playbook %s)", s.state.PlaybookName(), grubDropIn, strings.Join(own, " "), pb)})
+}
+
+// grubOp writes the drop-in with tokens (removes it when tokens is empty)
+// and runs update-grub, as one operation: the file without the
+// regenerated grub.cfg changes nothing. own is what this playbook puts
+// there (tokens holds those of the other playbooks up too).
+func (s *kernelStep) grubOp(tokens, own []string, c provision.Change) provision.Op {
 	op := provision.Op{Changes: []provision.Change{c, {Object: "grub", Action: "run update-grub"}}, Refused: s.refuseHostWrite()}
 	op.Do = func(ctx context.Context) error {
 		if err := s.record(func(rec *provision.KernelRecord) {
 			provision.RecordFile(&rec.Files, provision.FileBefore(s.h, grubDropIn, false))
+			rec.BootArgs = own
 		}); err != nil {
 			return err
 		}
@@ -256,23 +290,11 @@ func (s *kernelStep) planSysctl(plan *provision.Plan) error {
 		}
 		live[k] = normSysctl(v)
 	}
-	content := renderSysctl(s.keys, s.want)
-	old, err := s.h.ReadFile(sysctlDropIn)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("read %s: %w", sysctlDropIn, err)}
+	if err := s.planSysctlFile(plan); err != nil {
+		return err
 	}
-	if string(old) != content {
-		plan.Add(func(context.Context) error {
-			if err := s.record(func(rec *provision.KernelRecord) {
-				provision.RecordFile(&rec.Files, provision.FileBefore(s.h, sysctlDropIn, false))
-			}); err != nil {
-				return err
-			}
-			if err := s.h.ReplaceFile(sysctlDropIn, []byte(content), 0o644); err != nil {
-				return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("write %s: %w", sysctlDropIn, err)}
-			}
-			return nil
-		}, provision.Change{Object: "sysctl", Action: "write " + sysctlDropIn, To: strings.Join(s.keys, ", ")})
+	if err := s.planSysctlReliance(live, plan); err != nil {
+		return err
 	}
 	for _, k := range s.keys {
 		k, want := k, normSysctl(s.want[k])
@@ -292,5 +314,107 @@ func (s *kernelStep) planSysctl(plan *provision.Plan) error {
 			return nil
 		}, provision.Change{Object: "sysctl " + k, Action: "set", From: live[k], To: want})
 	}
+	return nil
+}
+
+// planSysctlFile plans the sysctl drop-in: the sysctls of this playbook
+// and of every other playbook still up (composeSysctl), recording what
+// this one put there. When the file already holds them and another
+// playbook wrote it, it records that this one relies on it (only rig's
+// state file is written), so that playbook's down leaves this one's.
+func (s *kernelStep) planSysctlFile(plan *provision.Plan) error {
+	own := map[string]string{}
+	for _, k := range s.keys {
+		own[k] = normSysctl(s.want[k])
+	}
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return &provision.Problem{Object: "sysctl", Err: err}
+	}
+	keys, merged, notes, err := composeSysctl(s.state, ls, self, own, true)
+	if err != nil {
+		return err
+	}
+	plan.Notes = append(plan.Notes, notes...)
+	content := renderSysctl(keys, merged)
+	old, err := s.h.ReadFile(sysctlDropIn)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("read %s: %w", sysctlDropIn, err)}
+	}
+	record := func() error {
+		return s.record(func(rec *provision.KernelRecord) {
+			provision.RecordFile(&rec.Files, provision.FileBefore(s.h, sysctlDropIn, false))
+			rec.SysctlFile = own
+		})
+	}
+	switch {
+	case string(old) != content:
+		plan.Add(func(context.Context) error {
+			if err := record(); err != nil {
+				return err
+			}
+			if err := s.h.ReplaceFile(sysctlDropIn, []byte(content), 0o644); err != nil {
+				return &provision.Problem{Object: "sysctl", Err: fmt.Errorf("write %s: %w", sysctlDropIn, err)}
+			}
+			return nil
+		}, provision.Change{Object: "sysctl", Action: "write " + sysctlDropIn, To: strings.Join(keys, ", ")})
+	case !ownKernel(ls, self, func(r *provision.KernelRecord) bool { return maps.Equal(r.SysctlFile, own) }):
+		if pb := otherKernel(ls, self, func(r *provision.KernelRecord) bool { return len(r.SysctlFile) > 0 }); pb != "" {
+			plan.Add(func(context.Context) error { return record() },
+				provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s's %s (written by playbook %s)", s.state.PlaybookName(), sysctlDropIn, strings.Join(s.keys, ", "), pb)})
+		}
+	}
+	return nil
+}
+
+// ownKernel: this playbook's kernel record (position self of ls) has holds.
+func ownKernel(ls []provision.PlaybookRecords, self int, holds func(r *provision.KernelRecord) bool) bool {
+	return self >= 0 && ls[self].Records.Kernel != nil && holds(ls[self].Records.Kernel)
+}
+
+// otherKernel is the first other playbook whose kernel record has holds
+// ("" when none).
+func otherKernel(ls []provision.PlaybookRecords, self int, holds func(r *provision.KernelRecord) bool) string {
+	for i, l := range ls {
+		if i != self && l.Records.Kernel != nil && holds(l.Records.Kernel) {
+			return l.Playbook
+		}
+	}
+	return ""
+}
+
+// planSysctlReliance records, for each sysctl that already has this
+// playbook's value live and that another playbook of rig's set (its
+// record holds it), that this one relies on it: the live value as this
+// playbook's value before, so that playbook's down hands its value over
+// instead of taking this one's (kernelDown.handLater). Only rig's state
+// file is written.
+func (s *kernelStep) planSysctlReliance(live map[string]string, plan *provision.Plan) error {
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return &provision.Problem{Object: "sysctl", Err: err}
+	}
+	relied := map[string]string{}
+	var changes []provision.Change
+	for _, k := range s.keys {
+		has := func(r *provision.KernelRecord) bool { _, ok := r.Sysctl[k]; return ok }
+		if live[k] != normSysctl(s.want[k]) || ownKernel(ls, self, has) {
+			continue
+		}
+		if pb := otherKernel(ls, self, has); pb != "" {
+			relied[k] = live[k]
+			changes = append(changes, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on sysctl %s = %s (set by playbook %s)", s.state.PlaybookName(), k, live[k], pb)})
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	plan.Add(func(context.Context) error {
+		return s.record(func(rec *provision.KernelRecord) {
+			for k, v := range relied {
+				recordSysctl(rec, k, v)
+			}
+		})
+	}, changes...)
 	return nil
 }

@@ -437,9 +437,10 @@ func TestKernelBootPoolNotGranted(t *testing.T) {
 }
 
 // Two playbooks set one sysctl (A: 60 -> 10, then B: 10 -> 5) and write
-// rig's sysctl drop-in: brought down in either order, the live value and
-// the drop-in end as before the first up; while B is up after A's down,
-// B's value stays.
+// rig's sysctl drop-in: while both are up the drop-in holds B's value, as
+// live (B's plan says it replaces A's); brought down in either order, the
+// live value and the drop-in end as before the first up; while one is
+// still up, the live value and the drop-in are that one's.
 func TestKernelDownTwoPlaybooksAnyOrder(t *testing.T) {
 	specs := map[string]*playbooks.KernelSpec{"A": {Sysctl: map[string]string{"vm.swappiness": "10"}}, "B": {Sysctl: map[string]string{"vm.swappiness": "5"}}}
 	for _, order := range [][2]string{{"A", "B"}, {"B", "A"}} {
@@ -454,7 +455,12 @@ func TestKernelDownTwoPlaybooksAnyOrder(t *testing.T) {
 			for _, pb := range []string{"A", "B"} {
 				if rep := runKernel(t, h, specs[pb], provision.Env{Playbook: pb}); rep.Steps[0].Status != provision.StatusChanged {
 					t.Fatalf("up %s: %+v", pb, rep.Steps[0])
+				} else if note := "sysctl vm.swappiness: playbook A's 10 is replaced in /etc/sysctl.d/90-rig.conf by this playbook's 5 while both are up"; pb == "B" && !strings.Contains(strings.Join(rep.Steps[0].Notes, "\n"), note) {
+					t.Fatalf("B's up notes %q, want %q", rep.Steps[0].Notes, note)
 				}
+			}
+			if got := readRoot(t, root, sysctlDropIn); got != renderSysctl([]string{"vm.swappiness"}, specs["B"].Sysctl) {
+				t.Fatalf("drop-in with both up:\n%s", got)
 			}
 			down := func(pb string) {
 				t.Helper()
@@ -469,6 +475,9 @@ func TestKernelDownTwoPlaybooksAnyOrder(t *testing.T) {
 			down(order[0])
 			if want := map[string]string{"A": "5\n", "B": "10\n"}[order[0]]; readRoot(t, root, "/proc/sys/vm/swappiness") != want {
 				t.Fatalf("after down %s: swappiness %q, want %q", order[0], readRoot(t, root, "/proc/sys/vm/swappiness"), want)
+			}
+			if got := readRoot(t, root, sysctlDropIn); got != renderSysctl([]string{"vm.swappiness"}, specs[order[1]].Sysctl) {
+				t.Fatalf("drop-in after down %s:\n%s", order[0], got)
 			}
 			down(order[1])
 			if got := snap(); got != before {

@@ -1,4 +1,4 @@
-package system
+package pcidev
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -236,16 +237,55 @@ func (s *sriovStep) planPF(st pfState, want playbooks.SRIOVPF, plan *provision.P
 	if err := s.planPFOps(st, want, plan); err != nil {
 		return err
 	}
+	rec := provision.SRIOVRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
 	if len(plan.Ops) > n0 {
 		first := plan.Ops[n0].Do
-		rec := provision.SRIOVRecord{BDF: st.bdf, NumVFs: st.numvf, Eswitch: st.mode}
 		plan.Ops[n0].Do = func(ctx context.Context) error {
 			if err := provision.UpdateState(s.state, func(rs *provision.RigState) { recordSRIOV(rs, rec) }); err != nil {
 				return &provision.Problem{Object: st.object(), Err: fmt.Errorf("%w; nothing was written", err)}
 			}
 			return first(ctx)
 		}
+		return nil
 	}
+	return s.planReliance(st, rec, plan)
+}
+
+// sriovHand: a PF two playbooks changed (provision.Handover); the later
+// one's record takes over the VF count (and the eSwitch mode, when the
+// earlier one changed it) the PF had before the earlier one.
+var sriovHand = provision.Handover[provision.SRIOVRecord]{
+	Of:   func(st *provision.RigState) []provision.SRIOVRecord { return st.SRIOV },
+	Same: func(a, b provision.SRIOVRecord) bool { return a.BDF == b.BDF },
+	Merge: func(later *provision.SRIOVRecord, mine provision.SRIOVRecord) {
+		later.NumVFs = mine.NumVFs
+		if mine.Eswitch != "" {
+			later.Eswitch = mine.Eswitch
+		}
+	},
+}
+
+// planReliance records, in this playbook's records, a PF that another
+// playbook of rig's set up before it as this one wants it (so this up
+// writes nothing): its settings now as this playbook's "before", so this
+// playbook's down leaves them, and the other's down hands its record over
+// instead of taking the VFs from this one (provision.Layers). Only rig's
+// state file is written.
+func (s *sriovStep) planReliance(st pfState, rec provision.SRIOVRecord, plan *provision.Plan) error {
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return &provision.Problem{Object: "sriov", Err: err}
+	}
+	if self >= 0 && slices.ContainsFunc(ls[self].Records.SRIOV, func(r provision.SRIOVRecord) bool { return r.BDF == st.bdf }) {
+		return nil
+	}
+	pb := sriovHand.Holder(ls, self, func(r provision.SRIOVRecord) bool { return r.BDF == st.bdf })
+	if pb == "" {
+		return nil
+	}
+	plan.Add(func(context.Context) error {
+		return provision.UpdateState(s.state, func(rs *provision.RigState) { recordSRIOV(rs, rec) })
+	}, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (%d VFs, set by playbook %s)", s.state.PlaybookName(), st.object(), st.numvf, pb)})
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package system
+package pcidev
 
 import (
 	"context"
@@ -26,6 +26,10 @@ func (d *bindDown) Check(ctx context.Context) (provision.Plan, error) {
 	if err != nil {
 		return provision.Plan{}, &provision.Problem{Object: "bind", Err: err}
 	}
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return provision.Plan{}, &provision.Problem{Object: "bind", Err: err}
+	}
 	var plan provision.Plan
 	for _, dev := range s.devices {
 		bdf, netdev := "", dev
@@ -43,31 +47,33 @@ func (d *bindDown) Check(ctx context.Context) (provision.Plan, error) {
 			return provision.Plan{}, err
 		}
 		fn := pciFn{bdf: rec.BDF, netdev: rec.Netdev}
-		if err := d.planRestore(fn, rec, &plan); err != nil {
+		if bindHand.Plan(s.state, ls, self, rec, &plan, func(next string) provision.Change {
+			return provision.Change{Object: fn.object(), Action: "left as is: playbook " + next + " bound it after this one; its record now restores " + orNone(rec.Original)}
+		}) {
+			plan.Add(d.forget(rec), provision.Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
+			continue
+		}
+		// an earlier playbook of rig's bound it to rec.Original: give it
+		// back as that one left it, with its driver_override
+		override := "\n"
+		if rec.Original != "" && bindHand.Holder(ls, self, func(b provision.BoundDevice) bool { return b.BDF == rec.BDF && b.Driver == rec.Original }) != "" {
+			override = rec.Original
+		}
+		if err := d.planRestore(fn, rec, override, &plan); err != nil {
 			return provision.Plan{}, err
 		}
 	}
 	return plan, nil
 }
 
-func (d *bindDown) planRestore(fn pciFn, rec provision.BoundDevice, plan *provision.Plan) error {
+func (d *bindDown) planRestore(fn pciFn, rec provision.BoundDevice, override string, plan *provision.Plan) error {
 	s := d.s
 	base := "/sys/bus/pci/devices/" + fn.bdf
 	cur := ""
 	if link, err := s.h.Readlink(base + "/driver"); err == nil {
 		cur = path.Base(link)
 	}
-	forget := func(context.Context) error {
-		return provision.UpdateState(s.state, func(st *provision.RigState) {
-			var keep []provision.BoundDevice
-			for _, b := range st.Bound {
-				if b.BDF != rec.BDF {
-					keep = append(keep, b)
-				}
-			}
-			st.Bound = keep
-		})
-	}
+	forget := d.forget(rec)
 	if cur == rec.Original {
 		plan.Add(forget, provision.Change{Object: "rig state", Action: "forget the bind of " + fn.bdf, From: s.state.String()})
 		return nil
@@ -76,7 +82,7 @@ func (d *bindDown) planRestore(fn pciFn, rec provision.BoundDevice, plan *provis
 		return &provision.Problem{Object: fn.object(), Err: fmt.Errorf("now on %s, neither rig's %s nor its original %s; nothing was written", orNone(cur), rec.Driver, orNone(rec.Original)),
 			FixText: "someone rebound it after rig; bind it by hand (dpdk-devbind.py) or remove its entry from " + s.state.String()}
 	}
-	writes := []struct{ file, data string }{{base + "/driver_override", "\n"}, {base + "/driver/unbind", fn.bdf}}
+	writes := []struct{ file, data string }{{base + "/driver_override", override}, {base + "/driver/unbind", fn.bdf}}
 	if rec.Original != "" {
 		writes = append(writes, struct{ file, data string }{"/sys/bus/pci/drivers/" + rec.Original + "/bind", fn.bdf})
 	}
@@ -90,6 +96,65 @@ func (d *bindDown) planRestore(fn pciFn, rec provision.BoundDevice, plan *provis
 		return forget(ctx)
 	}, provision.Change{Object: fn.object(), Action: "bind (back to before rig)", From: cur, To: orNone(rec.Original)})
 	return nil
+}
+
+// forget drops rec from this playbook's records.
+func (d *bindDown) forget(rec provision.BoundDevice) func(context.Context) error {
+	return func(context.Context) error {
+		return provision.UpdateState(d.s.state, func(st *provision.RigState) {
+			var keep []provision.BoundDevice
+			for _, b := range st.Bound {
+				if b.BDF != rec.BDF {
+					keep = append(keep, b)
+				}
+			}
+			st.Bound = keep
+		})
+	}
+}
+
+// bindHand: a function two playbooks bound (provision.Handover); the later
+// one's record takes over the driver the host had before the earlier one
+// (and the netdev it had then).
+var bindHand = provision.Handover[provision.BoundDevice]{
+	Of:   func(st *provision.RigState) []provision.BoundDevice { return st.Bound },
+	Same: func(a, b provision.BoundDevice) bool { return a.BDF == b.BDF },
+	Merge: func(later *provision.BoundDevice, mine provision.BoundDevice) {
+		later.Original = mine.Original
+		if mine.Netdev != "" {
+			later.Netdev = mine.Netdev
+		}
+	},
+}
+
+// planReliance records, in this playbook's records, a function it wants on
+// s.driver that another playbook of rig's bound there before it (so this
+// up leaves it): with Original the driver it has now, so this playbook's
+// down leaves it, and the other's down hands its record over instead of
+// taking the function from this one (provision.Layers). Only rig's state
+// file is written.
+func (s *bindStep) planReliance(ls []provision.PlaybookRecords, self int, own provision.RigState, fn pciFn, plan *provision.Plan) {
+	if _, ok := own.BoundRecord(fn.bdf, ""); ok {
+		return
+	}
+	var netdev string
+	pb := bindHand.Holder(ls, self, func(b provision.BoundDevice) bool {
+		if b.BDF == fn.bdf && b.Driver == s.driver {
+			netdev = b.Netdev
+			return true
+		}
+		return false
+	})
+	if pb == "" {
+		return
+	}
+	if fn.netdev != "" {
+		netdev = fn.netdev
+	}
+	rec := provision.BoundDevice{BDF: fn.bdf, Netdev: netdev, Original: s.driver, Driver: s.driver}
+	plan.Add(func(context.Context) error {
+		return provision.UpdateState(s.state, func(st *provision.RigState) { st.RecordBind(rec) })
+	}, provision.Change{Object: "rig state", Action: fmt.Sprintf("record that %s relies on %s (bound to %s by playbook %s)", s.state.PlaybookName(), fn.object(), s.driver, pb)})
 }
 
 // VetRecords implements RecordVetter: the records of the playbook's

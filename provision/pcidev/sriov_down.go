@@ -1,4 +1,4 @@
-package system
+package pcidev
 
 import (
 	"context"
@@ -33,6 +33,10 @@ func (d *sriovDown) Check(ctx context.Context) (provision.Plan, error) {
 	if err != nil {
 		return provision.Plan{}, &provision.Problem{Object: "sriov", Err: err}
 	}
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return provision.Plan{}, &provision.Problem{Object: "sriov", Err: err}
+	}
 	var plan provision.Plan
 	for _, pf := range s.pfs {
 		cur, err := s.read(playbooks.SRIOVPF{PF: pf.PF})
@@ -54,6 +58,26 @@ func (d *sriovDown) Check(ctx context.Context) (provision.Plan, error) {
 			plan.Notes = append(plan.Notes, cur.object()+": no rig record in "+s.state.String()+"; left as is (rig changed nothing here, or down restored it)")
 			continue
 		}
+		bdf := cur.bdf
+		forget := func(context.Context) error {
+			return provision.UpdateState(s.state, func(rs *provision.RigState) {
+				var keep []provision.SRIOVRecord
+				for _, r := range rs.SRIOV {
+					if r.BDF != bdf {
+						keep = append(keep, r)
+					}
+				}
+				rs.SRIOV = keep
+			})
+		}
+		forgetChange := provision.Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: s.state.String()}
+		if sriovHand.Plan(s.state, ls, self, *rec, &plan, func(next string) provision.Change {
+			return provision.Change{Object: cur.object(), Action: fmt.Sprintf("left at %d VFs: playbook %s changed it after this one; its record now restores the settings before this playbook", cur.numvf, next),
+				To: fmt.Sprint(rec.NumVFs)}
+		}) {
+			plan.Add(forget, forgetChange)
+			continue
+		}
 		if rec.Eswitch != "" {
 			if cur.mode, cur.via, err = s.eswitchMode(cur); err != nil {
 				return provision.Plan{}, err
@@ -64,18 +88,7 @@ func (d *sriovDown) Check(ctx context.Context) (provision.Plan, error) {
 		if err := s.planPFOps(cur, want, &plan); err != nil {
 			return provision.Plan{}, err
 		}
-		bdf := cur.bdf
-		plan.Add(func(context.Context) error {
-			return provision.UpdateState(s.state, func(rs *provision.RigState) {
-				var keep []provision.SRIOVRecord
-				for _, r := range rs.SRIOV {
-					if r.BDF != bdf {
-						keep = append(keep, r)
-					}
-				}
-				rs.SRIOV = keep
-			})
-		}, provision.Change{Object: "rig state", Action: "forget the sriov record of " + bdf, From: s.state.String()})
+		plan.Add(forget, forgetChange)
 	}
 	return plan, nil
 }

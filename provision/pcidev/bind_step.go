@@ -1,4 +1,4 @@
-package system
+package pcidev
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"rig/internal/host"
@@ -59,10 +60,20 @@ func (s *bindStep) Check(ctx context.Context) (provision.Plan, error) {
 	if err != nil {
 		return provision.Plan{}, &provision.Problem{Object: "bind", Err: err}
 	}
+	ls, self, err := provision.Layers(s.state)
+	if err != nil {
+		return provision.Plan{}, &provision.Problem{Object: "bind", Err: err}
+	}
+	look := st // own records first, then the other playbooks' (a netdev another one bound is gone)
+	for i, l := range ls {
+		if i != self {
+			look.Bound = append(slices.Clip(look.Bound), l.Records.Bound...)
+		}
+	}
 	var plan provision.Plan
 	var todo []pciFn
 	for _, d := range s.devices {
-		fn, err := s.resolve(d, st)
+		fn, err := s.resolve(d, look)
 		if err != nil {
 			return provision.Plan{}, err
 		}
@@ -75,6 +86,7 @@ func (s *bindStep) Check(ctx context.Context) (provision.Plan, error) {
 			plan.Notes = append(plan.Notes, note)
 		case fn.driver == s.driver:
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: on %s", fn.object(), s.driver))
+			s.planReliance(ls, self, st, fn, &plan)
 		default:
 			reasons, err := s.cutReasons(fn)
 			if err != nil {
