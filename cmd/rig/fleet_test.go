@@ -38,12 +38,17 @@ type fleetHost struct {
 	dir     string // the host's files
 	sshdCfg string
 	pidFile string
+	serves  []*serveProc // the check's far ends: the lab's host's and peer's serves (none: wire netns)
+	vars    string       // inventory variables of the host's lab
+	served  int          // far runs its host's serve has received (checkServed)
 }
 
 // fleetPlaybook is the rig playbook the fleet converges: seed 000's
 // bf2-dpu (mode, RDMA links, hugepages, OvS bridge p0 <-> pf0hpf, check in
 // at p0, out at pf0hpf) with the memory three labs on one small host can
-// share, rendered per host by the role (lab_min_mpps sets the check's floor).
+// share, rendered per host by the role (lab_min_mpps sets the check's floor;
+// lab_far_token: the check's far ends on rig bench serve on the lab's host
+// and peer, fleetFarEnds).
 const fleetPlaybook = `name: fleet-bf2
 description: bf2-dpu for three virtual BlueFields on one host (less OvS memory)
 mst:
@@ -85,6 +90,16 @@ check:
   warmup: 500ms
   rate: 20kpps
   thresholds: {min_mpps: {{ lab_min_mpps | default(0.005) }}, max_loss_pct: 50}
+` + fleetFarEnds
+
+// fleetFarEnds: a host whose lab is the three machines (lab_far_token set)
+// has its check's far ends on the serves of its lab's host (pf0hpf's: the
+// host's PF0, as by default) and peer (p0's), as on a card.
+const fleetFarEnds = `{% if lab_far_token is defined %}
+  far_ends:
+    p0: {serve: "192.168.101.1:7400", netdev: p0, token_file: "{{ lab_far_token }}"}
+    pf0hpf: {serve: "192.168.100.1:7400", token_file: "{{ lab_far_token }}"}
+{% endif %}
 `
 
 // needFleetTools skips, saying why, when ansible-playbook, sshd or
@@ -206,15 +221,30 @@ func killLeftovers(t *testing.T, dir string) {
 
 // addHost brings lab up, cables its management veth to this host and
 // starts its sshd inside the lab.
-func (e *fleetEnv) addHost(t *testing.T, name, labName, subnet string, i int, dpuMode bool) *fleetHost {
+//
+// machines: the lab is the BlueField's three machines, and rig bench serve
+// runs on its host and peer for the check's far ends (h.serves); otherwise
+// the check's far ends are in the lab's wire netns.
+func (e *fleetEnv) addHost(t *testing.T, name, labName, subnet string, i int, dpuMode, machines bool) *fleetHost {
 	t.Helper()
 	h := &fleetHost{name: name, lab: labName, hostIP: fmt.Sprintf("%s.%d", subnet, 4*i+1), ip: fmt.Sprintf("%s.%d", subnet, 4*i+2),
 		veth: fmt.Sprintf("rfl%d%c", os.Getpid()%100000, 'a'+i), dir: filepath.Join(e.dir, name)}
 	if err := os.MkdirAll(h.dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	labUp(t, e.bin, "bf2-dpu", labName, "--far-ends", "wire") // the check's far ends in the wire netns
-	if dpuMode {                                              // a card already in DPU mode (as BlueField-2s ship): no power cycle needed
+	if machines {
+		labUp(t, e.bin, "bf2-dpu", labName)
+		token := writeToken(t)
+		on := []string{e.bin, "lab", "exec", labName, "--on"}
+		h.serves = []*serveProc{
+			startServeOn(t, append(on, "host", "--"), e.bin, token, "192.168.100.1:7400", "--allow-netdev", "enp225s0f0np0"),
+			startServeOn(t, append(on, "peer", "--"), e.bin, token, "192.168.101.1:7400", "--allow-netdev", "p0"),
+		}
+		h.vars = "lab_far_token=" + token
+	} else {
+		labUp(t, e.bin, "bf2-dpu", labName, "--far-ends", "wire") // the check's far ends in the wire netns
+	}
+	if dpuMode { // a card already in DPU mode (as BlueField-2s ship): no power cycle needed
 		if code, out, errOut := runBin(t, e.bin, "lab", "exec", labName, "--", e.bin, "mode", "set", "dpu"); code != exitPowerCycle {
 			t.Fatalf("%s: mode set dpu: exit %d\n%s%s", name, code, out, errOut)
 		}
@@ -370,8 +400,8 @@ func (e *fleetEnv) writeAnsible(t *testing.T, extra map[string]string) (inv, cfg
 	var b strings.Builder
 	b.WriteString("[smartnics]\n")
 	for _, h := range e.hosts {
-		fmt.Fprintf(&b, "%s ansible_host=%s rig_install_path=%s rig_remote_dir=%s rig_metrics_file=%s %s\n", h.name, h.ip,
-			filepath.Join(h.dir, "bin", "rig"), filepath.Join(h.dir, "playbook"), filepath.Join(h.dir, "metrics", "rig.prom"), extra[h.name])
+		fmt.Fprintf(&b, "%s ansible_host=%s rig_install_path=%s rig_remote_dir=%s rig_metrics_file=%s %s %s\n", h.name, h.ip,
+			filepath.Join(h.dir, "bin", "rig"), filepath.Join(h.dir, "playbook"), filepath.Join(h.dir, "metrics", "rig.prom"), h.vars, extra[h.name])
 	}
 	fmt.Fprintf(&b, "\n[smartnics:vars]\nansible_user=root\nansible_ssh_private_key_file=%s\nansible_python_interpreter=/usr/bin/python3\nrig_binary=%s\nrig_playbook_file=%s\n",
 		e.clientKey, e.bin, pb)
@@ -427,7 +457,9 @@ func (e *fleetEnv) runSite(t *testing.T, inv, cfg, report string, serial []any) 
 
 // TestPrivilegedAnsibleFleet: ansible-playbook ansible/site.yml, over real
 // SSH, against three virtual BlueField-2s: dpu-a (already in DPU mode)
-// converges and passes its check; dpu-b (separated mode) needs a power
+// converges and passes its check, whose far ends are rig bench serve on its
+// lab's x86 host (pf0hpf's: the host's PF0) and peer (p0's), as on a card
+// (issue 29), in both runs; dpu-b (separated mode) needs a power
 // cycle, which the role's handler does through rig_power_cycle_command
 // (rig lab power-cycle on this host, sshd started again as a rebooted
 // DPU's OS would), then converges and passes; dpu-c converges but its
@@ -441,7 +473,7 @@ func TestPrivilegedAnsibleFleet(t *testing.T) {
 	testutil.RequirePrivileged(t)
 	needFleetTools(t)
 	// three labs at once, each its OvS and its check's dataplane
-	one := playbookNeeds(t, strings.ReplaceAll(fleetPlaybook, "{{ lab_min_mpps | default(0.005) }}", "0.005"))
+	one := playbookNeeds(t, strings.NewReplacer("{{ lab_min_mpps | default(0.005) }}", "0.005", fleetFarEnds, "").Replace(fleetPlaybook))
 	hugetest.ReserveFor(t, append(append(append([]hugetest.Need(nil), one...), one...), one...)...)
 	listening := hostListeners(t)
 	t0 := time.Now()
@@ -451,9 +483,12 @@ func TestPrivilegedAnsibleFleet(t *testing.T) {
 	e.listenBefore = listening
 	subnet := freeSubnet(t)
 	id := os.Getpid() % 10000
-	a := e.addHost(t, "dpu-a", fmt.Sprintf("fa-%d", id), subnet, 0, true)
-	b := e.addHost(t, "dpu-b", fmt.Sprintf("fb-%d", id), subnet, 1, false)
-	c := e.addHost(t, "dpu-c", fmt.Sprintf("fc-%d", id), subnet, 2, true)
+	// dpu-a's lab is the three machines: its check runs through its host's
+	// and peer's serves (the others' far ends in their wire netns: one such
+	// host shows the path, and each serve'd check costs its probes)
+	a := e.addHost(t, "dpu-a", fmt.Sprintf("fa-%d", id), subnet, 0, true, true)
+	b := e.addHost(t, "dpu-b", fmt.Sprintf("fb-%d", id), subnet, 1, false, false)
+	c := e.addHost(t, "dpu-c", fmt.Sprintf("fc-%d", id), subnet, 2, true, false)
 	for _, h := range e.hosts {
 		h.checkListensInLab(t)
 	}
@@ -477,6 +512,7 @@ func TestPrivilegedAnsibleFleet(t *testing.T) {
 		t.Errorf("ansible-playbook exit %d, want 2 (a host failed)", code)
 	}
 	checkFirstRun(t, rep, by, md, out)
+	a.checkServed(t, "the first run")
 	checkMetrics(t, a, true)
 	checkMetrics(t, b, true)
 	checkMetrics(t, c, false)
@@ -490,8 +526,21 @@ func TestPrivilegedAnsibleFleet(t *testing.T) {
 	rep, by, md = readFleetReport(t, report)
 	t.Logf("fleet report after the second run:\n%s", md)
 	checkSecondRun(t, code, rep, by, md, out)
+	a.checkServed(t, "the second run")
 	e.checkPowerCycles(t, "dpu-b") // still the first run's one
 	e.checkNoHostListeners(t, subnet, "after the second run")
+}
+
+// checkServed: h's check ran its traffic through its lab's host and peer
+// (the peer's serve generated into p0, the host's received at its PF0),
+// once more since the last call.
+func (h *fleetHost) checkServed(t *testing.T, when string) {
+	t.Helper()
+	peer, host := h.serves[1].log.String(), h.serves[0].log.String()
+	if strings.Count(peer, "running gen") != strings.Count(host, "running rx") || strings.Count(host, "running rx") <= h.served {
+		t.Errorf("%s after %s: the check ran no traffic through its lab's serves (%d before):\npeer:\n%s\nhost:\n%s", h.name, when, h.served, peer, host)
+	}
+	h.served = strings.Count(host, "running rx")
 }
 
 // writePowerCycle writes the command the role's handler runs for h (the
