@@ -73,8 +73,8 @@ FAR="--far-end p0:serve=192.168.101.1:7400,netdev=p0,token_file=$TOKEN --far-end
 		step 0 "power cycle the card: next-boot firmware becomes current, the Arm's processes end and its OvS starts again (the host's and the peer's serves run on)" \
 			"$RIG" lab power-cycle "$LAB"
 		# shellcheck disable=SC2086
-		step 0 "bring-up, second run: every step ok; the check probes both serves, then the peer's serve generates out of its p0 into the Arm's p0 -> bridge -> pf0hpf -> the host's PF0, where the host's serve receives (check.ports [p0, pf0hpf]: in at p0, out at pf0hpf), at the lab's fixed rate; loss placed at each stage, counts of the three machines compared, no latency (two clocks), and whether OvS (hw-offload on) offloaded the flows (in a lab: not offloaded: lab)" \
-			"$RIG" lab exec "$LAB" -- rig up -p bf2-dpu $FAR
+		step 0 "bring-up, second run, both ways (--direction both): every step ok; the check probes both serves, then the peer's serve generates out of its p0 into the Arm's p0 -> bridge -> pf0hpf -> the host's PF0, where the host's serve receives (check.ports [p0, pf0hpf]: in at p0, out at pf0hpf), and back: the host's serve generates out of its PF0 -> pf0hpf -> bridge -> p0 -> the peer's p0, where the peer's serve receives; each at the lab's fixed rate, loss placed at each stage, counts of the three machines compared, no latency (two clocks), and whether OvS (hw-offload on) offloaded the flows (in a lab: not offloaded: lab)" \
+			"$RIG" lab exec "$LAB" -- rig up -p bf2-dpu $FAR --direction both
 		# shellcheck disable=SC2086
 		step 0 "third run: 0 changes (the check runs again through the three machines; traffic is not a change)" \
 			"$RIG" lab exec "$LAB" -- rig up -p bf2-dpu $FAR

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rig/bench/child"
+	"rig/internal/labinfo"
 	"rig/playbooks"
 	"rig/provision"
 	"rig/provision/check"
@@ -77,8 +78,11 @@ func (f *farEndFlags) register(cmd *cobra.Command) {
 }
 
 // apply puts the flags over the playbook's check section and validates
-// it again (exit 2 on a bad value).
-func (f *farEndFlags) apply(pb *playbooks.Playbook) error {
+// it again (exit 2 on a bad value), as the check will run: inside a
+// virtual lab (inLab says whether rig runs in one), with check.lab's load
+// in place of the card's (a lab's fixed rate lets --direction both run
+// where the card's zero-loss search runs one way).
+func (f *farEndFlags) apply(pb *playbooks.Playbook, inLab func() (bool, error)) error {
 	if len(f.ends) == 0 && f.direction == "" {
 		return nil
 	}
@@ -91,10 +95,34 @@ func (f *farEndFlags) apply(pb *playbooks.Playbook) error {
 	if f.direction != "" {
 		pb.Check.Direction = f.direction
 	}
-	for _, fe := range pb.Check.ValidateWith(pb.OVS) {
-		return withCode(exitUsage, fmt.Errorf("%s: check.%s: %s (after --far-end/--direction)", pb.Source, fe.Field, fe.Msg))
+	spec, where := pb.Check, ""
+	if spec.Lab != nil {
+		lab, err := inLab()
+		if err != nil {
+			return err
+		}
+		if lab {
+			spec, where = spec.InLab(), " in this lab (check.lab's load)"
+		}
+	}
+	for _, fe := range spec.ValidateWith(pb.OVS) {
+		return withCode(exitUsage, fmt.Errorf("%s: check.%s: %s (after --far-end/--direction%s)", pb.Source, fe.Field, fe.Msg, where))
 	}
 	return nil
+}
+
+// inLab says whether rig runs inside a virtual lab (rig lab exec: the
+// lab's marker under the root), where a check runs with check.lab's load.
+func (a *app) inLab() (bool, error) {
+	root := a.host().Root
+	if root == "" {
+		root = "/"
+	}
+	in, err := labinfo.Read(root)
+	if err != nil {
+		return false, withCode(exitFailure, err)
+	}
+	return in != nil, nil
 }
 
 // checkReport is `rig check -o json`: the check's result, the leftovers it
@@ -119,7 +147,7 @@ func (a *app) runCheck(ctx context.Context, f *checkFlags) error {
 	if pb.Check == nil {
 		return withCode(exitUsage, fmt.Errorf("playbook %s has no check: section; add one (see rig playbooks ovs-check) or use rig up", pb.Source))
 	}
-	if err := f.far.apply(pb); err != nil {
+	if err := f.far.apply(pb, a.inLab); err != nil {
 		return err
 	}
 	env := a.env()

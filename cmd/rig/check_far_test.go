@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -270,5 +271,36 @@ func TestFarEndFlagsValidated(t *testing.T) {
 		if code != exitUsage || !strings.Contains(out+errOut, c.want) {
 			t.Errorf("rig %s: exit %d (want %d), lacks %q:\n%s%s", strings.Join(c.args, " "), code, exitUsage, c.want, out, errOut)
 		}
+	}
+}
+
+// --direction both with an embedded DPU playbook: refused on the card (its
+// load is the zero-loss search, which runs one way), taken inside a lab
+// (check.lab's fixed rate runs each way), each before anything runs.
+func TestDirectionBothInLabOnly(t *testing.T) {
+	for _, c := range []struct {
+		inLab bool
+		want  string
+	}{{false, "check.direction: direction: both runs each frame size each way at a fixed load"}, {true, ""}} {
+		pb, err := playbooks.Load("bf2-dpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &farEndFlags{direction: "both"}
+		err = f.apply(pb, func() (bool, error) { return c.inLab, nil })
+		switch {
+		case c.want == "" && (err != nil || pb.Check.Direction != "both" || pb.Check.InLab().IsSearch()):
+			t.Errorf("in a lab: %v, direction %q, want both at the lab's fixed rate", err, pb.Check.Direction)
+		case c.want != "":
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("on the card: %v, want exit %d with %q", err, exitUsage, c.want)
+			}
+		}
+	}
+	// the lab's marker unreadable: said, not taken for "no lab"
+	pb, _ := playbooks.Load("bf2-dpu")
+	if err := (&farEndFlags{direction: "both"}).apply(pb, func() (bool, error) { return false, errors.New("lab.json: damaged") }); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("unreadable lab marker: %v", err)
 	}
 }

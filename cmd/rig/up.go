@@ -194,7 +194,7 @@ func (a *app) provisionFromPlaybook(cmd *cobra.Command, f *runFlags, mode provis
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if err := f.far.apply(pb); err != nil {
+	if err := f.far.apply(pb, a.inLab); err != nil {
 		return err
 	}
 	env := a.env()
