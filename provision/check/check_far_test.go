@@ -196,7 +196,8 @@ func TestCheckMeasureFarEndsOnServe(t *testing.T) {
 	_ = res.WriteText(&text)
 	for _, w := range []string{"far end of p0: netdev e0 on the machine of rig bench serve " + addr, "back: in p1, out p0", "check: PASS",
 		"far ends (generator: serve " + addr + " at p0's far end, receiver: serve " + addr + " at p1's): sent 1000, received 1000",
-		"far ends (generator: serve " + addr + " at p1's far end, receiver: serve " + addr + " at p0's): sent 1000"} {
+		"far ends (generator: serve " + addr + " at p1's far end, receiver: serve " + addr + " at p0's): sent 1000",
+		"counts agree: the receiver's rx vs OvS egress tx"} {
 		if !strings.Contains(text.String(), w) {
 			t.Errorf("text lacks %q:\n%s", w, text.String())
 		}

@@ -343,7 +343,11 @@ func (run *CheckRun) writeText(w io.Writer, who string) {
 	if run.Loss.Mismatch != "" {
 		fmt.Fprintf(w, "  counts disagree: %s\n", run.Loss.Mismatch)
 	} else {
-		fmt.Fprintf(w, "  counts agree: rig rx vs OvS egress tx %.4f%% apart (within %.1f%%)\n", run.Loss.GapPct, AgreeFraction*100)
+		rx := "rig rx"
+		if who != "rig" {
+			rx = "the receiver's rx"
+		}
+		fmt.Fprintf(w, "  counts agree: %s vs OvS egress tx %.4f%% apart (within %.1f%%)\n", rx, run.Loss.GapPct, AgreeFraction*100)
 	}
 	if run.PMD != "" {
 		fmt.Fprintf(w, "  pmd: %s\n", run.PMD)
