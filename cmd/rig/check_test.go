@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -112,15 +113,39 @@ type checkLab struct {
 	pb     string
 }
 
+// buildRig is rig built with the static dataplane (go build -tags
+// dpdkstatic) for the tests that run the binary: once per test process
+// (rigBinary).
 func buildRig(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rig")
-	cmd := exec.Command("go", "build", "-tags", "dpdkstatic", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_LDFLAGS_ALLOW=-Wl,--(no-)?whole-archive")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build rig: %v\n%s", err, out)
+	rigBinary.once.Do(func() {
+		if rigBinary.dir, rigBinary.err = os.MkdirTemp("", "rig-testbin-"); rigBinary.err != nil {
+			return
+		}
+		bin := filepath.Join(rigBinary.dir, "rig")
+		cmd := exec.Command("go", "build", "-tags", "dpdkstatic", "-o", bin, ".")
+		cmd.Env = append(os.Environ(), "CGO_LDFLAGS_ALLOW=-Wl,--(no-)?whole-archive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			rigBinary.err = fmt.Errorf("build rig: %v\n%s", err, out)
+			return
+		}
+		rigBinary.path = bin
+	})
+	if rigBinary.err != nil {
+		t.Fatal(rigBinary.err)
 	}
-	return bin
+	return rigBinary.path
+}
+
+// rigBinary is the rig buildRig builds once for the test process: each
+// link of the static dataplane took 3-4 s of a 2-CPU machine, and about 25
+// privileged tests run rig; tests only run it (none writes, moves or
+// removes it). TestMain removes its directory at the end.
+var rigBinary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
 }
 
 // newCheckLab reserves the hugepages the playbook's OvS and check take

@@ -8,5 +8,12 @@ import (
 )
 
 // TestMain keeps rig's records of what it changed out of the host's
-// /var/lib/rig (see testutil.RunWithPrivateStateFile).
-func TestMain(m *testing.M) { os.Exit(testutil.RunWithPrivateStateFile(m)) }
+// /var/lib/rig (see testutil.RunWithPrivateStateFile), and removes the rig
+// the tests built (buildRig) at the end.
+func TestMain(m *testing.M) {
+	code := testutil.RunWithPrivateStateFile(m)
+	if rigBinary.dir != "" {
+		os.RemoveAll(rigBinary.dir)
+	}
+	os.Exit(code)
+}
