@@ -118,34 +118,52 @@ type checkLab struct {
 // (rigBinary).
 func buildRig(t *testing.T) string {
 	t.Helper()
-	rigBinary.once.Do(func() {
-		if rigBinary.dir, rigBinary.err = os.MkdirTemp("", "rig-testbin-"); rigBinary.err != nil {
-			return
-		}
-		bin := filepath.Join(rigBinary.dir, "rig")
-		cmd := exec.Command("go", "build", "-tags", "dpdkstatic", "-o", bin, ".")
-		cmd.Env = append(os.Environ(), "CGO_LDFLAGS_ALLOW=-Wl,--(no-)?whole-archive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			rigBinary.err = fmt.Errorf("build rig: %v\n%s", err, out)
-			return
-		}
-		rigBinary.path = bin
-	})
-	if rigBinary.err != nil {
-		t.Fatal(rigBinary.err)
-	}
-	return rigBinary.path
+	return rigBinary.get(t, "CGO_LDFLAGS_ALLOW=-Wl,--(no-)?whole-archive", "-tags", "dpdkstatic")
 }
 
-// rigBinary is the rig buildRig builds once for the test process: each
-// link of the static dataplane took 3-4 s of a 2-CPU machine, and about 25
-// privileged tests run rig; tests only run it (none writes, moves or
+// builtRig is a rig binary built once for the test process: each link of
+// the static dataplane took 3-4 s of a 2-CPU machine (a cgo-less one 1-2
+// s), and about 40 tests run rig; tests only run it (none writes, moves or
 // removes it). TestMain removes its directory at the end.
-var rigBinary struct {
+type builtRig struct {
 	once sync.Once
 	dir  string
 	path string
 	err  error
+}
+
+// The rigs of this test process: with the static dataplane (buildRig) and
+// without cgo (buildRigNoCgo).
+var rigBinary, rigNoCgoBinary builtRig
+
+// get builds rig with env added to the environment and flags given to go
+// build, the first time.
+func (b *builtRig) get(t *testing.T, env string, flags ...string) string {
+	t.Helper()
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "rig-testbin-"); b.err != nil {
+			return
+		}
+		bin := filepath.Join(b.dir, "rig")
+		cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...)
+		cmd.Env = append(os.Environ(), env)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s (%s): %v\n%s", strings.Join(flags, " "), env, err, out)
+			return
+		}
+		b.path = bin
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// remove removes what get built.
+func (b *builtRig) remove() {
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
 }
 
 // newCheckLab reserves the hugepages the playbook's OvS and check take

@@ -24,17 +24,12 @@ import (
 	"rig/lab/card"
 )
 
-// buildRig builds the rig binary into a temp dir (the lab runs it as its
-// init, its OvS starter and its firmware tools).
+// buildRigNoCgo is rig built without cgo (the lab runs it as its init,
+// its OvS starter and its firmware tools): once per test process
+// (rigNoCgoBinary).
 func buildRigNoCgo(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rig")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return rigNoCgoBinary.get(t, "CGO_ENABLED=0")
 }
 
 // runBin runs the built rig and returns its exit code and output.

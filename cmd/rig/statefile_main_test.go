@@ -12,8 +12,7 @@ import (
 // the tests built (buildRig) at the end.
 func TestMain(m *testing.M) {
 	code := testutil.RunWithPrivateStateFile(m)
-	if rigBinary.dir != "" {
-		os.RemoveAll(rigBinary.dir)
-	}
+	rigBinary.remove()
+	rigNoCgoBinary.remove()
 	os.Exit(code)
 }
