@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,12 +106,7 @@ func TestVersionWithoutCgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds rig")
 	}
-	bin := filepath.Join(t.TempDir(), "rig")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
+	bin := buildRigNoCgo(t)
 	out, err := exec.Command(bin, "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), ", without cgo\ndpdk    none (built without cgo)\npmds    none\n") {
 		t.Errorf("rig version: %v\n%s", err, out)
