@@ -17,7 +17,7 @@ import (
 // while the PDR (0.5 %) was the generator's maximum.
 func TestPrivilegedCheckSearchNDR(t *testing.T) {
 	pb := strings.Replace(checkPlaybook, "check:\n  duration: %s\n  warmup: %s\n  rate: max\n  thresholds: {min_mpps: 0.05, max_loss_pct: %s}\n",
-		"check:\n  search: ndr\n  duration: 1s\n  warmup: 0s\n  ndr: {resolution: 10%, max_trials: 8, trial_gap: 500ms}\n  thresholds: {min_mpps: 0.01}\n", 1)
+		"check:\n  search: ndr\n  duration: 1s\n  warmup: 0s\n  ndr: {resolution: 50%, max_trials: 8, trial_gap: 500ms}\n  thresholds: {min_mpps: 0.01}\n", 1)
 	if !strings.Contains(pb, "search: ndr") {
 		t.Fatal("the playbook template changed: this test's check section was not put in")
 	}
