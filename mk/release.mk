@@ -52,8 +52,15 @@ ARM64_DEBS := libdpdk-dev libibverbs-dev libnl-3-dev libnl-route-3-dev libpcap0.
 # Debian's arm64 DPDK is built with -march=armv8-a+crc -moutline-atomics
 # (libdpdk.pc): cgo takes the latter only when allowed
 RELEASE_GOFLAGS = -trimpath -tags dpdkstatic,netgo,osusergo -ldflags "-s -w -linkmode external -extldflags -static -X rig/internal/buildinfo.version=$(VERSION) -X rig/internal/buildinfo.commit=$(COMMIT)"
+# CGO_LDFLAGS names the sysroot's library directory (pkg-config gives it
+# too): Go's build cache keys a cgo package on CGO_LDFLAGS but not on
+# PKG_CONFIG_SYSROOT_DIR, and with -trimpath not on the checkout's path, so
+# without it a shared GOCACHE served this build the -L of another
+# checkout's sysroot ("cannot find -l:librte_eal.a", seen on this project's
+# VM after a build in another directory).
 ARM64_ENV = CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc CGO_CFLAGS_ALLOW=-moutline-atomics PKG_CONFIG_PATH= \
-	PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(SYSROOT)/usr/share/pkgconfig
+	PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(SYSROOT)/usr/share/pkgconfig \
+	CGO_LDFLAGS="-g -O2 -L$(SYSROOT)/usr/lib/aarch64-linux-gnu"
 
 .PHONY: release release-deps release-amd64 release-arm64 release-smoke
 
