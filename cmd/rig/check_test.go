@@ -249,6 +249,11 @@ func (l *checkLab) checkJSON(extra ...string) (int, map[string]any, string) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		l.t.Fatalf("check -o json: exit %d, %v\n%s\n%s", code, err, out, errOut)
 	}
+	if code == exitFailure {
+		// a failed check says why in its JSON, not on stderr: keep it in
+		// what a failing test prints
+		errOut += fmt.Sprintf("check -o json error: %v\ncause: %v\nfix: %v\n", m["error"], m["cause"], m["fix"])
+	}
 	return code, m, errOut
 }
 
