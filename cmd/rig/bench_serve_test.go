@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,6 +234,15 @@ func TestPrivilegedBenchServeFDExhaustion(t *testing.T) {
 	for _, c := range idle {
 		c.Close()
 	}
+	// serve closes its side of each as its handshake reads the EOF: wait
+	// for that (the doc's "once they are gone"), or the near side's run can
+	// find serve still at its 64 descriptors, and its dataplane child's
+	// fork/exec fails with EMFILE (1 suite run)
+	for deadline := time.Now().Add(10 * time.Second); openFDs(t, s.cmd.Process.Pid) > 32; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve still holds %d descriptors 10 s after the idle callers closed:\n%s", openFDs(t, s.cmd.Process.Pid), s.log.String())
+		}
+	}
 	code, out, errOut := runBin(t, bin, "bench", "gen", "--vdev", "net_null0", "--no-huge", "--count", "5000", "--rate", "10kpps", "-o", "json",
 		"--peer", s.addr, "--peer-token-file", token, "--peer-vdev", "net_null0,no-rx=1", "--peer-no-huge")
 	var r bench.Result
@@ -264,4 +274,14 @@ func TestPrivilegedBenchServeFDExhaustion(t *testing.T) {
 		t.Errorf("an abstract memif socket was made")
 	}
 	t.Logf("serve log:\n%s", s.log.String())
+}
+
+// openFDs is how many file descriptors process pid holds.
+func openFDs(t *testing.T, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("descriptors of pid %d: %v", pid, err)
+	}
+	return len(ents)
 }
